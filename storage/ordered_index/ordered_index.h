@@ -9,7 +9,17 @@
 // Cursors walk in both directions. Any insert or erase invalidates cursors; scans that
 // span modifications remember their last entry and seek again (see modification_count()).
 //
-// Thread-compatible: one owner (the LDM thread owning the fragment).
+// Invariants (check_invariants()): entries strictly increase in (key, ref) order along a
+// doubly linked leaf chain; every separator in an inner node is exactly the first entry of
+// its right subtree (so comparator callbacks only ever see live refs); every non-root node
+// is at least a third full; all leaves are at the same depth.
+//
+// Memory: 512-byte nodes, 63 per page; leaves hold 61 entries at 8 bytes each. A full
+// leaf shifts entries into a sibling before it splits, which keeps random inserts near
+// 10.4 bytes per entry and sequential ones near 9.
+//
+// Thread-compatible: one owner (the LDM thread owning the fragment). Const methods and
+// cursors only read, so concurrent readers without a writer are safe.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +29,15 @@
 #include "storage/memory/global_memory.h"
 
 namespace duo::storage {
+
+namespace ordered_index_detail {
+// Node and page layouts; defined in ordered_index.cc.
+struct Node;
+struct Leaf;
+struct Inner;
+struct Page;
+struct Path;
+}  // namespace ordered_index_detail
 
 // Supplied by the fragment: full key comparisons that the prefix cannot decide.
 class KeyComparator {
@@ -51,9 +70,12 @@ class OrderedIndex {
   OrderedIndex(const OrderedIndex&) = delete;
   OrderedIndex& operator=(const OrderedIndex&) = delete;
 
-  // Inserts (prefix, ref) at its (key, ref) position. The same ref twice is a bug.
+  // Inserts (prefix, ref) at its (key, ref) position. The comparator must already resolve
+  // ref's key. kTableFull (node memory exhausted) leaves the tree unchanged; a ref that is
+  // already present is a bug, reported as kInvalidArgument when detected.
   Status insert(uint32_t prefix, uint32_t ref);
-  // Removes the entry for ref, whose key (and prefix) must be unchanged since insert.
+  // Removes the entry for ref, whose key (and prefix) must be unchanged since insert and
+  // still resolvable by the comparator. Never allocates, so it cannot fail for memory.
   // Returns false if absent.
   bool erase(uint32_t prefix, uint32_t ref);
 
@@ -82,14 +104,75 @@ class OrderedIndex {
   // Last entry strictly before (key(probe), ref) in (key, ref) order.
   Cursor seek_before(const SearchProbe& probe, uint32_t ref) const;
 
-  size_t size() const;
+  size_t size() const;  // entries
+  // Bytes of pages held (whole pages, including free node slots); 0 when empty.
   size_t memory_bytes() const;
+  // Incremented by every insert or erase that changed the tree (failed ones do not).
   uint64_t modification_count() const;
   // Checks the B+tree invariants (ordering, fill, parent links); for tests.
   Status check_invariants() const;
+  // Levels in the tree: 0 when empty, 1 when the root is a leaf.
+  size_t height() const { return height_; }
 
  private:
-  // (private layout: defined with the implementation)
+  using Node = ordered_index_detail::Node;
+  using Leaf = ordered_index_detail::Leaf;
+  using Inner = ordered_index_detail::Inner;
+  using Page = ordered_index_detail::Page;
+  using Path = ordered_index_detail::Path;
+
+  // The leaf slot of the first entry e with before(e) false, where before(e) holds for a
+  // leading run of the (key, ref) order: prefix(e) < target_prefix, or equal prefixes and
+  // tie_before(ref(e)). The slot may equal the leaf's count (answer is in the next leaf).
+  template <typename TieBefore>
+  Cursor find_first_not_before(uint32_t target_prefix, const TieBefore& tie_before,
+                               Path* path) const;
+  // That entry as a valid cursor (or invalid at the end).
+  template <typename TieBefore>
+  Cursor first_not_before(uint32_t target_prefix, const TieBefore& tie_before) const;
+  // The entry just before it (or invalid at the start).
+  template <typename TieBefore>
+  Cursor last_before(uint32_t target_prefix, const TieBefore& tie_before) const;
+  // Sign of (key_a, ref_a) - (key_b, ref_b).
+  int compare_entries(uint32_t prefix_a, uint32_t ref_a, uint32_t prefix_b, uint32_t ref_b) const;
+
+  bool try_shift_into_sibling(Path& path, Leaf* leaf, uint32_t slot, uint32_t prefix,
+                              uint32_t ref);
+  size_t nodes_needed_for_split(const Path& path) const;
+  void split_and_insert(Path& path, Leaf* leaf, uint32_t slot, uint32_t prefix, uint32_t ref);
+  void rebalance_leaf(Path& path, Leaf* leaf);
+  void rebalance_inner(Path& path, size_t level);
+  void shrink_root_if_single_child();
+  void unlink_leaf(Leaf* leaf);
+
+  // Node allocator: fixed-size node slots carved from kPageSize pages.
+  Status reserve_nodes(size_t count);
+  void* allocate_node();
+  void free_node(void* node);
+  void release_empty_pages(size_t keep_pages);
+  void release_page(Page* page);  // an empty page, back to GlobalMemory
+
+  // Constant after construction.
+  GlobalMemory* const memory_;
+  const KeyComparator* const comparator_;  // may be null when prefix_exact_
+  const bool prefix_exact_;
+  const MemoryArea area_;
+
+  // Tree state.
+  Node* root_ = nullptr;  // null when empty
+  Leaf* first_leaf_ = nullptr;
+  Leaf* last_leaf_ = nullptr;
+  size_t height_ = 0;
+  size_t size_ = 0;
+  uint64_t modification_count_ = 0;
+
+  // Allocator state. Every page held is on all_pages_; pages with a free node slot are
+  // also on free_pages_ (most recently freed first, so warm slots are reused).
+  Page* all_pages_ = nullptr;
+  Page* free_pages_ = nullptr;
+  size_t page_count_ = 0;
+  size_t free_slot_count_ = 0;
+  size_t empty_page_count_ = 0;  // held pages with no node in use
 };
 
 }  // namespace duo::storage

@@ -13,7 +13,10 @@
 //   VARCHAR/VARBINARY up to n bytes, variable
 //   DATE              3 bytes little-endian uint: year*512 + month*32 + day
 //   TIME(fsp)         8 bytes little-endian int64: signed microseconds
-//   DATETIME(fsp)     8 bytes little-endian uint64: YYYYMMDDhhmmss * 1e6 + microseconds
+//   DATETIME(fsp)     8 bytes little-endian uint64, bit fields (order-preserving):
+//                     (year*512 + month*32 + day) << 37 | hour << 32 | minute << 26
+//                     | second << 20 | microseconds   (60 bits used; a decimal
+//                     YYYYMMDDhhmmss * 1e6 would overflow 64 bits after 1844)
 //   TIMESTAMP(fsp)    8 bytes little-endian int64: microseconds since 1970-01-01 UTC
 //   BLOB / TEXT       variable: 8-byte little-endian total length, then the inline
 //                     part (at most `length` bytes); the rest lives in parts (later)

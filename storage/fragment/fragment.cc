@@ -1,0 +1,1283 @@
+#include "storage/fragment/fragment.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace duo::storage {
+
+namespace {
+constexpr uint32_t kOpEntryBit = 0x80000000u;  // ordered-index entry names an op image
+constexpr uint32_t kRowIndexed = 1u << 2;      // the slot image has ordered-index entries
+constexpr VarRef kNoVar = 0xFFFFFFFFu;
+constexpr uint64_t kHashSeed = 0x9E3779B97F4A7C15ull;
+
+[[noreturn]] void invariant_failed(const char* what) {
+  std::fprintf(stderr, "Fragment invariant failed: %s\n", what);
+  std::abort();  // corruption must not spread
+}
+}  // namespace
+
+enum class OpState : uint8_t { kWaiting, kReady, kPrepared, kCommitted, kAborted };
+
+// What a parked operation needs to run again from its key.
+struct Fragment::PendingRequest {
+  OpType type;
+  LockMode mode;
+  AttrValues key_or_row;
+  AttrValues values;
+  bool has_values = false;
+  std::string program;  // encoded InterpretedUpdate
+  bool has_program = false;
+  std::vector<uint16_t> columns;
+};
+
+struct Fragment::Operation {
+  OpId id = kNullId;
+  TxId tx = kNullId;
+  OpType type = OpType::kRead;
+  LockMode mode = LockMode::kCommittedRead;
+  OpState state = OpState::kPrepared;
+  bool writes = false;         // insert/update/delete effect on the row chain
+  bool is_delete = false;
+  bool image_in_slot = false;  // fresh insert: the version is the slot itself
+  RowRef row = kNoRef;
+  uint32_t lock_id = kNullId;       // lock record this op is a holder of
+  uint32_t wait_lock_id = kNullId;  // lock record whose queue this op waits in
+  OpId next_in_tx = kNullId;
+  OpId prev_write = kNullId;   // older write of the same tx on the same row
+  OpId next_holder = kNullId;
+  OpId next_waiter = kNullId;
+  uint8_t* image = nullptr;    // TransactionMemory block: fixed part then var part
+  uint32_t image_var_size = 0;
+  uint64_t entry_bits = 0;     // ordered index i has an entry for this op's image
+  VarRef reserved_var = kNoVar;
+  std::unique_ptr<PendingRequest> pending;
+};
+
+struct Fragment::RowLock {
+  RowRef row = kNoRef;
+  OpId holders = kNullId;     // ops holding a lock on the row (any mode)
+  OpId waiters_head = kNullId;
+  OpId waiters_tail = kNullId;
+  OpId write_head = kNullId;  // newest write op (all writes belong to one tx)
+};
+
+struct Fragment::LocalTx {
+  OpId ops_head = kNullId;
+  bool committing = false;
+};
+
+// ---------------------------------------------------------------------------------------
+// Ordered index key access.
+
+class Fragment::IndexComparator final : public KeyComparator {
+ public:
+  IndexComparator(const Fragment* fragment, int index) : fragment_(fragment), index_(index) {}
+  int compare_entries(uint32_t a, uint32_t b) const override {
+    return fragment_->compare_index_keys(index_, fragment_->entry_image(a),
+                                         fragment_->entry_image(b));
+  }
+
+ private:
+  const Fragment* fragment_;
+  int index_;
+};
+
+// A probe over leading index columns given as AttrValues (in index column order), or a
+// full key copied from an image.
+class Fragment::IndexProbe final : public SearchProbe {
+ public:
+  IndexProbe(const Fragment* fragment, int index, const AttrValues* values, const RowImage* image)
+      : fragment_(fragment), index_(index), values_(values), image_(image) {
+    const IndexDef& def = fragment->schema_->ordered_indexes[index];
+    ncols_ = values ? std::min(values->size(), def.columns.size()) : def.columns.size();
+  }
+  uint32_t prefix() const override {
+    if (image_) return fragment_->index_prefix(index_, *image_);
+    if (ncols_ == 0) return 0;
+    const IndexDef& def = fragment_->schema_->ordered_indexes[index_];
+    if (values_->entry(0).is_null) return 0;
+    bool exact;
+    return normalized_prefix(fragment_->schema_->columns[def.columns[0]], values_->value(0), &exact);
+  }
+  int compare_to(uint32_t ref) const override {
+    const RowImage entry = fragment_->entry_image(ref);
+    if (image_) return fragment_->compare_index_keys(index_, entry, *image_);
+    const IndexDef& def = fragment_->schema_->ordered_indexes[index_];
+    for (size_t i = 0; i < ncols_; ++i) {
+      const uint16_t col = def.columns[i];
+      const ColumnValue a = fragment_->layout_.get(entry, col);
+      const bool b_null = values_->entry(i).is_null;
+      if (a.is_null || b_null) {
+        if (a.is_null && b_null) continue;
+        return a.is_null ? -1 : 1;  // NULL sorts first
+      }
+      const int c = compare_values(fragment_->schema_->columns[col], a.data, values_->value(i));
+      if (c != 0) return c;
+    }
+    return 0;
+  }
+
+ private:
+  const Fragment* fragment_;
+  int index_;
+  const AttrValues* values_;
+  const RowImage* image_;
+  size_t ncols_;
+};
+
+int Fragment::compare_index_keys(int index, const RowImage& a, const RowImage& b) const {
+  for (uint16_t col : schema_->ordered_indexes[index].columns) {
+    const ColumnValue va = layout_.get(a, col);
+    const ColumnValue vb = layout_.get(b, col);
+    if (va.is_null || vb.is_null) {
+      if (va.is_null && vb.is_null) continue;
+      return va.is_null ? -1 : 1;
+    }
+    const int c = compare_values(schema_->columns[col], va.data, vb.data);
+    if (c != 0) return c;
+  }
+  return 0;
+}
+
+uint32_t Fragment::index_prefix(int index, const RowImage& image) const {
+  const uint16_t col = schema_->ordered_indexes[index].columns[0];
+  const ColumnValue v = layout_.get(image, col);
+  if (v.is_null) return 0;
+  bool exact;
+  return normalized_prefix(schema_->columns[col], v.data, &exact);
+}
+
+// ---------------------------------------------------------------------------------------
+// Construction.
+
+Fragment::Fragment(const TableSchema* schema, GlobalMemory* memory)
+    : schema_(schema),
+      memory_(memory),
+      layout_(*schema),
+      fixed_(memory, layout_.fixed_size()),
+      var_(memory),
+      hash_(memory, MemoryArea::kDataMemory),
+      ops_(memory, MemoryArea::kTransactionMemory),
+      locks_(memory, MemoryArea::kTransactionMemory),
+      txs_(memory, MemoryArea::kTransactionMemory),
+      images_(memory, MemoryArea::kTransactionMemory) {}
+
+Result<std::unique_ptr<Fragment>> Fragment::create(const TableSchema* schema, GlobalMemory* memory) {
+  DUO_RETURN_IF_ERROR(schema->validate());
+  if (schema->ordered_indexes.size() > 64) {
+    return Status(ErrorCode::kInvalidArgument, "Too many keys specified; max 64 keys allowed");
+  }
+  std::unique_ptr<Fragment> f(new Fragment(schema, memory));
+  DUO_RETURN_IF_ERROR(f->init_indexes());
+  return f;
+}
+
+Status Fragment::init_indexes() {
+  for (size_t i = 0; i < schema_->ordered_indexes.size(); ++i) {
+    const IndexDef& def = schema_->ordered_indexes[i];
+    comparators_.push_back(std::make_unique<IndexComparator>(this, static_cast<int>(i)));
+    // Equal prefixes imply equal keys only for one NOT NULL integer column of <= 32 bits.
+    bool exact = false;
+    if (def.columns.size() == 1) {
+      const ColumnDef& c = schema_->columns[def.columns[0]];
+      const std::string zero(column_max_size(c), '\0');
+      if (!c.nullable && !is_var_sized(c)) normalized_prefix(c, zero, &exact);
+    }
+    ordered_.push_back(std::make_unique<OrderedIndex>(memory_, comparators_.back().get(), exact));
+  }
+  return Status::OK();
+}
+
+Fragment::~Fragment() {
+  // Abort what is still open so operation records (which own heap-allocated pending
+  // requests) are destroyed; pages go back with the stores and pools.
+  while (!active_txs_.empty()) abort(*active_txs_.begin()).ignore_error();
+}
+
+// ---------------------------------------------------------------------------------------
+// Row access helpers.
+
+uint32_t Fragment::row_flags(RowRef row) const {
+  uint32_t f;
+  std::memcpy(&f, fixed_.row(row) + kRowFlagsOffset, 4);
+  return f;
+}
+void Fragment::set_row_flags(RowRef row, uint32_t flags) {
+  std::memcpy(fixed_.row(row) + kRowFlagsOffset, &flags, 4);
+}
+uint32_t Fragment::row_lock_id(RowRef row) const {
+  uint32_t l;
+  std::memcpy(&l, fixed_.row(row) + kRowLockOffset, 4);
+  return l;
+}
+void Fragment::set_row_lock_id(RowRef row, uint32_t lock_id) {
+  std::memcpy(fixed_.row(row) + kRowLockOffset, &lock_id, 4);
+}
+
+RowImage Fragment::slot_image(RowRef row) const {
+  RowImage img;
+  img.fixed = fixed_.row(row);
+  if (layout_.has_var()) {
+    VarRef v;
+    std::memcpy(&v, img.fixed + layout_.var_ref_offset(), 4);
+    img.var = var_.data(v);
+    img.var_size = var_.size(v);
+  }
+  return img;
+}
+
+RowImage Fragment::op_image(const Operation& op) const {
+  if (op.image_in_slot) return slot_image(op.row);
+  RowImage img;
+  img.fixed = op.image;
+  img.var = op.image + layout_.fixed_size();
+  img.var_size = op.image_var_size;
+  return img;
+}
+
+RowRef Fragment::entry_row(uint32_t entry) const {
+  if (entry & kOpEntryBit) return ops_.get(entry & ~kOpEntryBit)->row;
+  return entry;
+}
+
+RowImage Fragment::entry_image(uint32_t entry) const {
+  if (entry & kOpEntryBit) return op_image(*ops_.get(entry & ~kOpEntryBit));
+  return slot_image(entry);
+}
+
+uint32_t Fragment::key_hash_of(const AttrValues& values, Status* status) const {
+  uint64_t h = kHashSeed;
+  for (uint16_t col : schema_->primary_key) {
+    const int i = values.find(col);
+    if (i < 0 || values.entry(static_cast<size_t>(i)).is_null) {
+      *status = Status(ErrorCode::kInvalidArgument,
+                       "primary key column '" + schema_->columns[col].name + "' missing");
+      return 0;
+    }
+    h = hash_value(schema_->columns[col], values.value(static_cast<size_t>(i)), h);
+  }
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+uint32_t Fragment::row_key_hash(const RowImage& image) const {
+  uint64_t h = kHashSeed;
+  for (uint16_t col : schema_->primary_key) {
+    h = hash_value(schema_->columns[col], layout_.get(image, col).data, h);
+  }
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+RowRef Fragment::find_row(uint32_t hash, const AttrValues& key) const {
+  return hash_.find(hash, [&](uint32_t ref) {
+    const RowImage img = slot_image(ref);
+    for (uint16_t col : schema_->primary_key) {
+      const int i = key.find(col);
+      const ColumnValue v = layout_.get(img, col);
+      if (compare_values(schema_->columns[col], v.data, key.value(static_cast<size_t>(i))) != 0) {
+        return false;
+      }
+    }
+    return true;
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Views and visibility.
+
+const Fragment::Operation* Fragment::newest_live_write(TxId tx, RowRef row) const {
+  const uint32_t lock_id = row_lock_id(row);
+  if (lock_id == kNullId || tx == kNullId) return nullptr;
+  for (OpId id = locks_.get(lock_id)->write_head; id != kNullId;) {
+    const Operation* op = ops_.get(id);
+    if (op->tx != tx) return nullptr;  // all writes on a row belong to one transaction
+    if (op->state != OpState::kAborted) return op;
+    id = op->prev_write;
+  }
+  return nullptr;
+}
+
+Fragment::View Fragment::view_of(TxId tx, RowRef row) const {
+  View v;
+  if (const Operation* op = newest_live_write(tx, row)) {
+    if (op->is_delete) return v;
+    v.exists = true;
+    v.image = op_image(*op);
+    v.op = op;
+    return v;
+  }
+  // kRowCommitted means the slot holds the committed version (a fresh insert owns an
+  // uncommitted slot without it).
+  if (row_flags(row) & kRowCommitted) {
+    v.exists = true;
+    v.image = slot_image(row);
+  }
+  return v;
+}
+
+bool Fragment::entry_visible(int index, uint32_t entry, TxId tx, View* view) const {
+  const bool op_entry = entry & kOpEntryBit;
+  const RowRef row = entry_row(entry);
+  // Fast path: an unlocked row has no uncommitted version anywhere.
+  if (!op_entry && row_lock_id(row) == kNullId) {
+    if (!(row_flags(row) & kRowCommitted)) return false;
+    *view = View{true, slot_image(row), nullptr};
+    return true;
+  }
+  const Operation* newest = newest_live_write(tx, row);
+  if (newest == nullptr) {
+    // The reader sees the committed version, which only the slot's entry names.
+    if (op_entry || !(row_flags(row) & kRowCommitted)) return false;
+    *view = View{true, slot_image(row), nullptr};
+    return true;
+  }
+  if (newest->is_delete) return false;
+  const RowImage vi = op_image(*newest);
+  // Visible when this entry is the first entry-bearing image (slot first, then the
+  // transaction's ops oldest first, aborted ones included: their entries stay until
+  // the transaction ends) whose key equals the reader's version's key: each row then
+  // appears once per key.
+  uint32_t first = kNoRef;
+  if ((row_flags(row) & kRowIndexed) && compare_index_keys(index, slot_image(row), vi) == 0) {
+    first = row;
+  } else {
+    OpId chain[64];
+    size_t n = 0;
+    for (OpId id = locks_.get(row_lock_id(row))->write_head; id != kNullId && n < 64;
+         id = ops_.get(id)->prev_write) {
+      chain[n++] = id;
+    }
+    for (size_t i = n; i-- > 0;) {
+      const Operation* op = ops_.get(chain[i]);
+      if (!(op->entry_bits >> index & 1)) continue;
+      if (compare_index_keys(index, op_image(*op), vi) == 0) {
+        first = op->id | kOpEntryBit;
+        break;
+      }
+    }
+  }
+  if (first != entry) return false;
+  *view = View{true, vi, newest};
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// Locks.
+
+Fragment::LockOutcome Fragment::acquire_lock(TxId tx, RowRef row, LockMode mode, OpId op,
+                                             uint32_t* lock_id, Status* error) {
+  uint32_t id = row_lock_id(row);
+  if (id == kNullId) {
+    auto created = locks_.create();
+    if (!created.ok()) {
+      *error = created.take_status();
+      return LockOutcome::kFailed;
+    }
+    id = *created;
+    locks_.get(id)->row = row;
+    set_row_lock_id(row, id);
+  }
+  RowLock* lock = locks_.get(id);
+  *lock_id = id;
+  // A resumed operation may already hold this lock (it waited on another row's key).
+  if (ops_.get(op)->lock_id == id) return LockOutcome::kGranted;
+  bool conflict = false;
+  bool mine = false;
+  for (OpId h = lock->holders; h != kNullId; h = ops_.get(h)->next_holder) {
+    const Operation* holder = ops_.get(h);
+    if (holder->tx == tx) {
+      mine = true;
+    } else if (mode == LockMode::kExclusive || holder->mode == LockMode::kExclusive) {
+      conflict = true;
+    }
+  }
+  // FIFO fairness: a newcomer queues behind earlier waiters unless it already holds the row.
+  if (conflict || (!mine && lock->waiters_head != kNullId)) return LockOutcome::kMustWait;
+  Operation* o = ops_.get(op);
+  o->lock_id = id;
+  o->next_holder = lock->holders;
+  lock->holders = op;
+  return LockOutcome::kGranted;
+}
+
+void Fragment::wake_waiters(RowLock* lock) {
+  // Every waiter retries from its key (the row may be gone or changed); the first to
+  // retry gets the lock, the others queue again in the same order.
+  for (OpId w = lock->waiters_head; w != kNullId;) {
+    Operation* op = ops_.get(w);
+    w = op->next_waiter;
+    op->next_waiter = kNullId;
+    op->wait_lock_id = kNullId;
+    op->state = OpState::kReady;
+    ready_.push_back(op->id);
+  }
+  lock->waiters_head = lock->waiters_tail = kNullId;
+}
+
+// ---------------------------------------------------------------------------------------
+// Transactions.
+
+Result<TxId> Fragment::begin() {
+  DUO_ASSIGN_OR_RETURN(TxId tx, txs_.create());
+  active_txs_.insert(tx);
+  return tx;
+}
+
+Result<OpId> Fragment::new_operation(TxId tx, OpType type, LockMode mode, RowRef row) {
+  DUO_ASSIGN_OR_RETURN(OpId id, ops_.create());
+  Operation* op = ops_.get(id);
+  op->id = id;
+  op->tx = tx;
+  op->type = type;
+  op->mode = mode;
+  op->row = row;
+  LocalTx* t = txs_.get(tx);
+  op->next_in_tx = t->ops_head;
+  t->ops_head = id;
+  return id;
+}
+
+OpResult Fragment::park(OpId op_id, uint32_t lock_id, TxId tx, OpType type,
+                        const AttrValues& key_or_row, const AttrValues* values,
+                        const InterpretedUpdate* program, LockMode mode,
+                        const std::vector<uint16_t>* columns) {
+  Operation* op = ops_.get(op_id);
+  if (!op->pending) {
+    op->pending = std::make_unique<PendingRequest>();
+    PendingRequest& p = *op->pending;
+    p.type = type;
+    p.mode = mode;
+    p.key_or_row = key_or_row;
+    if (values) {
+      p.values = *values;
+      p.has_values = true;
+    }
+    if (program) {
+      p.program = program->encode();
+      p.has_program = true;
+    }
+    if (columns) p.columns = *columns;
+  }
+  (void)tx;
+  op->state = OpState::kWaiting;
+  op->wait_lock_id = lock_id;
+  RowLock* lock = locks_.get(lock_id);
+  op->next_waiter = kNullId;
+  if (lock->waiters_tail != kNullId) ops_.get(lock->waiters_tail)->next_waiter = op_id;
+  else lock->waiters_head = op_id;
+  lock->waiters_tail = op_id;
+  OpResult r;
+  r.op = op_id;
+  r.waiting = true;
+  return r;
+}
+
+bool Fragment::is_waiting(OpId op) const {
+  const OpState s = ops_.get(op)->state;
+  return s == OpState::kWaiting || s == OpState::kReady;
+}
+
+std::vector<OpId> Fragment::take_ready() {
+  std::vector<OpId> out;
+  out.swap(ready_);
+  return out;
+}
+
+OpResult Fragment::resume(OpId op_id, AttrValues* out) {
+  Operation* op = ops_.get(op_id);
+  if (op->state != OpState::kReady || !op->pending) {
+    OpResult r;
+    r.status = Status(ErrorCode::kTransactionState, "operation is not ready to resume");
+    return r;
+  }
+  // Keep the request alive while execute() may re-park the same operation.
+  std::unique_ptr<PendingRequest> p = std::move(op->pending);
+  std::unique_ptr<InterpretedUpdate> program;
+  if (p->has_program) {
+    auto decoded = InterpretedUpdate::decode(p->program);
+    if (!decoded.ok()) {
+      OpResult r;
+      r.status = decoded.take_status();
+      return r;
+    }
+    program = std::make_unique<InterpretedUpdate>(std::move(decoded).value());
+    Status bound = program->bind(*schema_);
+    if (!bound.ok()) {
+      OpResult r;
+      r.status = std::move(bound);
+      return r;
+    }
+  }
+  op->pending = std::move(p);
+  PendingRequest& req = *op->pending;
+  return execute(op->tx, req.type, req.key_or_row, req.has_values ? &req.values : nullptr,
+                 program.get(), req.mode, &req.columns, out, op_id);
+}
+
+Status Fragment::cancel_wait(OpId op_id) {
+  Operation* op = ops_.get(op_id);
+  if (op->state == OpState::kWaiting) {
+    RowLock* lock = locks_.get(op->wait_lock_id);
+    OpId prev = kNullId;
+    for (OpId w = lock->waiters_head; w != kNullId; prev = w, w = ops_.get(w)->next_waiter) {
+      if (w != op_id) continue;
+      const OpId next = op->next_waiter;
+      if (prev == kNullId) lock->waiters_head = next;
+      else ops_.get(prev)->next_waiter = next;
+      if (lock->waiters_tail == op_id) lock->waiters_tail = prev;
+      break;
+    }
+    op->wait_lock_id = kNullId;
+  } else if (op->state == OpState::kReady) {
+    ready_.erase(std::remove(ready_.begin(), ready_.end(), op_id), ready_.end());
+  } else {
+    return Status(ErrorCode::kTransactionState, "operation is not waiting");
+  }
+  op->state = OpState::kAborted;
+  op->pending.reset();
+  return Status(ErrorCode::kLockWaitTimeout, "Lock wait timeout exceeded; try restarting transaction");
+}
+
+// ---------------------------------------------------------------------------------------
+// Index maintenance.
+
+Status Fragment::add_slot_entries(RowRef row) {
+  const RowImage img = slot_image(row);
+  for (size_t i = 0; i < ordered_.size(); ++i) {
+    Status s = ordered_[i]->insert(index_prefix(static_cast<int>(i), img), row);
+    if (!s.ok()) {
+      for (size_t j = 0; j < i; ++j) ordered_[j]->erase(index_prefix(static_cast<int>(j), img), row);
+      return s;
+    }
+  }
+  set_row_flags(row, row_flags(row) | kRowIndexed);
+  return Status::OK();
+}
+
+void Fragment::remove_slot_entries(RowRef row) {
+  if (!(row_flags(row) & kRowIndexed)) return;
+  const RowImage img = slot_image(row);
+  for (size_t i = 0; i < ordered_.size(); ++i) {
+    if (!ordered_[i]->erase(index_prefix(static_cast<int>(i), img), row)) {
+      invariant_failed("slot entry missing from ordered index");
+    }
+  }
+  set_row_flags(row, row_flags(row) & ~kRowIndexed);
+}
+
+Status Fragment::add_op_entries(OpId op_id, RowRef row) {
+  // An op's image gets an entry in index i only when no earlier entry-bearing image of
+  // the row (slot, then older ops) has the same key: one entry per (row, key).
+  Operation* op = ops_.get(op_id);
+  const RowImage img = op_image(*op);
+  const RowLock* lock = locks_.get(row_lock_id(row));
+  for (size_t i = 0; i < ordered_.size(); ++i) {
+    const int ix = static_cast<int>(i);
+    bool covered = (row_flags(row) & kRowIndexed) && compare_index_keys(ix, slot_image(row), img) == 0;
+    for (OpId id = lock->write_head; !covered && id != kNullId; id = ops_.get(id)->prev_write) {
+      const Operation* older = ops_.get(id);
+      if (id == op_id || !(older->entry_bits >> i & 1)) continue;
+      covered = compare_index_keys(ix, op_image(*older), img) == 0;
+    }
+    if (covered) continue;
+    Status s = ordered_[i]->insert(index_prefix(ix, img), op_id | kOpEntryBit);
+    if (!s.ok()) {
+      remove_op_entries(op_id);
+      return s;
+    }
+    op->entry_bits |= uint64_t{1} << i;
+  }
+  return Status::OK();
+}
+
+void Fragment::remove_op_entries(OpId op_id) {
+  Operation* op = ops_.get(op_id);
+  if (op->entry_bits == 0) return;
+  const RowImage img = op_image(*op);
+  for (size_t i = 0; i < ordered_.size(); ++i) {
+    if (!(op->entry_bits >> i & 1)) continue;
+    if (!ordered_[i]->erase(index_prefix(static_cast<int>(i), img), op_id | kOpEntryBit)) {
+      invariant_failed("op entry missing from ordered index");
+    }
+  }
+  op->entry_bits = 0;
+}
+
+Status Fragment::check_unique(TxId tx, RowRef row, const RowImage& image,
+                              const Operation* /*prev_image_op*/, bool prev_exists,
+                              const RowImage& prev, uint32_t* wait_lock_row) {
+  *wait_lock_row = kNoRef;
+  for (size_t i = 0; i < ordered_.size(); ++i) {
+    const IndexDef& def = schema_->ordered_indexes[i];
+    if (!def.unique) continue;
+    const int ix = static_cast<int>(i);
+    bool has_null = false;
+    for (uint16_t c : def.columns) has_null |= layout_.get(image, c).is_null;
+    if (has_null) continue;  // NULLs never conflict
+    if (prev_exists && compare_index_keys(ix, prev, image) == 0) continue;  // key unchanged
+    IndexProbe probe(this, ix, nullptr, &image);
+    // A visible version nobody else is writing is a definite duplicate; otherwise another
+    // transaction's uncommitted version with the key means waiting for its outcome.
+    RowRef wait_on = kNoRef;
+    for (auto c = ordered_[i]->lower_bound(probe, true); c.valid(); c.next()) {
+      const uint32_t e = c.ref();
+      if (probe.compare_to(e) != 0) break;
+      const RowRef other = entry_row(e);
+      if (other == row) continue;
+      const uint32_t lock_id = row_lock_id(other);
+      if (lock_id != kNullId) {
+        const OpId wh = locks_.get(lock_id)->write_head;
+        if (wh != kNullId && ops_.get(wh)->tx != tx) {
+          wait_on = other;
+          continue;
+        }
+      }
+      View v;
+      if (entry_visible(ix, e, tx, &v)) {
+        std::string key_text;
+        for (uint16_t col : def.columns) {
+          if (!key_text.empty()) key_text += "-";
+          key_text += format_value(schema_->columns[col], layout_.get(image, col).data);
+        }
+        return Status(ErrorCode::kDuplicateKey,
+                      "Duplicate entry '" + key_text + "' for key '" + def.name + "'");
+      }
+    }
+    if (wait_on != kNoRef) {
+      *wait_lock_row = wait_on;
+      return Status::OK();
+    }
+  }
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------------------
+// Key operations.
+
+OpResult Fragment::insert(TxId tx, const AttrValues& row) {
+  return execute(tx, OpType::kInsert, row, nullptr, nullptr, LockMode::kExclusive, nullptr, nullptr,
+                 kNullId);
+}
+OpResult Fragment::update(TxId tx, const AttrValues& key, const AttrValues& changes) {
+  return execute(tx, OpType::kUpdate, key, &changes, nullptr, LockMode::kExclusive, nullptr, nullptr,
+                 kNullId);
+}
+OpResult Fragment::write(TxId tx, const AttrValues& row) {
+  return execute(tx, OpType::kWrite, row, nullptr, nullptr, LockMode::kExclusive, nullptr, nullptr,
+                 kNullId);
+}
+OpResult Fragment::remove(TxId tx, const AttrValues& key) {
+  return execute(tx, OpType::kDelete, key, nullptr, nullptr, LockMode::kExclusive, nullptr, nullptr,
+                 kNullId);
+}
+OpResult Fragment::interpreted_update(TxId tx, const AttrValues& key, const InterpretedUpdate& program) {
+  if (!program.is_bound()) {
+    OpResult r;
+    r.status = Status(ErrorCode::kInvalidArgument, "interpreted update is not bound to the table");
+    return r;
+  }
+  return execute(tx, OpType::kInterpretedUpdate, key, nullptr, &program, LockMode::kExclusive,
+                 nullptr, nullptr, kNullId);
+}
+OpResult Fragment::read(TxId tx, const AttrValues& key, LockMode mode,
+                        const std::vector<uint16_t>& columns, AttrValues* out) {
+  return execute(tx, OpType::kRead, key, nullptr, nullptr, mode, &columns, out, kNullId);
+}
+
+OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
+                           const AttrValues* values, const InterpretedUpdate* program,
+                           LockMode mode, const std::vector<uint16_t>* columns, AttrValues* out,
+                           OpId resumed) {
+  OpResult result;
+  // A resumed operation that fails is aborted (it stays in its transaction).
+  auto fail = [&](Status s) {
+    if (resumed != kNullId) {
+      Operation* op = ops_.get(resumed);
+      op->state = OpState::kAborted;
+      op->pending.reset();
+    }
+    result.status = std::move(s);
+    return std::move(result);
+  };
+  const bool locking = mode != LockMode::kCommittedRead;
+  if (tx == kNullId ? locking : (!active_txs_.count(tx))) {
+    return fail(Status(ErrorCode::kTransactionState, "operation needs an active transaction"));
+  }
+  if (tx != kNullId && txs_.get(tx)->committing && resumed == kNullId) {
+    return fail(Status(ErrorCode::kTransactionState, "transaction is committing"));
+  }
+  Status status;
+  const uint32_t hash = key_hash_of(key_or_row, &status);
+  if (!status.ok()) return fail(std::move(status));
+  const RowRef row = find_row(hash, key_or_row);
+
+  // Committed read: no operation record, no lock.
+  if (type == OpType::kRead && !locking) {
+    if (row == kNoRef) return fail(Status(ErrorCode::kNotFound, "Can't find record"));
+    const View v = view_of(tx, row);
+    if (!v.exists) return fail(Status(ErrorCode::kNotFound, "Can't find record"));
+    if (out) layout_.project(v.image, columns ? *columns : std::vector<uint16_t>{}, out);
+    return result;
+  }
+
+  // Every other request is an operation of the transaction.
+  OpId op_id = resumed;
+  if (op_id == kNullId) {
+    auto created = new_operation(tx, type, mode, row);
+    if (!created.ok()) return fail(created.take_status());
+    op_id = *created;
+  }
+  result.op = op_id;
+  Operation* op = ops_.get(op_id);
+  op->state = OpState::kPrepared;
+  op->row = row;
+
+  if (row == kNoRef) {
+    if (type != OpType::kInsert && type != OpType::kWrite) {
+      return fail(Status(ErrorCode::kNotFound, "Can't find record"));
+    }
+    // Fresh insert: build the version straight into a new slot (invisible until commit).
+    Status s = layout_.build_image(nullptr, key_or_row, true, &scratch_fixed_, &scratch_var_);
+    if (!s.ok()) return fail(std::move(s));
+    RowImage img{reinterpret_cast<uint8_t*>(scratch_fixed_.data()),
+                 reinterpret_cast<const uint8_t*>(scratch_var_.data()),
+                 static_cast<uint32_t>(scratch_var_.size())};
+    uint32_t wait_row;
+    s = check_unique(tx, kNoRef, img, nullptr, false, img, &wait_row);
+    if (!s.ok()) return fail(std::move(s));
+    if (wait_row != kNoRef) {
+      // Another transaction's uncommitted version holds the key: wait for its outcome.
+      return park(op_id, row_lock_id(wait_row), tx, type, key_or_row, values, program, mode, columns);
+    }
+    auto slot = fixed_.allocate();
+    if (!slot.ok()) return fail(slot.take_status());
+    const RowRef r = *slot;
+    VarRef v = kNoVar;
+    if (layout_.has_var()) {
+      auto ve = var_.allocate(img.var_size);
+      if (!ve.ok()) {
+        fixed_.free(r);
+        return fail(ve.take_status());
+      }
+      v = *ve;
+      std::memcpy(var_.data(v), img.var, img.var_size);
+    }
+    uint8_t* dst = fixed_.row(r);
+    std::memcpy(dst, img.fixed, layout_.fixed_size());
+    const uint32_t flags = kRowAllocated;
+    std::memcpy(dst + kRowFlagsOffset, &flags, 4);
+    std::memset(dst + kRowLockOffset, 0, 8);
+    if (layout_.has_var()) std::memcpy(dst + layout_.var_ref_offset(), &v, 4);
+    Status hs = hash_.insert(hash, r);
+    if (!hs.ok()) {
+      if (v != kNoVar) var_.free(v);
+      fixed_.free(r);
+      return fail(std::move(hs));
+    }
+    uint32_t lock_id;
+    Status lerr;
+    if (acquire_lock(tx, r, LockMode::kExclusive, op_id, &lock_id, &lerr) != LockOutcome::kGranted) {
+      hash_.erase(hash, r);
+      if (v != kNoVar) var_.free(v);
+      fixed_.free(r);
+      return fail(lerr.ok() ? Status(ErrorCode::kInternal, "fresh row lock") : std::move(lerr));
+    }
+    Status es = add_slot_entries(r);
+    if (!es.ok()) {
+      // The row stays allocated (and locked) until the transaction ends; the op fails.
+      op->row = r;
+      return fail(std::move(es));
+    }
+    op = ops_.get(op_id);
+    op->row = r;
+    op->writes = true;
+    op->image_in_slot = true;
+    RowLock* lock = locks_.get(lock_id);
+    op->prev_write = lock->write_head;
+    lock->write_head = op_id;
+    return result;
+  }
+
+  // The row exists in some form: lock it first.
+  uint32_t lock_id;
+  Status lerr;
+  const LockMode need = type == OpType::kRead ? mode : LockMode::kExclusive;
+  const LockOutcome lo = acquire_lock(tx, row, need, op_id, &lock_id, &lerr);
+  if (lo == LockOutcome::kFailed) return fail(std::move(lerr));
+  if (lo == LockOutcome::kMustWait) {
+    return park(op_id, lock_id, tx, type, key_or_row, values, program, mode, columns);
+  }
+  op = ops_.get(op_id);
+  const View cur = view_of(tx, row);
+
+  if (type == OpType::kRead) {
+    if (!cur.exists) return fail(Status(ErrorCode::kNotFound, "Can't find record"));
+    if (out) layout_.project(cur.image, columns ? *columns : std::vector<uint16_t>{}, out);
+    return result;
+  }
+  OpType effective = type;
+  if (type == OpType::kWrite) effective = cur.exists ? OpType::kUpdate : OpType::kInsert;
+  if (effective == OpType::kInsert && cur.exists) {
+    std::string key_text;
+    for (uint16_t col : schema_->primary_key) {
+      if (!key_text.empty()) key_text += "-";
+      key_text += format_value(schema_->columns[col], layout_.get(cur.image, col).data);
+    }
+    return fail(Status(ErrorCode::kDuplicateKey, "Duplicate entry '" + key_text + "' for key 'PRIMARY'"));
+  }
+  if (effective != OpType::kInsert && !cur.exists) {
+    return fail(Status(ErrorCode::kNotFound, "Can't find record"));
+  }
+
+  Status s;
+  if (effective == OpType::kDelete) {
+    op->writes = true;
+    op->is_delete = true;
+  } else {
+    // Build the new version: insert from nothing, update from the current version.
+    AttrValues computed;
+    const AttrValues* changes = values;
+    if (effective == OpType::kInsert || type == OpType::kWrite) changes = &key_or_row;
+    if (type == OpType::kInterpretedUpdate) {
+      ImageAccessor acc(layout_, cur.image);
+      auto applied = program->apply(acc, &computed);
+      if (!applied.ok()) return fail(applied.take_status());
+      if (*applied == UpdateOutcome::kGuardNotMet) {
+        // Guard not TRUE: the row is locked but unchanged; the op is a no-op read.
+        result.filtered = true;
+        return result;
+      }
+      changes = &computed;
+    }
+    if (effective == OpType::kUpdate) {
+      for (const AttrValues::Entry& e : changes->entries()) {
+        if (e.column < schema_->columns.size() &&
+            std::find(schema_->primary_key.begin(), schema_->primary_key.end(), e.column) !=
+                schema_->primary_key.end() &&
+            type == OpType::kUpdate) {
+          // Primary key changes are delete + insert at the SQL layer.
+          const int i = key_or_row.find(e.column);
+          if (e.is_null || i < 0 ||
+              compare_values(schema_->columns[e.column], changes->value(&e - &changes->entries()[0]),
+                             key_or_row.value(static_cast<size_t>(i))) != 0) {
+            return fail(Status(ErrorCode::kInvalidArgument, "primary key columns cannot be updated"));
+          }
+        }
+      }
+    }
+    s = layout_.build_image(effective == OpType::kInsert ? nullptr : &cur.image, *changes,
+                            effective == OpType::kInsert, &scratch_fixed_, &scratch_var_);
+    if (!s.ok()) return fail(std::move(s));
+    RowImage img{reinterpret_cast<uint8_t*>(scratch_fixed_.data()),
+                 reinterpret_cast<const uint8_t*>(scratch_var_.data()),
+                 static_cast<uint32_t>(scratch_var_.size())};
+    uint32_t wait_row;
+    s = check_unique(tx, row, img, cur.op, cur.exists, cur.image, &wait_row);
+    if (!s.ok()) return fail(std::move(s));
+    if (wait_row != kNoRef) {
+      // Park on the conflicting row without taking it; our own row lock stays held.
+      return park(op_id, row_lock_id(wait_row), tx, type, key_or_row, values, program, mode, columns);
+    }
+    // Reserve everything commit needs: the image, and var space if the row will grow.
+    auto block = images_.allocate(layout_.fixed_size() + img.var_size);
+    if (!block.ok()) return fail(block.take_status());
+    op = ops_.get(op_id);
+    op->image = static_cast<uint8_t*>(*block);
+    op->image_var_size = img.var_size;
+    std::memcpy(op->image, img.fixed, layout_.fixed_size());
+    std::memcpy(op->image + layout_.fixed_size(), img.var, img.var_size);
+    if (layout_.has_var()) {
+      // Every allocated slot owns a var entry; growing past it needs space reserved now.
+      if (img.var_size > slot_image(row).var_size) {
+        auto ve = var_.allocate(img.var_size);
+        if (!ve.ok()) return fail(ve.take_status());
+        op->reserved_var = *ve;
+      }
+    }
+    op->writes = true;
+  }
+  RowLock* lock = locks_.get(lock_id);
+  op->prev_write = lock->write_head;
+  lock->write_head = op_id;
+  if (!op->is_delete) {
+    s = add_op_entries(op_id, row);
+    if (!s.ok()) {
+      // Unlink from the write chain; the op is aborted and keeps its resources until
+      // the transaction ends.
+      lock->write_head = op->prev_write;
+      op->prev_write = kNullId;
+      op->writes = false;
+      return fail(std::move(s));
+    }
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------
+// Commit, abort, end.
+
+void Fragment::install(RowRef row) {
+  const uint32_t lock_id = row_lock_id(row);
+  if (lock_id == kNullId) return;
+  RowLock* lock = locks_.get(lock_id);
+  // Install only when every live write on the row is committed.
+  Operation* newest = nullptr;
+  for (OpId id = lock->write_head; id != kNullId; id = ops_.get(id)->prev_write) {
+    Operation* op = ops_.get(id);
+    if (op->state == OpState::kAborted) continue;
+    if (op->state != OpState::kCommitted) return;
+    if (!newest) newest = op;
+  }
+  if (!newest) return;
+  const bool was_committed = row_flags(row) & kRowCommitted;
+  // Remove every op-image entry first: they name images that are about to retire.
+  for (OpId id = lock->write_head; id != kNullId; id = ops_.get(id)->prev_write) {
+    remove_op_entries(id);
+  }
+  if (newest->is_delete) {
+    remove_slot_entries(row);
+    set_row_flags(row, row_flags(row) & ~kRowCommitted);
+    if (was_committed) --committed_rows_;
+  } else if (newest->image_in_slot) {
+    set_row_flags(row, row_flags(row) | kRowCommitted);
+    if (!was_committed) ++committed_rows_;
+  } else {
+    // Keys that change leave the index before the slot is overwritten.
+    const RowImage next = op_image(*newest);
+    uint64_t changed = 0;
+    const bool indexed = row_flags(row) & kRowIndexed;
+    for (size_t i = 0; i < ordered_.size(); ++i) {
+      if (!indexed || compare_index_keys(static_cast<int>(i), slot_image(row), next) != 0) {
+        changed |= uint64_t{1} << i;
+        if (indexed) {
+          const RowImage cur = slot_image(row);
+          if (!ordered_[i]->erase(index_prefix(static_cast<int>(i), cur), row)) {
+            invariant_failed("installed row missing from ordered index");
+          }
+        }
+      }
+    }
+    uint8_t* dst = fixed_.row(row);
+    uint8_t header[16];
+    const uint32_t keep = layout_.has_var() ? 16 : kRowHeaderBytes;
+    std::memcpy(header, dst, keep);
+    std::memcpy(dst + keep, next.fixed + keep, layout_.fixed_size() - keep);
+    std::memcpy(dst, header, keep);
+    if (layout_.has_var()) {
+      VarRef v;
+      std::memcpy(&v, dst + layout_.var_ref_offset(), 4);
+      if (var_.size(v) >= next.var_size) {
+        var_.shrink(v, next.var_size);
+      } else {
+        if (newest->reserved_var == kNoVar) invariant_failed("var space not reserved");
+        var_.free(v);
+        v = newest->reserved_var;
+        newest->reserved_var = kNoVar;
+        var_.shrink(v, next.var_size);
+        std::memcpy(dst + layout_.var_ref_offset(), &v, 4);
+      }
+      std::memcpy(var_.data(v), next.var, next.var_size);
+    }
+    for (size_t i = 0; i < ordered_.size(); ++i) {
+      if (!(changed >> i & 1)) continue;
+      // Cannot fail for lack of memory: the op's own entry was just removed from this
+      // tree, so a free slot exists... unless the key moved to a full leaf (see
+      // ordered index reserve in docs/architecture.md).
+      Status s = ordered_[i]->insert(index_prefix(static_cast<int>(i), slot_image(row)), row);
+      if (!s.ok()) invariant_failed("ordered index insert failed during commit");
+    }
+    set_row_flags(row, row_flags(row) | kRowCommitted | kRowIndexed);
+    if (!was_committed) ++committed_rows_;
+  }
+  std::memcpy(fixed_.row(row) + kRowGciOffset, &commit_gci_, 4);
+}
+
+Status Fragment::commit_operation(OpId op_id) {
+  Operation* op = ops_.get(op_id);
+  if (op->state == OpState::kAborted || op->state == OpState::kCommitted) return Status::OK();
+  if (op->state != OpState::kPrepared) {
+    return Status(ErrorCode::kTransactionState, "operation is still waiting for a lock");
+  }
+  txs_.get(op->tx)->committing = true;
+  op->state = OpState::kCommitted;
+  if (op->writes) install(op->row);
+  return Status::OK();
+}
+
+Status Fragment::abort_operation(OpId op_id) {
+  Operation* op = ops_.get(op_id);
+  if (op->state == OpState::kCommitted) {
+    return Status(ErrorCode::kTransactionState, "operation already committed");
+  }
+  if (op->state == OpState::kWaiting || op->state == OpState::kReady) {
+    cancel_wait(op_id).ignore_error();
+    return Status::OK();
+  }
+  if (op->state == OpState::kAborted) return Status::OK();
+  op->state = OpState::kAborted;
+  if (op->writes) {
+    // The op's index entries stay until the transaction ends: later versions of the
+    // row may rely on them for their key (one entry per row and key), and removing
+    // entries here would mean re-adding some, which could fail for memory.
+    // Other ops of the row may now be the newest live write and be complete.
+    install(op->row);
+  }
+  return Status::OK();
+}
+
+void Fragment::release_row_if_dead(RowRef row) {
+  const uint32_t flags = row_flags(row);
+  if (!(flags & kRowAllocated) || (flags & kRowCommitted)) return;
+  if (row_lock_id(row) != kNullId) return;  // someone still holds it
+  remove_slot_entries(row);
+  const RowImage img = slot_image(row);
+  if (!hash_.erase(row_key_hash(img), row)) invariant_failed("dead row missing from hash index");
+  if (layout_.has_var()) {
+    VarRef v;
+    std::memcpy(&v, fixed_.row(row) + layout_.var_ref_offset(), 4);
+    var_.free(v);
+  }
+  fixed_.free(row);
+}
+
+Status Fragment::end(TxId tx) {
+  if (!active_txs_.count(tx)) return Status(ErrorCode::kTransactionState, "no such transaction");
+  LocalTx* t = txs_.get(tx);
+  for (OpId id = t->ops_head; id != kNullId; id = ops_.get(id)->next_in_tx) {
+    const OpState s = ops_.get(id)->state;
+    if (s == OpState::kPrepared || s == OpState::kWaiting || s == OpState::kReady) {
+      return Status(ErrorCode::kTransactionState, "transaction has unfinished operations");
+    }
+  }
+  // 1. Drop index entries of every image, then release row locks (waking waiters).
+  std::vector<RowRef> rows;
+  for (OpId id = t->ops_head; id != kNullId; id = ops_.get(id)->next_in_tx) {
+    Operation* op = ops_.get(id);
+    if (op->writes) remove_op_entries(id);
+    // Only rows this transaction holds locked can die with it; an op that waited or
+    // failed before locking names a row that may already be gone.
+    if (op->lock_id != kNullId) rows.push_back(op->row);
+  }
+  for (OpId id = t->ops_head; id != kNullId; id = ops_.get(id)->next_in_tx) {
+    Operation* op = ops_.get(id);
+    if (op->lock_id == kNullId) continue;
+    RowLock* lock = locks_.get(op->lock_id);
+    OpId prev = kNullId;
+    for (OpId h = lock->holders; h != kNullId; prev = h, h = ops_.get(h)->next_holder) {
+      if (h != id) continue;
+      if (prev == kNullId) lock->holders = op->next_holder;
+      else ops_.get(prev)->next_holder = op->next_holder;
+      break;
+    }
+    if (lock->write_head != kNullId && ops_.get(lock->write_head)->tx == tx) lock->write_head = kNullId;
+    if (lock->holders == kNullId) {
+      wake_waiters(lock);
+      set_row_lock_id(lock->row, kNullId);
+      locks_.destroy(op->lock_id);
+    }
+    op->lock_id = kNullId;
+  }
+  // 2. Rows that ended without a committed version are freed.
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  for (RowRef r : rows) release_row_if_dead(r);
+  // 3. Images, reserved var space, records.
+  for (OpId id = t->ops_head; id != kNullId;) {
+    Operation* op = ops_.get(id);
+    const OpId next = op->next_in_tx;
+    if (op->image) images_.free(op->image);
+    if (op->reserved_var != kNoVar) var_.free(op->reserved_var);
+    ops_.destroy(id);
+    id = next;
+  }
+  txs_.destroy(tx);
+  active_txs_.erase(tx);
+  return Status::OK();
+}
+
+Status Fragment::commit(TxId tx) {
+  if (!active_txs_.count(tx)) return Status(ErrorCode::kTransactionState, "no such transaction");
+  for (OpId id = txs_.get(tx)->ops_head; id != kNullId; id = ops_.get(id)->next_in_tx) {
+    if (is_waiting(id)) {
+      return Status(ErrorCode::kTransactionState, "cannot commit while an operation waits for a lock");
+    }
+  }
+  for (OpId id = txs_.get(tx)->ops_head; id != kNullId; id = ops_.get(id)->next_in_tx) {
+    DUO_RETURN_IF_ERROR(commit_operation(id));
+  }
+  return end(tx);
+}
+
+Status Fragment::abort(TxId tx) {
+  if (!active_txs_.count(tx)) return Status(ErrorCode::kTransactionState, "no such transaction");
+  for (OpId id = txs_.get(tx)->ops_head; id != kNullId; id = ops_.get(id)->next_in_tx) {
+    Operation* op = ops_.get(id);
+    if (op->state == OpState::kCommitted) continue;
+    DUO_RETURN_IF_ERROR(abort_operation(id));
+  }
+  return end(tx);
+}
+
+// ---------------------------------------------------------------------------------------
+// Scans.
+
+Result<std::unique_ptr<Fragment::Scan>> Fragment::open_scan(ScanSpec spec) {
+  if (spec.index >= static_cast<int>(ordered_.size())) {
+    return Status(ErrorCode::kInvalidArgument, "no such ordered index");
+  }
+  if (spec.tx != kNullId && !active_txs_.count(spec.tx)) {
+    return Status(ErrorCode::kTransactionState, "no such transaction");
+  }
+  for (uint16_t c : spec.columns) {
+    if (c >= schema_->columns.size()) return Status(ErrorCode::kInvalidArgument, "bad projection");
+  }
+  if (spec.filter && !spec.filter->is_bound()) {
+    return Status(ErrorCode::kInvalidArgument, "scan filter is not bound to the table");
+  }
+  return std::unique_ptr<Scan>(new Scan(this, std::move(spec)));
+}
+
+Fragment::Scan::Scan(Fragment* fragment, ScanSpec spec) : fragment_(fragment), spec_(std::move(spec)) {}
+
+bool Fragment::Scan::emit(const View& view, std::vector<AttrValues>* out) {
+  if (spec_.filter) {
+    ImageAccessor acc(fragment_->layout_, view.image);
+    if (!spec_.filter->evaluate(acc)) return false;
+  }
+  out->emplace_back();
+  fragment_->layout_.project(view.image, spec_.columns, &out->back());
+  return true;
+}
+
+Result<size_t> Fragment::Scan::next(size_t max_rows, std::vector<AttrValues>* out) {
+  size_t produced = 0;
+  if (done_) return produced;
+  Fragment& f = *fragment_;
+  if (spec_.index < 0) {
+    while (produced < max_rows) {
+      const RowRef r = f.fixed_.next_position(position_);
+      if (r == FixedRowStore::kEnd) {
+        done_ = true;
+        break;
+      }
+      position_ = r + 1;
+      if (!(f.row_flags(r) & kRowAllocated)) continue;
+      const View v = f.view_of(spec_.tx, r);
+      if (!v.exists) continue;
+      if (emit(v, out)) {
+        last_row_ = r;
+        ++produced;
+      }
+    }
+    return produced;
+  }
+  OrderedIndex& tree = *f.ordered_[spec_.index];
+  IndexProbe low(&f, spec_.index, &spec_.low, nullptr);
+  IndexProbe high(&f, spec_.index, &spec_.high, nullptr);
+  if (!started_) {
+    started_ = true;
+    if (!spec_.descending) {
+      cursor_ = spec_.low.empty() ? tree.first() : tree.lower_bound(low, spec_.low_inclusive);
+    } else {
+      cursor_ = spec_.high.empty() ? tree.last() : tree.upper_bound(high, spec_.high_inclusive);
+    }
+  } else if (tree.modification_count() != seen_modifications_) {
+    // The tree changed since the last batch: seek past the last returned entry by key.
+    RowImage last{reinterpret_cast<uint8_t*>(last_key_fixed_.data()),
+                  reinterpret_cast<const uint8_t*>(last_key_var_.data()),
+                  static_cast<uint32_t>(last_key_var_.size())};
+    IndexProbe probe(&f, spec_.index, nullptr, &last);
+    cursor_ = spec_.descending ? tree.seek_before(probe, last_entry_) : tree.seek_after(probe, last_entry_);
+  }
+  while (produced < max_rows && cursor_.valid()) {
+    const uint32_t e = cursor_.ref();
+    if (!spec_.descending) {
+      if (!spec_.high.empty()) {
+        const int c = high.compare_to(e);
+        if (c > 0 || (c == 0 && !spec_.high_inclusive)) {
+          done_ = true;
+          break;
+        }
+      }
+    } else if (!spec_.low.empty()) {
+      const int c = low.compare_to(e);
+      if (c < 0 || (c == 0 && !spec_.low_inclusive)) {
+        done_ = true;
+        break;
+      }
+    }
+    View v;
+    const bool visible = f.entry_visible(spec_.index, e, spec_.tx, &v);
+    // Remember where we are before moving on (a copy: the image may retire later).
+    last_entry_ = e;
+    const RowImage img = f.entry_image(e);
+    last_key_fixed_.assign(reinterpret_cast<const char*>(img.fixed), f.layout_.fixed_size());
+    last_key_var_.assign(reinterpret_cast<const char*>(img.var), img.var_size);
+    if (visible && emit(v, out)) {
+      last_row_ = f.entry_row(e);
+      ++produced;
+    }
+    if (spec_.descending) cursor_.prev();
+    else cursor_.next();
+  }
+  if (!cursor_.valid()) done_ = true;
+  seen_modifications_ = tree.modification_count();
+  return produced;
+}
+
+// ---------------------------------------------------------------------------------------
+// Statistics and checks.
+
+FragmentStats Fragment::stats() const {
+  FragmentStats s;
+  s.rows = committed_rows_;
+  s.fixed_pages = fixed_.pages();
+  s.var_pages = var_.pages();
+  s.hash_index_bytes = hash_.memory_bytes();
+  for (const auto& t : ordered_) s.ordered_index_bytes += t->memory_bytes();
+  s.image_bytes = images_.memory_bytes();
+  s.transaction_bytes = ops_.memory_bytes() + locks_.memory_bytes() + txs_.memory_bytes() +
+                        s.image_bytes;
+  return s;
+}
+
+Status Fragment::check_consistency() const {
+  size_t committed = 0;
+  size_t allocated = 0;
+  for (RowRef r = fixed_.next_position(0); r != FixedRowStore::kEnd; r = fixed_.next_position(r + 1)) {
+    const uint32_t flags = row_flags(r);
+    if (!(flags & kRowAllocated)) continue;
+    ++allocated;
+    if (flags & kRowCommitted) ++committed;
+    const RowImage img = slot_image(r);
+    const uint32_t h = row_key_hash(img);
+    bool found = false;
+    hash_.find(h, [&](uint32_t ref) {
+      if (ref == r) found = true;
+      return ref == r;
+    });
+    if (!found) return Status(ErrorCode::kCorruption, "row " + std::to_string(r) + " not in hash index");
+    if (flags & kRowIndexed) {
+      for (size_t i = 0; i < ordered_.size(); ++i) {
+        IndexProbe probe(this, static_cast<int>(i), nullptr, &img);
+        auto c = ordered_[i]->lower_bound(probe, true);
+        bool hit = false;
+        for (; c.valid() && probe.compare_to(c.ref()) == 0; c.next()) hit |= c.ref() == r;
+        if (!hit) return Status(ErrorCode::kCorruption, "row missing from ordered index " + std::to_string(i));
+      }
+    }
+  }
+  if (committed != committed_rows_) return Status(ErrorCode::kCorruption, "committed row count drift");
+  if (hash_.size() != allocated) return Status(ErrorCode::kCorruption, "hash index size differs from rows");
+  if (active_txs_.empty()) {
+    for (const auto& t : ordered_) {
+      if (t->size() != committed) return Status(ErrorCode::kCorruption, "ordered index size differs");
+      DUO_RETURN_IF_ERROR(t->check_invariants());
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace duo::storage

@@ -1,0 +1,266 @@
+// Fragment: one table fragment in memory — rows, primary-key hash index, ordered
+// indexes — and the operations of transactions on it (DBLQH + DBACC + DBTUP + DBTUX of
+// NDB, minus networking).
+//
+// Versions. The committed version of a row lives in its slot (and var entry). A write
+// operation creates an uncommitted version owned by the operation: an insert of a new
+// key writes straight into a fresh slot that stays invisible to others until commit;
+// updates and re-inserts build a full row image in TransactionMemory. Commit installs
+// the newest live version into the slot; abort just discards. Isolation is READ
+// COMMITTED: readers without locks see the committed version, a transaction sees its
+// own newest version.
+//
+// Resources. Everything an operation needs to commit (fixed slot, var space, index
+// entries, images) is reserved when it is prepared, so commit cannot fail for lack of
+// memory. Nothing an operation reserved is released before its transaction ends: an
+// operation can be aborted while another operation of the same transaction on the
+// same row commits.
+//
+// Locks. Writes take an exclusive row lock, locking reads a shared or exclusive one; all
+// are held until the transaction ends. A conflicting request parks its operation in the
+// row's wait queue (OpResult::waiting). When the holders finish, waiters become ready:
+// the owner (the kernel's LDM thread, or a test) takes them with take_ready() and calls
+// resume(), which re-executes the request from the key. Lock wait timeouts are the
+// owner's clock: it calls cancel_wait() (MySQL 1205 to the client).
+//
+// Ordered index entries name either a row slot or an uncommitted image (op id with the
+// top bit set); an entry is visible to a reader when the image it names is the one that
+// holds the reader's version's key (see entry_visible()).
+//
+// Thread-compatible: one owner thread per fragment (the LDM thread), as in NDB.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ndb-kernel/common/status.h"
+#include "storage/hash_index/hash_index.h"
+#include "storage/memory/block_allocator.h"
+#include "storage/memory/global_memory.h"
+#include "storage/memory/record_pool.h"
+#include "storage/ordered_index/ordered_index.h"
+#include "storage/row/attr_values.h"
+#include "storage/row/fixed_row_store.h"
+#include "storage/row/row_layout.h"
+#include "storage/row/table_schema.h"
+#include "storage/row/var_row_store.h"
+#include "storage/scan/filter.h"
+#include "storage/scan/interpreted_update.h"
+
+namespace duo::storage {
+
+using TxId = uint32_t;
+using OpId = uint32_t;
+
+enum class LockMode : uint8_t {
+  kCommittedRead,  // no lock: latest committed version (or the reader's own version)
+  kShared,         // LOCK IN SHARE MODE
+  kExclusive,      // FOR UPDATE
+};
+
+enum class OpType : uint8_t { kRead, kInsert, kUpdate, kWrite, kDelete, kInterpretedUpdate };
+
+struct OpResult {
+  Status status;          // error: the operation did nothing (its lock, if taken, is kept)
+  OpId op = kNullId;      // the operation record (commit/abort it), or the waiting one
+  bool waiting = false;   // parked on a row lock; resume() once take_ready() returns it
+  bool filtered = false;  // interpreted update whose guard was not TRUE: row unchanged
+};
+
+struct FragmentStats {
+  size_t rows = 0;                  // rows with a committed version
+  size_t fixed_pages = 0;
+  size_t var_pages = 0;
+  size_t hash_index_bytes = 0;
+  size_t ordered_index_bytes = 0;
+  size_t transaction_bytes = 0;     // operation records, locks, images (pages held)
+  size_t image_bytes = 0;           // uncommitted row images alone
+};
+
+class Fragment {
+ public:
+  // Builds a fragment for a validated schema (the schema must outlive the fragment).
+  static Result<std::unique_ptr<Fragment>> create(const TableSchema* schema, GlobalMemory* memory);
+  ~Fragment();
+  Fragment(const Fragment&) = delete;
+  Fragment& operator=(const Fragment&) = delete;
+
+  // ---- transactions ----
+  Result<TxId> begin();
+  // Commit every prepared operation, then end the transaction (release everything).
+  Status commit(TxId tx);
+  // Abort every operation, then end the transaction.
+  Status abort(TxId tx);
+  // Per-operation commit: the row's new version is installed once every live write
+  // operation of the transaction on that row is committed. After the first commit the
+  // transaction accepts no new operations.
+  Status commit_operation(OpId op);
+  // Per-operation abort: the operation's version is discarded at once; its resources are
+  // released when the transaction ends.
+  Status abort_operation(OpId op);
+  // Ends a transaction whose operations are all committed or aborted.
+  Status end(TxId tx);
+
+  // ---- key operations (key = the primary-key columns) ----
+  OpResult insert(TxId tx, const AttrValues& row);
+  OpResult update(TxId tx, const AttrValues& key, const AttrValues& changes);
+  OpResult write(TxId tx, const AttrValues& row);  // insert, or update all given columns
+  OpResult remove(TxId tx, const AttrValues& key);
+  // `program` must be bound to this fragment's schema (InterpretedUpdate::bind).
+  OpResult interpreted_update(TxId tx, const AttrValues& key, const InterpretedUpdate& program);
+  // Reads `columns` (all when empty) into *out. kCommittedRead needs no transaction
+  // (tx = kNullId) and takes no lock; with a tx it sees that transaction's own writes.
+  OpResult read(TxId tx, const AttrValues& key, LockMode mode, const std::vector<uint16_t>& columns,
+                AttrValues* out);
+
+  // ---- lock waits ----
+  // Operations whose lock wait ended; each must be resume()d or cancel_wait()ed.
+  std::vector<OpId> take_ready();
+  // Re-executes a ready operation; reads fill *out (may be null for writes).
+  OpResult resume(OpId op, AttrValues* out);
+  // Gives up a waiting or ready operation (lock wait timeout): kLockWaitTimeout.
+  Status cancel_wait(OpId op);
+  bool is_waiting(OpId op) const;
+
+  // ---- scans (committed read, plus the scanning transaction's own writes) ----
+  struct ScanSpec {
+    TxId tx = kNullId;
+    const FilterProgram* filter = nullptr;  // pushed-down condition, bound; null passes all
+    std::vector<uint16_t> columns;          // projection; empty = all
+    int index = -1;                         // ordered index number, -1 = full scan
+    // Range on the index's leading columns (storage encoding; empty = unbounded).
+    AttrValues low, high;
+    bool low_inclusive = true, high_inclusive = true;
+    bool descending = false;
+  };
+  class Scan;
+  Result<std::unique_ptr<Scan>> open_scan(ScanSpec spec);
+
+  // ---- misc ----
+  const TableSchema& schema() const { return *schema_; }
+  const RowLayout& layout() const { return layout_; }
+  // GCI recorded in rows committed from now on (set by the kernel at each GCP).
+  void set_commit_gci(uint32_t gci) { commit_gci_ = gci; }
+  FragmentStats stats() const;
+  size_t row_count() const { return committed_rows_; }
+  // Checks index/row consistency (every committed row once in every index); for tests.
+  Status check_consistency() const;
+
+ private:
+  friend class Scan;
+  struct Operation;
+  struct RowLock;
+  struct LocalTx;
+  struct PendingRequest;
+  class IndexComparator;
+  class IndexProbe;
+
+  Fragment(const TableSchema* schema, GlobalMemory* memory);
+  Status init_indexes();
+
+  // Request execution (first attempt and resume).
+  OpResult execute(TxId tx, OpType type, const AttrValues& key_or_row, const AttrValues* values,
+                   const InterpretedUpdate* program, LockMode mode,
+                   const std::vector<uint16_t>* columns, AttrValues* out, OpId resumed);
+  OpResult park(OpId op, uint32_t lock_id, TxId tx, OpType type, const AttrValues& key_or_row,
+                const AttrValues* values, const InterpretedUpdate* program, LockMode mode,
+                const std::vector<uint16_t>* columns);
+
+  // Keys and rows.
+  uint32_t key_hash_of(const AttrValues& values, Status* status) const;
+  uint32_t row_key_hash(const RowImage& image) const;
+  RowRef find_row(uint32_t hash, const AttrValues& key) const;
+  RowImage slot_image(RowRef row) const;
+  RowImage op_image(const Operation& op) const;
+  RowImage entry_image(uint32_t entry) const;
+  RowRef entry_row(uint32_t entry) const;
+  uint32_t row_flags(RowRef row) const;
+  void set_row_flags(RowRef row, uint32_t flags);
+  uint32_t row_lock_id(RowRef row) const;
+  void set_row_lock_id(RowRef row, uint32_t lock_id);
+
+  // Views: which version a reader sees.
+  struct View {
+    bool exists = false;
+    RowImage image;
+    const Operation* op = nullptr;  // the op whose version it is, null for committed
+  };
+  View view_of(TxId tx, RowRef row) const;
+  const Operation* newest_live_write(TxId tx, RowRef row) const;
+  bool entry_visible(int index, uint32_t entry, TxId tx, View* view) const;
+  int compare_index_keys(int index, const RowImage& a, const RowImage& b) const;
+  uint32_t index_prefix(int index, const RowImage& image) const;
+
+  // Locks.
+  enum class LockOutcome { kGranted, kMustWait, kFailed };
+  LockOutcome acquire_lock(TxId tx, RowRef row, LockMode mode, OpId op, uint32_t* lock_id,
+                           Status* error);
+
+  // Write paths.
+  Status check_unique(TxId tx, RowRef row, const RowImage& image, const Operation* prev_image_op,
+                      bool prev_exists, const RowImage& prev, uint32_t* wait_lock_row);
+  Status add_op_entries(OpId op_id, RowRef row);
+  void remove_op_entries(OpId op_id);
+  void remove_slot_entries(RowRef row);
+  Status add_slot_entries(RowRef row);
+  Result<OpId> new_operation(TxId tx, OpType type, LockMode mode, RowRef row);
+  void install(RowRef row);
+  void release_row_if_dead(RowRef row);
+  void wake_waiters(RowLock* lock);
+
+  // Constant after construction.
+  const TableSchema* const schema_;
+  GlobalMemory* const memory_;
+  const RowLayout layout_;
+
+  FixedRowStore fixed_;
+  VarRowStore var_;
+  HashIndex hash_;
+  std::vector<std::unique_ptr<IndexComparator>> comparators_;
+  std::vector<std::unique_ptr<OrderedIndex>> ordered_;
+  RecordPool<Operation> ops_;
+  RecordPool<RowLock> locks_;
+  RecordPool<LocalTx> txs_;
+  BlockAllocator images_;
+  std::vector<OpId> ready_;
+  std::set<TxId> active_txs_;
+  uint32_t commit_gci_ = 0;
+  size_t committed_rows_ = 0;
+  // Scratch buffers reused across operations (no allocation on the hot path).
+  std::string scratch_fixed_, scratch_var_;
+};
+
+// A resumable scan over one fragment: full scan in row order, or an ordered-index range
+// in either direction. Survives modifications of the fragment between batches.
+class Fragment::Scan {
+ public:
+  // Appends up to max_rows qualifying rows (projected) to *out, one AttrValues per row.
+  // Returns the number appended; 0 means the scan is complete.
+  Result<size_t> next(size_t max_rows, std::vector<AttrValues>* out);
+  // The row ref of the last row returned (for a following locking read by key).
+  RowRef last_row() const { return last_row_; }
+  bool done() const { return done_; }
+
+ private:
+  friend class Fragment;
+  Scan(Fragment* fragment, ScanSpec spec);
+  bool emit(const View& view, std::vector<AttrValues>* out);
+
+  Fragment* fragment_;
+  ScanSpec spec_;
+  bool done_ = false;
+  bool started_ = false;
+  RowRef position_ = 0;  // full scan: next slot position
+  RowRef last_row_ = kNoRef;
+  // Ordered scan: where to resume.
+  uint32_t last_entry_ = kNoRef;
+  std::string last_key_fixed_, last_key_var_;  // copy of the last entry's image
+  uint64_t seen_modifications_ = 0;
+  OrderedIndex::Cursor cursor_;
+};
+
+}  // namespace duo::storage

@@ -1,0 +1,176 @@
+// Storage-engine hot paths at 1M rows of sysbench shape:
+//   CREATE TABLE sbtest1 (id INT NOT NULL, k INT NOT NULL DEFAULT 0,
+//     c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '',
+//     PRIMARY KEY (id), KEY k_1 (k))
+// As in NDB, the primary key has a hash index plus an ordered index (for ranges).
+// One thread, one fragment. Run: build/release/storage/fragment/duo_storage_fragment_bench
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "storage/fragment/fragment.h"
+
+namespace duo::storage {
+namespace {
+
+constexpr int kRows = 1'000'000;
+
+struct Sysbench {
+  std::unique_ptr<GlobalMemory> memory;
+  TableSchema schema;
+  std::unique_ptr<Fragment> fragment;
+  std::string c_value = std::string(120, 'c');
+  std::string pad_value = std::string(60, 'p');
+
+  Sysbench() {
+    GlobalMemoryConfig mc;
+    mc.total_bytes = size_t{1} << 30;
+    memory = std::move(GlobalMemory::create(mc)).value();
+    schema.name = "sbtest1";
+    schema.columns = {{"id", ColumnType::kInt, false, false},
+                      {"k", ColumnType::kInt, false, false},
+                      {"c", ColumnType::kChar, false, false, 120},
+                      {"pad", ColumnType::kChar, false, false, 60}};
+    schema.primary_key = {0};
+    schema.ordered_indexes = {{"pk_ordered", {0}, true}, {"k_1", {1}, false}};
+    fragment = std::move(Fragment::create(&schema, memory.get())).value();
+  }
+  AttrValues row(int32_t id, int32_t k) const {
+    AttrValues a;
+    a.add(0, encode_int(schema.columns[0], id));
+    a.add(1, encode_int(schema.columns[1], k));
+    a.add(2, c_value);
+    a.add(3, pad_value);
+    return a;
+  }
+  AttrValues key(int32_t id) const {
+    AttrValues a;
+    a.add(0, encode_int(schema.columns[0], id));
+    return a;
+  }
+  void insert_committed(int32_t id, int32_t k) {
+    TxId tx = *fragment->begin();
+    OpResult r = fragment->insert(tx, row(id, k));
+    if (!r.status.ok()) std::abort();
+    if (!fragment->commit(tx).ok()) std::abort();
+  }
+};
+
+// Loaded once, shared by the read/update benchmarks.
+Sysbench& loaded() {
+  static Sysbench* s = [] {
+    auto* b = new Sysbench();
+    std::mt19937 rng(1);
+    for (int32_t id = 1; id <= kRows; ++id) b->insert_committed(id, static_cast<int32_t>(rng() % kRows));
+    return b;
+  }();
+  return *s;
+}
+
+void BM_PkInsert(benchmark::State& state) {
+  Sysbench b;
+  std::mt19937 rng(2);
+  int32_t id = 0;
+  for (auto _ : state) {
+    b.insert_committed(++id, static_cast<int32_t>(rng() % kRows));
+  }
+  const FragmentStats st = b.fragment->stats();
+  const double rows = static_cast<double>(st.rows);
+  const double data_bytes = 4 + 4 + 120 + 60;
+  const double fixed_bytes = static_cast<double>(st.fixed_pages * kPageSize);
+  state.counters["rows"] = rows;
+  state.counters["row_bytes"] = fixed_bytes / rows;
+  state.counters["hash_B_per_row"] = static_cast<double>(st.hash_index_bytes) / rows;
+  state.counters["ordered_B_per_row_2idx"] = static_cast<double>(st.ordered_index_bytes) / rows;
+  // Overhead beyond column data: row header + page slack + hash entry + ONE ordered index.
+  state.counters["overhead_B_per_row"] =
+      (fixed_bytes + static_cast<double>(st.hash_index_bytes) +
+       static_cast<double>(st.ordered_index_bytes) / 2) / rows - data_bytes;
+}
+BENCHMARK(BM_PkInsert)->Iterations(kRows)->Unit(benchmark::kNanosecond);
+
+void BM_PkInsertBatched100(benchmark::State& state) {
+  Sysbench b;
+  int32_t id = 0;
+  for (auto _ : state) {
+    TxId tx = *b.fragment->begin();
+    for (int i = 0; i < 100; ++i) {
+      ++id;
+      if (!b.fragment->insert(tx, b.row(id, id)).status.ok()) std::abort();
+    }
+    if (!b.fragment->commit(tx).ok()) std::abort();
+  }
+  state.SetItemsProcessed(state.iterations() * 100);
+}
+BENCHMARK(BM_PkInsertBatched100)->Iterations(kRows / 100)->Unit(benchmark::kMicrosecond);
+
+void BM_PkLookup(benchmark::State& state) {
+  Sysbench& b = loaded();
+  std::mt19937 rng(3);
+  std::vector<AttrValues> keys;
+  for (int i = 0; i < 4096; ++i) keys.push_back(b.key(1 + static_cast<int32_t>(rng() % kRows)));
+  AttrValues out;
+  const std::vector<uint16_t> all;
+  size_t i = 0;
+  for (auto _ : state) {
+    out.clear();
+    OpResult r = b.fragment->read(kNullId, keys[i++ & 4095], LockMode::kCommittedRead, all, &out);
+    benchmark::DoNotOptimize(r.status.ok());
+  }
+}
+BENCHMARK(BM_PkLookup);
+
+void BM_PkUpdate(benchmark::State& state) {
+  Sysbench& b = loaded();
+  std::mt19937 rng(4);
+  AttrValues change;
+  change.add(2, std::string(120, 'u'));
+  for (auto _ : state) {
+    TxId tx = *b.fragment->begin();
+    OpResult r = b.fragment->update(tx, b.key(1 + static_cast<int32_t>(rng() % kRows)), change);
+    if (!r.status.ok()) std::abort();
+    if (!b.fragment->commit(tx).ok()) std::abort();
+  }
+}
+BENCHMARK(BM_PkUpdate);
+
+void BM_InterpretedUpdateKPlus1(benchmark::State& state) {
+  Sysbench& b = loaded();
+  std::mt19937 rng(5);
+  InterpretedUpdate program;
+  program.add(1, 1);
+  if (!program.bind(b.schema).ok()) std::abort();
+  for (auto _ : state) {
+    TxId tx = *b.fragment->begin();
+    OpResult r = b.fragment->interpreted_update(tx, b.key(1 + static_cast<int32_t>(rng() % kRows)), program);
+    if (!r.status.ok()) std::abort();
+    if (!b.fragment->commit(tx).ok()) std::abort();
+  }
+}
+BENCHMARK(BM_InterpretedUpdateKPlus1);
+
+void BM_RangeScan100(benchmark::State& state) {
+  Sysbench& b = loaded();
+  std::mt19937 rng(6);
+  std::vector<AttrValues> rows;
+  rows.reserve(128);
+  for (auto _ : state) {
+    const int32_t lo = 1 + static_cast<int32_t>(rng() % (kRows - 100));
+    Fragment::ScanSpec spec;
+    spec.index = 0;
+    spec.low.add(0, encode_int(b.schema.columns[0], lo));
+    spec.high.add(0, encode_int(b.schema.columns[0], lo + 99));
+    spec.columns = {2};  // SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?
+    auto scan = std::move(b.fragment->open_scan(std::move(spec))).value();
+    rows.clear();
+    auto n = scan->next(200, &rows);
+    if (!n.ok() || *n != 100) std::abort();
+  }
+  state.SetItemsProcessed(state.iterations() * 100);
+}
+BENCHMARK(BM_RangeScan100)->Unit(benchmark::kNanosecond);
+
+}  // namespace
+}  // namespace duo::storage
+
+BENCHMARK_MAIN();

@@ -1,0 +1,353 @@
+// Targeted Fragment scenarios: lock waits, per-operation abort, memory exhaustion, var
+// columns, unique keys, scans that resume across modifications, interpreted updates and
+// pushed-down filters. The randomized comparison with a model is fragment_model_test.cc.
+#include "storage/fragment/fragment.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace duo::storage {
+namespace {
+
+class FragmentTest : public ::testing::Test {
+ protected:
+  void make(size_t pages) {
+    GlobalMemoryConfig mc;
+    mc.total_bytes = pages * kPageSize;
+    mc.prefault = false;
+    // As in a data node: TransactionMemory has its own reserve, so a full DataMemory
+    // still lets transactions delete rows.
+    mc.areas[static_cast<size_t>(MemoryArea::kTransactionMemory)].reserved_pages = 16;
+    memory_ = std::move(GlobalMemory::create(mc)).value();
+    schema_.name = "t";
+    schema_.columns = {{"id", ColumnType::kInt, false, false},
+                       {"k", ColumnType::kBigInt, false, false},
+                       {"name", ColumnType::kVarchar, false, true, 200},
+                       {"code", ColumnType::kChar, false, true, 8}};
+    schema_.primary_key = {0};
+    schema_.ordered_indexes = {{"k_idx", {1}, false}, {"code_u", {3}, true}};
+    ASSERT_TRUE(schema_.validate().ok());
+    fragment_ = std::move(Fragment::create(&schema_, memory_.get())).value();
+  }
+  void SetUp() override { make(2048); }
+
+  std::string i32(int32_t v) const { return encode_int(schema_.columns[0], v); }
+  std::string i64(int64_t v) const { return encode_int(schema_.columns[1], v); }
+  AttrValues key(int32_t id) const {
+    AttrValues a;
+    a.add(0, i32(id));
+    return a;
+  }
+  AttrValues row(int32_t id, int64_t k, const std::string& name = "n") const {
+    AttrValues a;
+    a.add(0, i32(id));
+    a.add(1, i64(k));
+    a.add(2, name);
+    return a;
+  }
+  // Committed value of k (or -1 if absent).
+  int64_t k_of(int32_t id, TxId tx = kNullId) {
+    AttrValues out;
+    OpResult r = fragment_->read(tx, key(id), LockMode::kCommittedRead, {1}, &out);
+    if (r.status.is(ErrorCode::kNotFound)) return -1;
+    EXPECT_TRUE(r.status.ok()) << r.status.to_string();
+    return decode_int(schema_.columns[1], out.value(0));
+  }
+  std::string name_of(int32_t id) {
+    AttrValues out;
+    OpResult r = fragment_->read(kNullId, key(id), LockMode::kCommittedRead, {2}, &out);
+    EXPECT_TRUE(r.status.ok());
+    return out.entry(0).is_null ? "NULL" : std::string(out.value(0));
+  }
+  void insert_committed(int32_t id, int64_t k, const std::string& name = "n") {
+    TxId tx = *fragment_->begin();
+    OpResult r = fragment_->insert(tx, row(id, k, name));
+    ASSERT_TRUE(r.status.ok()) << r.status.to_string();
+    ASSERT_TRUE(fragment_->commit(tx).ok());
+  }
+
+  std::unique_ptr<GlobalMemory> memory_;
+  TableSchema schema_;
+  std::unique_ptr<Fragment> fragment_;
+};
+
+TEST_F(FragmentTest, InsertIsInvisibleUntilCommitThenVisible) {
+  TxId tx = *fragment_->begin();
+  ASSERT_TRUE(fragment_->insert(tx, row(1, 10)).status.ok());
+  EXPECT_EQ(k_of(1), -1);      // others: not yet
+  EXPECT_EQ(k_of(1, tx), 10);  // own writes: visible
+  ASSERT_TRUE(fragment_->commit(tx).ok());
+  EXPECT_EQ(k_of(1), 10);
+  EXPECT_EQ(fragment_->row_count(), 1u);
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+}
+
+TEST_F(FragmentTest, LockWaitParksThenResumesAfterCommit) {
+  insert_committed(1, 10);
+  TxId t1 = *fragment_->begin();
+  TxId t2 = *fragment_->begin();
+  AttrValues set20;
+  set20.add(1, i64(20));
+  ASSERT_TRUE(fragment_->update(t1, key(1), set20).status.ok());
+  AttrValues set30;
+  set30.add(1, i64(30));
+  OpResult w = fragment_->update(t2, key(1), set30);
+  ASSERT_TRUE(w.waiting);
+  EXPECT_TRUE(fragment_->is_waiting(w.op));
+  EXPECT_TRUE(fragment_->take_ready().empty());
+  EXPECT_EQ(k_of(1), 10);  // committed readers never wait
+  ASSERT_TRUE(fragment_->commit(t1).ok());
+  std::vector<OpId> ready = fragment_->take_ready();
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0], w.op);
+  OpResult r = fragment_->resume(w.op, nullptr);
+  ASSERT_TRUE(r.status.ok()) << r.status.to_string();
+  ASSERT_FALSE(r.waiting);
+  ASSERT_TRUE(fragment_->commit(t2).ok());
+  EXPECT_EQ(k_of(1), 30);
+}
+
+TEST_F(FragmentTest, LockWaitTimeoutIsMysql1205) {
+  insert_committed(1, 10);
+  TxId t1 = *fragment_->begin();
+  TxId t2 = *fragment_->begin();
+  AttrValues out;
+  ASSERT_TRUE(fragment_->read(t1, key(1), LockMode::kExclusive, {}, &out).status.ok());
+  OpResult w = fragment_->read(t2, key(1), LockMode::kShared, {}, &out);
+  ASSERT_TRUE(w.waiting);
+  Status s = fragment_->cancel_wait(w.op);
+  EXPECT_EQ(s.code(), ErrorCode::kLockWaitTimeout);
+  EXPECT_EQ(error_info(s.code()).mysql_errno, 1205);
+  ASSERT_TRUE(fragment_->abort(t2).ok());
+  ASSERT_TRUE(fragment_->commit(t1).ok());
+  // Shared locks are compatible with each other.
+  TxId a = *fragment_->begin();
+  TxId b = *fragment_->begin();
+  EXPECT_FALSE(fragment_->read(a, key(1), LockMode::kShared, {}, &out).waiting);
+  EXPECT_FALSE(fragment_->read(b, key(1), LockMode::kShared, {}, &out).waiting);
+  AttrValues set;
+  set.add(1, i64(5));
+  EXPECT_TRUE(fragment_->update(a, key(1), set).waiting);  // b shares the row
+  ASSERT_TRUE(fragment_->abort(a).ok());
+  ASSERT_TRUE(fragment_->abort(b).ok());
+}
+
+TEST_F(FragmentTest, OperationAbortedWhileAnotherOnSameRowCommits) {
+  insert_committed(1, 10, "old");
+  TxId tx = *fragment_->begin();
+  AttrValues set_name;
+  set_name.add(2, "renamed-to-something-longer");
+  OpResult a = fragment_->update(tx, key(1), set_name);
+  ASSERT_TRUE(a.status.ok());
+  AttrValues set_k;
+  set_k.add(1, i64(99));
+  OpResult b = fragment_->update(tx, key(1), set_k);
+  ASSERT_TRUE(b.status.ok());
+  EXPECT_EQ(k_of(1, tx), 99);
+  ASSERT_TRUE(fragment_->abort_operation(b.op).ok());
+  EXPECT_EQ(k_of(1, tx), 10);  // the newest live version is a's again
+  ASSERT_TRUE(fragment_->commit_operation(a.op).ok());
+  ASSERT_TRUE(fragment_->end(tx).ok());
+  EXPECT_EQ(k_of(1), 10);
+  EXPECT_EQ(name_of(1), "renamed-to-something-longer");
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+
+  // Insert then delete in one transaction: nothing remains, nothing leaks.
+  TxId t2 = *fragment_->begin();
+  ASSERT_TRUE(fragment_->insert(t2, row(2, 5)).status.ok());
+  ASSERT_TRUE(fragment_->remove(t2, key(2)).status.ok());
+  ASSERT_TRUE(fragment_->commit(t2).ok());
+  EXPECT_EQ(k_of(2), -1);
+  EXPECT_EQ(fragment_->row_count(), 1u);
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+}
+
+TEST_F(FragmentTest, DeleteThenReinsertInOneTransaction) {
+  insert_committed(1, 10, "a");
+  TxId tx = *fragment_->begin();
+  ASSERT_TRUE(fragment_->remove(tx, key(1)).status.ok());
+  EXPECT_EQ(k_of(1, tx), -1);
+  EXPECT_EQ(k_of(1), 10);
+  ASSERT_TRUE(fragment_->insert(tx, row(1, 11, "b")).status.ok());
+  EXPECT_EQ(fragment_->insert(tx, row(1, 12)).status.code(), ErrorCode::kDuplicateKey);
+  ASSERT_TRUE(fragment_->commit(tx).ok());
+  EXPECT_EQ(k_of(1), 11);
+  EXPECT_EQ(name_of(1), "b");
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+}
+
+TEST_F(FragmentTest, UniqueIndexRejectsDuplicatesIgnoringNulls) {
+  TxId tx = *fragment_->begin();
+  AttrValues r1 = row(1, 1);
+  r1.add(3, "AB      ");
+  AttrValues r2 = row(2, 2);
+  r2.add(3, "AB      ");
+  ASSERT_TRUE(fragment_->insert(tx, r1).status.ok());
+  OpResult dup = fragment_->insert(tx, r2);
+  EXPECT_EQ(dup.status.code(), ErrorCode::kDuplicateKey);
+  EXPECT_EQ(dup.status.message(), "Duplicate entry 'AB' for key 'code_u'");
+  EXPECT_EQ(error_info(dup.status.code()).mysql_errno, 1062);
+  ASSERT_TRUE(fragment_->insert(tx, row(3, 3)).status.ok());  // NULL code
+  ASSERT_TRUE(fragment_->insert(tx, row(4, 4)).status.ok());  // NULL code again
+  ASSERT_TRUE(fragment_->commit(tx).ok());
+  EXPECT_EQ(fragment_->row_count(), 3u);
+  // A second transaction's uncommitted holder of the value makes a newcomer wait.
+  TxId a = *fragment_->begin();
+  TxId b = *fragment_->begin();
+  AttrValues r5 = row(5, 5);
+  r5.add(3, "zz      ");
+  AttrValues r6 = row(6, 6);
+  r6.add(3, "zz      ");
+  ASSERT_TRUE(fragment_->insert(a, r5).status.ok());
+  OpResult w = fragment_->insert(b, r6);
+  ASSERT_TRUE(w.waiting);
+  ASSERT_TRUE(fragment_->abort(a).ok());  // the holder goes away: b may proceed
+  ASSERT_EQ(fragment_->take_ready().size(), 1u);
+  OpResult r = fragment_->resume(w.op, nullptr);
+  ASSERT_TRUE(r.status.ok()) << r.status.to_string();
+  ASSERT_TRUE(fragment_->commit(b).ok());
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+}
+
+TEST_F(FragmentTest, TableFullIsCleanAndKeepsExistingRows) {
+  make(40);
+  int32_t inserted = 0;
+  Status last;
+  for (int32_t id = 1; id < 1000000; ++id) {
+    TxId tx = *fragment_->begin();
+    OpResult r = fragment_->insert(tx, row(id, id, std::string(150, 'x')));
+    if (!r.status.ok()) {
+      last = r.status;
+      ASSERT_TRUE(fragment_->abort(tx).ok());
+      break;
+    }
+    ASSERT_TRUE(fragment_->commit(tx).ok());
+    ++inserted;
+  }
+  ASSERT_EQ(last.code(), ErrorCode::kTableFull) << last.to_string();
+  EXPECT_EQ(error_info(last.code()).mysql_errno, 1114);
+  ASSERT_GT(inserted, 100);
+  EXPECT_EQ(fragment_->row_count(), static_cast<size_t>(inserted));
+  for (int32_t id = 1; id <= inserted; ++id) {
+    ASSERT_EQ(k_of(id), id);
+  }
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+  // Freeing rows makes room again.
+  TxId tx = *fragment_->begin();
+  for (int32_t id = 1; id <= inserted / 2; ++id) {
+    ASSERT_TRUE(fragment_->remove(tx, key(id)).status.ok());
+  }
+  ASSERT_TRUE(fragment_->commit(tx).ok());
+  insert_committed(inserted + 1, 7);
+  EXPECT_EQ(k_of(inserted + 1), 7);
+}
+
+TEST_F(FragmentTest, RowTooBigIsRejectedBySchema) {
+  TableSchema big;
+  big.name = "big";
+  big.columns = {{"id", ColumnType::kInt, false, false},
+                 {"a", ColumnType::kVarchar, false, true, 20000},
+                 {"b", ColumnType::kVarchar, false, true, 20000}};
+  big.primary_key = {0};
+  Status s = big.validate();
+  EXPECT_EQ(s.code(), ErrorCode::kRowTooBig);
+  EXPECT_EQ(error_info(s.code()).mysql_errno, 1118);
+  EXPECT_FALSE(Fragment::create(&big, memory_.get()).ok());
+}
+
+TEST_F(FragmentTest, VarPartGrowsAndShrinksThroughCommitAndAbort) {
+  insert_committed(1, 1, "short");
+  for (int round = 0; round < 50; ++round) {
+    const std::string name(static_cast<size_t>((round * 37) % 200), static_cast<char>('a' + round % 26));
+    TxId tx = *fragment_->begin();
+    AttrValues set;
+    set.add(2, name);
+    ASSERT_TRUE(fragment_->update(tx, key(1), set).status.ok());
+    if (round % 3 == 0) {
+      ASSERT_TRUE(fragment_->abort(tx).ok());
+    } else {
+      ASSERT_TRUE(fragment_->commit(tx).ok());
+      EXPECT_EQ(name_of(1), name);
+    }
+  }
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+}
+
+TEST_F(FragmentTest, OrderedScanResumesAcrossModifications) {
+  for (int32_t id = 1; id <= 200; ++id) insert_committed(id, id * 2);
+  Fragment::ScanSpec spec;
+  spec.index = 0;
+  auto scan = std::move(fragment_->open_scan(spec)).value();
+  std::vector<AttrValues> rows;
+  std::set<int32_t> seen;
+  int32_t next_id = 1000;
+  int64_t prev_k = -1;
+  while (true) {
+    rows.clear();
+    auto n = scan->next(10, &rows);
+    ASSERT_TRUE(n.ok());
+    if (*n == 0) break;
+    for (auto& a : rows) {
+      const auto id = static_cast<int32_t>(decode_int(schema_.columns[0], a.value(0)));
+      const int64_t k = decode_int(schema_.columns[1], a.value(1));
+      EXPECT_TRUE(seen.insert(id).second) << "row " << id << " returned twice";
+      EXPECT_GE(k, prev_k);
+      prev_k = k;
+    }
+    // Between batches: delete a row ahead, insert rows ahead and behind.
+    TxId tx = *fragment_->begin();
+    ASSERT_TRUE(fragment_->insert(tx, row(next_id++, prev_k + 1)).status.ok());
+    ASSERT_TRUE(fragment_->insert(tx, row(next_id++, 0)).status.ok());
+    ASSERT_TRUE(fragment_->commit(tx).ok());
+  }
+  // Every original row was seen exactly once.
+  for (int32_t id = 1; id <= 200; ++id) EXPECT_TRUE(seen.count(id)) << id;
+}
+
+TEST_F(FragmentTest, InterpretedUpdateAddsAtTheRowAndChecksRange) {
+  insert_committed(1, 10);
+  InterpretedUpdate plus_one;
+  plus_one.add(1, 1);
+  if (!plus_one.bind(schema_).ok()) std::abort();
+  TxId tx = *fragment_->begin();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(fragment_->interpreted_update(tx, key(1), plus_one).status.ok());
+  }
+  ASSERT_TRUE(fragment_->commit(tx).ok());
+  EXPECT_EQ(k_of(1), 15);
+  // Overflow of BIGINT is MySQL 1690 and changes nothing.
+  insert_committed(2, INT64_MAX);
+  TxId t2 = *fragment_->begin();
+  OpResult r = fragment_->interpreted_update(t2, key(2), plus_one);
+  EXPECT_EQ(r.status.code(), ErrorCode::kOutOfRange);
+  EXPECT_EQ(error_info(r.status.code()).mysql_errno, 1690);
+  ASSERT_TRUE(fragment_->commit(t2).ok());
+  EXPECT_EQ(k_of(2), INT64_MAX);
+}
+
+TEST_F(FragmentTest, ScanPushesFilterAndProjection) {
+  for (int32_t id = 1; id <= 100; ++id) insert_committed(id, id % 10, id % 2 ? "odd" : "even");
+  FilterBuilder fb;
+  // WHERE k >= 5 AND name LIKE 'ev%'
+  FilterProgram filter =
+      std::move(fb.build(fb.and_({fb.cmp(1, CmpOp::kGe, i64(5)), fb.like(2, "ev%")}))).value();
+  ASSERT_TRUE(filter.bind(schema_).ok());
+  Fragment::ScanSpec spec;
+  spec.filter = &filter;
+  spec.columns = {0};
+  auto scan = std::move(fragment_->open_scan(spec)).value();
+  std::vector<AttrValues> rows;
+  while (*scan->next(16, &rows) > 0) {
+  }
+  ASSERT_EQ(rows.size(), 20u);  // even ids with id % 10 in {6, 8}: two per decade
+  for (auto& a : rows) {
+    ASSERT_EQ(a.size(), 1u);
+    const auto id = decode_int(schema_.columns[0], a.value(0));
+    EXPECT_EQ(id % 2, 0);
+    EXPECT_GE(id % 10, 5);
+  }
+}
+
+}  // namespace
+}  // namespace duo::storage

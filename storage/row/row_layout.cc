@@ -1,0 +1,149 @@
+#include "storage/row/row_layout.h"
+
+namespace duo::storage {
+
+RowLayout::RowLayout(const TableSchema& schema) : schema_(&schema) {
+  places_.resize(schema.columns.size());
+  uint32_t nullable = 0;
+  for (size_t i = 0; i < schema.columns.size(); ++i) {
+    const ColumnDef& c = schema.columns[i];
+    if (c.nullable) places_[i].null_bit = static_cast<int32_t>(nullable++);
+    if (c.storage_disk) has_disk_ = true;
+    places_[i].max_size = column_max_size(c);
+    if (is_var_sized(c)) {
+      places_[i].is_var = true;
+      places_[i].var_index = var_count_++;
+      var_columns_.push_back(static_cast<uint16_t>(i));
+    }
+  }
+  uint32_t offset = kRowHeaderBytes;
+  if (var_count_ > 0) {
+    var_ref_offset_ = offset;
+    offset += 4;
+  }
+  if (has_disk_) offset += 8;  // disk part reference (page + slot), filled by disk data
+  null_offset_ = offset;
+  null_bytes_ = (nullable + 7) / 8;
+  offset += null_bytes_;
+  for (ColumnPlace& p : places_) {
+    if (!p.is_var) {
+      p.offset = offset;
+      offset += p.max_size;
+    }
+  }
+  fixed_size_ = (offset + 3) & ~3u;
+}
+
+Status RowLayout::build_image(const RowImage* base, const AttrValues& values,
+                              bool require_all_not_null, std::string* fixed_out,
+                              std::string* var_out) const {
+  const size_t ncols = places_.size();
+  // Which entry of `values` sets each column (-1: keep base / default).
+  int32_t set_by_stack[64];
+  std::vector<int32_t> set_by_heap;
+  int32_t* set_by = set_by_stack;
+  if (ncols > 64) {
+    set_by_heap.assign(ncols, -1);
+    set_by = set_by_heap.data();
+  } else {
+    for (size_t i = 0; i < ncols; ++i) set_by[i] = -1;
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    const AttrValues::Entry& e = values.entry(i);
+    if (e.column >= ncols) {
+      return Status(ErrorCode::kInvalidArgument, "unknown column id " + std::to_string(e.column));
+    }
+    const ColumnDef& c = schema_->columns[e.column];
+    if (set_by[e.column] >= 0) {
+      return Status(ErrorCode::kInvalidArgument, "column '" + c.name + "' specified twice");
+    }
+    const ColumnPlace& p = places_[e.column];
+    if (e.is_null) {
+      if (!c.nullable) {
+        return Status(ErrorCode::kNotNullViolation, "Column '" + c.name + "' cannot be null");
+      }
+    } else if (p.is_var ? e.size > p.max_size : e.size != p.max_size) {
+      if (p.is_var) {
+        return Status(ErrorCode::kDataTooLong, "Data too long for column '" + c.name + "'");
+      }
+      return Status(ErrorCode::kInvalidArgument,
+                    "value for column '" + c.name + "' has " + std::to_string(e.size) +
+                        " bytes, expected " + std::to_string(p.max_size));
+    }
+    set_by[e.column] = static_cast<int32_t>(i);
+  }
+  if (require_all_not_null) {
+    for (size_t i = 0; i < ncols; ++i) {
+      if (set_by[i] < 0 && !schema_->columns[i].nullable) {
+        return Status(ErrorCode::kNotNullViolation,
+                      "Field '" + schema_->columns[i].name + "' doesn't have a default value");
+      }
+    }
+  }
+
+  fixed_out->resize(fixed_size_);
+  auto* fixed = reinterpret_cast<uint8_t*>(fixed_out->data());
+  if (base) {
+    std::memcpy(fixed, base->fixed, fixed_size_);
+  } else {
+    std::memset(fixed, 0, fixed_size_);
+    // A fresh row starts with every nullable column NULL.
+    for (const ColumnPlace& p : places_) {
+      if (p.null_bit >= 0) fixed[null_offset_ + (p.null_bit >> 3)] |= uint8_t(1u << (p.null_bit & 7));
+    }
+  }
+  for (size_t col = 0; col < ncols; ++col) {
+    const int32_t i = set_by[col];
+    if (i < 0) continue;
+    const ColumnPlace& p = places_[col];
+    const AttrValues::Entry& e = values.entry(static_cast<size_t>(i));
+    if (p.null_bit >= 0) {
+      uint8_t& byte = fixed[null_offset_ + (p.null_bit >> 3)];
+      const uint8_t bit = uint8_t(1u << (p.null_bit & 7));
+      byte = e.is_null ? (byte | bit) : (byte & uint8_t(~bit));
+    }
+    if (!p.is_var && !e.is_null) std::memcpy(fixed + p.offset, values.data().data() + e.offset, e.size);
+  }
+
+  var_out->clear();
+  if (var_count_ == 0) return Status::OK();
+  // Var part: offsets array, then each var column's bytes in var-index order.
+  var_out->resize(2u * var_count_);
+  for (uint16_t v = 0; v < var_count_; ++v) {
+    const uint16_t col = var_columns_[v];
+    const int32_t i = set_by[col];
+    std::string_view bytes;
+    if (i >= 0) {
+      if (!values.entry(static_cast<size_t>(i)).is_null) bytes = values.value(static_cast<size_t>(i));
+    } else if (base) {
+      const ColumnValue old = get(*base, col);
+      if (!old.is_null) bytes = old.data;
+    }
+    var_out->append(bytes);
+    const auto end = static_cast<uint16_t>(var_out->size());
+    std::memcpy(var_out->data() + 2u * v, &end, 2);
+  }
+  if (fixed_size_ + var_out->size() > kMaxRowSizeBytes) {
+    return Status(ErrorCode::kRowTooBig, "Row size too large (" +
+                                             std::to_string(fixed_size_ + var_out->size()) +
+                                             " bytes); the maximum row size is " +
+                                             std::to_string(kMaxRowSizeBytes));
+  }
+  return Status::OK();
+}
+
+void RowLayout::project(const RowImage& image, const std::vector<uint16_t>& columns,
+                        AttrValues* out) const {
+  auto emit = [&](uint16_t col) {
+    const ColumnValue v = get(image, col);
+    if (v.is_null) out->add_null(col);
+    else out->add(col, v.data);
+  };
+  if (columns.empty()) {
+    for (size_t c = 0; c < places_.size(); ++c) emit(static_cast<uint16_t>(c));
+  } else {
+    for (uint16_t c : columns) emit(c);
+  }
+}
+
+}  // namespace duo::storage
