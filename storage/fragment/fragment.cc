@@ -79,6 +79,8 @@ class Fragment::IndexComparator final : public KeyComparator {
     return fragment_->compare_index_keys(index_, fragment_->entry_image(a),
                                          fragment_->entry_image(b));
   }
+  // Entries of one row tie at the same place, committed or not (see install()).
+  uint32_t tie_key(uint32_t ref) const override { return fragment_->entry_row(ref); }
 
  private:
   const Fragment* fragment_;
@@ -194,7 +196,9 @@ Status Fragment::init_indexes() {
 Fragment::~Fragment() {
   // Abort what is still open so operation records (which own heap-allocated pending
   // requests) are destroyed; pages go back with the stores and pools.
-  while (!active_txs_.empty()) abort(*active_txs_.begin()).ignore_error();
+  for (TxId tx = 0; tx < tx_active_.size(); ++tx) {
+    if (tx_active_[tx]) abort(tx).ignore_error();
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -421,7 +425,9 @@ void Fragment::wake_waiters(RowLock* lock) {
 
 Result<TxId> Fragment::begin() {
   DUO_ASSIGN_OR_RETURN(TxId tx, txs_.create());
-  active_txs_.insert(tx);
+  if (tx >= tx_active_.size()) tx_active_.resize(tx + 1024, 0);
+  tx_active_[tx] = 1;
+  ++active_tx_count_;
   return tx;
 }
 
@@ -702,7 +708,7 @@ OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
     return std::move(result);
   };
   const bool locking = mode != LockMode::kCommittedRead;
-  if (tx == kNullId ? locking : (!active_txs_.count(tx))) {
+  if (tx == kNullId ? locking : !is_active(tx)) {
     return fail(Status(ErrorCode::kTransactionState, "operation needs an active transaction"));
   }
   if (tx != kNullId && txs_.get(tx)->committing && resumed == kNullId) {
@@ -932,31 +938,49 @@ void Fragment::install(RowRef row) {
   }
   if (!newest) return;
   const bool was_committed = row_flags(row) & kRowCommitted;
-  // Remove every op-image entry first: they name images that are about to retire.
-  for (OpId id = lock->write_head; id != kNullId; id = ops_.get(id)->prev_write) {
-    remove_op_entries(id);
-  }
-  if (newest->is_delete) {
-    remove_slot_entries(row);
-    set_row_flags(row, row_flags(row) & ~kRowCommitted);
-    if (was_committed) --committed_rows_;
-  } else if (newest->image_in_slot) {
-    set_row_flags(row, row_flags(row) | kRowCommitted);
-    if (!was_committed) ++committed_rows_;
+  if (newest->is_delete || newest->image_in_slot) {
+    // Op-image entries name images that retire now; the slot's entries are right for
+    // a fresh insert and go for a delete.
+    for (OpId id = lock->write_head; id != kNullId; id = ops_.get(id)->prev_write) remove_op_entries(id);
+    if (newest->is_delete) {
+      remove_slot_entries(row);
+      set_row_flags(row, row_flags(row) & ~kRowCommitted);
+      if (was_committed) --committed_rows_;
+    } else {
+      set_row_flags(row, row_flags(row) | kRowCommitted);
+      if (!was_committed) ++committed_rows_;
+    }
   } else {
-    // Keys that change leave the index before the slot is overwritten.
+    // The new version comes from a TransactionMemory image. For each index, the entry
+    // that will name the row is either the slot's (key unchanged) or the op entry that
+    // already carries the new key (one entry per row and key, ordered by (key, row)):
+    // commit swaps that entry's ref in place and so never allocates.
     const RowImage next = op_image(*newest);
-    uint64_t changed = 0;
     const bool indexed = row_flags(row) & kRowIndexed;
+    OpId keeper[64];
     for (size_t i = 0; i < ordered_.size(); ++i) {
-      if (!indexed || compare_index_keys(static_cast<int>(i), slot_image(row), next) != 0) {
-        changed |= uint64_t{1} << i;
-        if (indexed) {
-          const RowImage cur = slot_image(row);
-          if (!ordered_[i]->erase(index_prefix(static_cast<int>(i), cur), row)) {
-            invariant_failed("installed row missing from ordered index");
-          }
+      const int ix = static_cast<int>(i);
+      keeper[i] = kNullId;
+      if (indexed && compare_index_keys(ix, slot_image(row), next) == 0) continue;
+      for (OpId id = lock->write_head; id != kNullId; id = ops_.get(id)->prev_write) {
+        const Operation* op = ops_.get(id);
+        if ((op->entry_bits >> i & 1) && compare_index_keys(ix, op_image(*op), next) == 0) keeper[i] = id;
+      }
+      if (keeper[i] == kNullId) invariant_failed("no index entry carries the committed key");
+      if (indexed && !ordered_[i]->erase(index_prefix(ix, slot_image(row)), row)) {
+        invariant_failed("installed row missing from ordered index");
+      }
+    }
+    // Retire every other op entry while the images are intact.
+    for (OpId id = lock->write_head; id != kNullId; id = ops_.get(id)->prev_write) {
+      Operation* op = ops_.get(id);
+      const RowImage img = op_image(*op);
+      for (size_t i = 0; i < ordered_.size(); ++i) {
+        if (!(op->entry_bits >> i & 1) || keeper[i] == id) continue;
+        if (!ordered_[i]->erase(index_prefix(static_cast<int>(i), img), id | kOpEntryBit)) {
+          invariant_failed("op entry missing from ordered index");
         }
+        op->entry_bits &= ~(uint64_t{1} << i);
       }
     }
     uint8_t* dst = fixed_.row(row);
@@ -981,12 +1005,12 @@ void Fragment::install(RowRef row) {
       std::memcpy(var_.data(v), next.var, next.var_size);
     }
     for (size_t i = 0; i < ordered_.size(); ++i) {
-      if (!(changed >> i & 1)) continue;
-      // Cannot fail for lack of memory: the op's own entry was just removed from this
-      // tree, so a free slot exists... unless the key moved to a full leaf (see
-      // ordered index reserve in docs/architecture.md).
-      Status s = ordered_[i]->insert(index_prefix(static_cast<int>(i), slot_image(row)), row);
-      if (!s.ok()) invariant_failed("ordered index insert failed during commit");
+      if (keeper[i] == kNullId) continue;
+      const RowImage slot = slot_image(row);
+      if (!ordered_[i]->replace_ref(index_prefix(static_cast<int>(i), slot), keeper[i] | kOpEntryBit, row)) {
+        invariant_failed("op entry to install missing from ordered index");
+      }
+      ops_.get(keeper[i])->entry_bits &= ~(uint64_t{1} << i);
     }
     set_row_flags(row, row_flags(row) | kRowCommitted | kRowIndexed);
     if (!was_committed) ++committed_rows_;
@@ -1043,7 +1067,7 @@ void Fragment::release_row_if_dead(RowRef row) {
 }
 
 Status Fragment::end(TxId tx) {
-  if (!active_txs_.count(tx)) return Status(ErrorCode::kTransactionState, "no such transaction");
+  if (!is_active(tx)) return Status(ErrorCode::kTransactionState, "no such transaction");
   LocalTx* t = txs_.get(tx);
   for (OpId id = t->ops_head; id != kNullId; id = ops_.get(id)->next_in_tx) {
     const OpState s = ops_.get(id)->state;
@@ -1052,7 +1076,8 @@ Status Fragment::end(TxId tx) {
     }
   }
   // 1. Drop index entries of every image, then release row locks (waking waiters).
-  std::vector<RowRef> rows;
+  std::vector<RowRef>& rows = scratch_rows_;
+  rows.clear();
   for (OpId id = t->ops_head; id != kNullId; id = ops_.get(id)->next_in_tx) {
     Operation* op = ops_.get(id);
     if (op->writes) remove_op_entries(id);
@@ -1093,12 +1118,13 @@ Status Fragment::end(TxId tx) {
     id = next;
   }
   txs_.destroy(tx);
-  active_txs_.erase(tx);
+  tx_active_[tx] = 0;
+  --active_tx_count_;
   return Status::OK();
 }
 
 Status Fragment::commit(TxId tx) {
-  if (!active_txs_.count(tx)) return Status(ErrorCode::kTransactionState, "no such transaction");
+  if (!is_active(tx)) return Status(ErrorCode::kTransactionState, "no such transaction");
   for (OpId id = txs_.get(tx)->ops_head; id != kNullId; id = ops_.get(id)->next_in_tx) {
     if (is_waiting(id)) {
       return Status(ErrorCode::kTransactionState, "cannot commit while an operation waits for a lock");
@@ -1111,7 +1137,7 @@ Status Fragment::commit(TxId tx) {
 }
 
 Status Fragment::abort(TxId tx) {
-  if (!active_txs_.count(tx)) return Status(ErrorCode::kTransactionState, "no such transaction");
+  if (!is_active(tx)) return Status(ErrorCode::kTransactionState, "no such transaction");
   for (OpId id = txs_.get(tx)->ops_head; id != kNullId; id = ops_.get(id)->next_in_tx) {
     Operation* op = ops_.get(id);
     if (op->state == OpState::kCommitted) continue;
@@ -1127,7 +1153,7 @@ Result<std::unique_ptr<Fragment::Scan>> Fragment::open_scan(ScanSpec spec) {
   if (spec.index >= static_cast<int>(ordered_.size())) {
     return Status(ErrorCode::kInvalidArgument, "no such ordered index");
   }
-  if (spec.tx != kNullId && !active_txs_.count(spec.tx)) {
+  if (spec.tx != kNullId && !is_active(spec.tx)) {
     return Status(ErrorCode::kTransactionState, "no such transaction");
   }
   for (uint16_t c : spec.columns) {
@@ -1189,7 +1215,7 @@ Result<size_t> Fragment::Scan::next(size_t max_rows, std::vector<AttrValues>* ou
                   reinterpret_cast<const uint8_t*>(last_key_var_.data()),
                   static_cast<uint32_t>(last_key_var_.size())};
     IndexProbe probe(&f, spec_.index, nullptr, &last);
-    cursor_ = spec_.descending ? tree.seek_before(probe, last_entry_) : tree.seek_after(probe, last_entry_);
+    cursor_ = spec_.descending ? tree.seek_before(probe, last_tie_) : tree.seek_after(probe, last_tie_);
   }
   while (produced < max_rows && cursor_.valid()) {
     const uint32_t e = cursor_.ref();
@@ -1212,6 +1238,7 @@ Result<size_t> Fragment::Scan::next(size_t max_rows, std::vector<AttrValues>* ou
     const bool visible = f.entry_visible(spec_.index, e, spec_.tx, &v);
     // Remember where we are before moving on (a copy: the image may retire later).
     last_entry_ = e;
+    last_tie_ = f.entry_row(e);
     const RowImage img = f.entry_image(e);
     last_key_fixed_.assign(reinterpret_cast<const char*>(img.fixed), f.layout_.fixed_size());
     last_key_var_.assign(reinterpret_cast<const char*>(img.var), img.var_size);
@@ -1271,7 +1298,7 @@ Status Fragment::check_consistency() const {
   }
   if (committed != committed_rows_) return Status(ErrorCode::kCorruption, "committed row count drift");
   if (hash_.size() != allocated) return Status(ErrorCode::kCorruption, "hash index size differs from rows");
-  if (active_txs_.empty()) {
+  if (active_tx_count_ == 0) {
     for (const auto& t : ordered_) {
       if (t->size() != committed) return Status(ErrorCode::kCorruption, "ordered index size differs");
       DUO_RETURN_IF_ERROR(t->check_invariants());

@@ -33,7 +33,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -161,6 +160,7 @@ class Fragment {
 
   Fragment(const TableSchema* schema, GlobalMemory* memory);
   Status init_indexes();
+  bool is_active(TxId tx) const { return tx < tx_active_.size() && tx_active_[tx]; }
 
   // Request execution (first attempt and resume).
   OpResult execute(TxId tx, OpType type, const AttrValues& key_or_row, const AttrValues* values,
@@ -227,7 +227,9 @@ class Fragment {
   RecordPool<LocalTx> txs_;
   BlockAllocator images_;
   std::vector<OpId> ready_;
-  std::set<TxId> active_txs_;
+  std::vector<uint8_t> tx_active_;  // by TxId: begun and not yet ended
+  size_t active_tx_count_ = 0;
+  std::vector<RowRef> scratch_rows_;
   uint32_t commit_gci_ = 0;
   size_t committed_rows_ = 0;
   // Scratch buffers reused across operations (no allocation on the hot path).
@@ -258,6 +260,7 @@ class Fragment::Scan {
   RowRef last_row_ = kNoRef;
   // Ordered scan: where to resume.
   uint32_t last_entry_ = kNoRef;
+  uint32_t last_tie_ = kNoRef;  // row of the last entry: where to seek again
   std::string last_key_fixed_, last_key_var_;  // copy of the last entry's image
   uint64_t seen_modifications_ = 0;
   OrderedIndex::Cursor cursor_;

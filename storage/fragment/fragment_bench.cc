@@ -32,17 +32,19 @@ struct Sysbench {
                       {"c", ColumnType::kChar, false, false, 120},
                       {"pad", ColumnType::kChar, false, false, 60}};
     schema.primary_key = {0};
-    schema.ordered_indexes = {{"pk_ordered", {0}, true}, {"k_1", {1}, false}};
+    schema.ordered_indexes = {{"pk_ordered", {0}, false}, {"k_1", {1}, false}};
     fragment = std::move(Fragment::create(&schema, memory.get())).value();
   }
-  AttrValues row(int32_t id, int32_t k) const {
-    AttrValues a;
-    a.add(0, encode_int(schema.columns[0], id));
-    a.add(1, encode_int(schema.columns[1], k));
-    a.add(2, c_value);
-    a.add(3, pad_value);
-    return a;
+  // Fills a reused AttrValues (as the kernel will decode a signal into a reused buffer).
+  const AttrValues& row(int32_t id, int32_t k) {
+    scratch.clear();
+    scratch.add(0, std::string_view(reinterpret_cast<const char*>(&id), 4));
+    scratch.add(1, std::string_view(reinterpret_cast<const char*>(&k), 4));
+    scratch.add(2, c_value);
+    scratch.add(3, pad_value);
+    return scratch;
   }
+  AttrValues scratch;
   AttrValues key(int32_t id) const {
     AttrValues a;
     a.add(0, encode_int(schema.columns[0], id));

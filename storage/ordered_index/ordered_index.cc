@@ -8,11 +8,13 @@
 //
 // Invariants (verified by check_invariants()):
 //  1. All leaves are at level 0 and at the same depth; a node's level is its height - 1.
-//  2. Entries are strictly increasing in (key, ref) order within a leaf and along the
-//     leaf chain; the chain is doubly linked and first_leaf_/last_leaf_ are its ends.
+//  2. Entries are strictly increasing in (key, tie) order (tie = tie_key(ref)) within a
+//     leaf and along the leaf chain; the chain is doubly linked and first_leaf_/last_leaf_
+//     are its ends.
 //  3. Separator i of an inner node is exactly the first entry (prefix and ref) of the
 //     subtree of child i + 1. So every separator names a live entry, and a comparator
-//     callback on a separator never reads a row that has been erased.
+//     callback on a separator never reads a row that has been erased (and replace_ref
+//     rewrites the one separator that names the replaced ref).
 //  4. Fill: a non-root leaf holds [kLeafMinEntries, kLeafCapacity] entries; a non-root
 //     inner node [kInnerMinKeys, kInnerMaxKeys] separators; an inner root at least one;
 //     a leaf root at least one entry (an empty tree has no root and no nodes).
@@ -20,7 +22,7 @@
 //
 // Failure atomicity: insert computes how many nodes its split chain needs and reserves
 // them before changing anything, so kTableFull leaves the tree exactly as it was. Erase
-// never allocates.
+// and replace_ref never allocate.
 //
 // Thread-compatible: one owner; no internal locking (GlobalMemory locks page calls).
 #include "storage/ordered_index/ordered_index.h"
@@ -268,12 +270,15 @@ uint64_t OrderedIndex::modification_count() const { return modification_count_; 
 int OrderedIndex::compare_entries(uint32_t prefix_a, uint32_t ref_a, uint32_t prefix_b,
                                   uint32_t ref_b) const {
   if (prefix_a != prefix_b) return prefix_a < prefix_b ? -1 : 1;
+  if (ref_a == ref_b) return 0;
   if (!prefix_exact_) {
     const int c = comparator_->compare_entries(ref_a, ref_b);
     if (c != 0) return c < 0 ? -1 : 1;
   }
-  if (ref_a == ref_b) return 0;
-  return ref_a < ref_b ? -1 : 1;
+  const uint32_t tie_a = tie_of(ref_a);
+  const uint32_t tie_b = tie_of(ref_b);
+  if (tie_a == tie_b) return 0;
+  return tie_a < tie_b ? -1 : 1;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -374,20 +379,52 @@ OrderedIndex::Cursor OrderedIndex::upper_bound(const SearchProbe& probe, bool in
   });
 }
 
-OrderedIndex::Cursor OrderedIndex::seek_after(const SearchProbe& probe, uint32_t ref) const {
+OrderedIndex::Cursor OrderedIndex::seek_after(const SearchProbe& probe, uint32_t tie) const {
   const bool exact = prefix_exact_ || probe.prefix_exact();
   return first_not_before(probe.prefix(), [&](uint32_t entry_ref) {
     const int c = exact ? 0 : probe.compare_to(entry_ref);
-    return c < 0 || (c == 0 && entry_ref <= ref);
+    return c < 0 || (c == 0 && tie_of(entry_ref) <= tie);
   });
 }
 
-OrderedIndex::Cursor OrderedIndex::seek_before(const SearchProbe& probe, uint32_t ref) const {
+OrderedIndex::Cursor OrderedIndex::seek_before(const SearchProbe& probe, uint32_t tie) const {
   const bool exact = prefix_exact_ || probe.prefix_exact();
   return last_before(probe.prefix(), [&](uint32_t entry_ref) {
     const int c = exact ? 0 : probe.compare_to(entry_ref);
-    return c < 0 || (c == 0 && entry_ref < ref);
+    return c < 0 || (c == 0 && tie_of(entry_ref) < tie);
   });
+}
+
+// Descends to the first entry after (key(ref), tie_key(ref)): the entry for ref, if
+// present, is then the one just before the slot found, in the same leaf (a leaf's first
+// entry is its separator's, and separators at or before the target are passed to the
+// right, so only the leftmost leaf can end the search at slot 0).
+//
+// An entry e other than ref with equal key and tie is always evaluated if present: it is
+// the last one at or before the target, so it lies in the leaf's equal-prefix run just
+// before the slot found, and a bisection that raises its low end to slot s evaluated s - 1.
+OrderedIndex::Cursor OrderedIndex::find_entry(uint32_t prefix, uint32_t ref, Path* path,
+                                              bool* other_with_equal_tie) const {
+  uint32_t tie = 0;  // tie_key(ref), asked for only on the first key tie
+  bool tie_known = false;
+  bool clash = false;
+  auto at_or_before = [&](uint32_t entry_ref) {
+    if (entry_ref == ref) return true;
+    if (!prefix_exact_) {
+      const int c = comparator_->compare_entries(entry_ref, ref);
+      if (c != 0) return c < 0;
+    }
+    if (!tie_known) {
+      tie = tie_of(ref);
+      tie_known = true;
+    }
+    const uint32_t entry_tie = tie_of(entry_ref);
+    clash |= entry_tie == tie;
+    return entry_tie <= tie;
+  };
+  const Cursor cursor = find_first_not_before(prefix, at_or_before, path);
+  if (other_with_equal_tie != nullptr) *other_with_equal_tie = clash;
+  return cursor;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -406,18 +443,19 @@ Status OrderedIndex::insert(uint32_t prefix, uint32_t ref) {
     last_leaf_ = leaf;
     height_ = 1;
   }
-  // Descend to the first entry after (key, ref): the entry itself, if already present,
-  // is then the one just before the slot found, in the same leaf.
-  auto at_or_before = [&](uint32_t entry_ref) {
-    const int c = prefix_exact_ ? 0 : comparator_->compare_entries(entry_ref, ref);
-    return c < 0 || (c == 0 && entry_ref <= ref);
-  };
+  // The slot after every entry at or before (key, tie): an entry equal to it, if any, is
+  // just before the slot, in the same leaf.
   Path path;
-  const Cursor position = find_first_not_before(prefix, at_or_before, &path);
+  bool other_with_equal_tie = false;
+  const Cursor position = find_entry(prefix, ref, &path, &other_with_equal_tie);
   Leaf* leaf = const_cast<Leaf*>(static_cast<const Leaf*>(position.node_));
   const uint32_t slot = position.slot_;
   if (slot > 0 && leaf->refs[slot - 1] == ref) {
     return Status(ErrorCode::kInvalidArgument, "ref is already in the ordered index");
+  }
+  if (other_with_equal_tie) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "another ref with an equal key and tie is in the ordered index");
   }
   if (leaf->count < kLeafCapacity) {
     insert_into_leaf(leaf, slot, prefix, ref);
@@ -579,12 +617,8 @@ void OrderedIndex::split_and_insert(Path& path, Leaf* leaf, uint32_t slot, uint3
 
 bool OrderedIndex::erase(uint32_t prefix, uint32_t ref) {
   if (root_ == nullptr) return false;
-  auto at_or_before = [&](uint32_t entry_ref) {
-    const int c = prefix_exact_ ? 0 : comparator_->compare_entries(entry_ref, ref);
-    return c < 0 || (c == 0 && entry_ref <= ref);
-  };
   Path path;
-  const Cursor position = find_first_not_before(prefix, at_or_before, &path);
+  const Cursor position = find_entry(prefix, ref, &path);
   Leaf* leaf = const_cast<Leaf*>(static_cast<const Leaf*>(position.node_));
   // A ref stored under another prefix is a caller bug (its key changed); it is reported
   // as absent rather than erasing an entry the caller did not describe.
@@ -619,6 +653,39 @@ bool OrderedIndex::erase(uint32_t prefix, uint32_t ref) {
     }
   }
   if (leaf->count < kLeafMinEntries) rebalance_leaf(path, leaf);
+  return true;
+}
+
+bool OrderedIndex::replace_ref(uint32_t prefix, uint32_t old_ref, uint32_t new_ref) {
+  if (root_ == nullptr) return false;
+  Path path;
+  const Cursor position = find_entry(prefix, old_ref, &path);
+  Leaf* leaf = const_cast<Leaf*>(static_cast<const Leaf*>(position.node_));
+  if (position.slot_ == 0) return false;
+  const uint32_t slot = position.slot_ - 1;
+  if (leaf->refs[slot] != old_ref || leaf->prefixes[slot] != prefix) return false;
+#ifndef NDEBUG
+  // The order must not change: same key (the prefix is the caller's) and same tie.
+  if (comparator_ != nullptr && old_ref != new_ref) {
+    ORDERED_INDEX_CHECK(comparator_->tie_key(new_ref) == comparator_->tie_key(old_ref));
+    ORDERED_INDEX_CHECK(prefix_exact_ || comparator_->compare_entries(new_ref, old_ref) == 0);
+  }
+#endif
+  leaf->refs[slot] = new_ref;
+  if (slot == 0) {
+    // A leaf's first entry is the separator in the lowest ancestor where the path turned
+    // right (none for the first leaf of the tree), as in erase.
+    for (size_t level = 1; level < height_; ++level) {
+      const uint32_t index = path.child_index[level];
+      if (index > 0) {
+        Inner* inner = path.nodes[level];
+        ORDERED_INDEX_CHECK(inner->refs[index - 1] == old_ref);
+        inner->refs[index - 1] = new_ref;
+        break;
+      }
+    }
+  }
+  ++modification_count_;
   return true;
 }
 

@@ -1,15 +1,25 @@
 // OrderedIndex: an in-memory B+tree over the entries of one ordered index of a fragment.
 //
 // Entries are 32-bit refs (the fragment decides what a ref names: a row, or an
-// uncommitted row image) kept in (key, ref) order. Beside each ref the tree stores a
-// 32-bit order-preserving prefix of the key, so most comparisons never touch the row;
-// only prefix ties call back into the KeyComparator. Nodes are allocated from 32 KiB
-// pages of a GlobalMemory area; exhaustion is kTableFull with the tree unchanged.
+// uncommitted row image) kept in (key, tie) order, where tie = KeyComparator::tie_key(ref)
+// (the ref itself unless the comparator says otherwise; always the ref when there is no
+// comparator). Beside each ref the tree stores a 32-bit order-preserving prefix of the key,
+// so most comparisons never touch the row; only prefix ties call back into the
+// KeyComparator, and only key ties ask for tie_key.
 //
-// Cursors walk in both directions. Any insert or erase invalidates cursors; scans that
+// Precondition: two different refs with equal keys and equal tie_key never coexist in one
+// tree (insert reports it as kInvalidArgument). This lets an entry change the ref it names
+// in place (replace_ref) when the new ref has the same key and tie: e.g. an uncommitted
+// row version sits exactly where the committed entry of its row will sit.
+//
+// Nodes are allocated from 32 KiB pages of a GlobalMemory area; exhaustion is kTableFull
+// with the tree unchanged.
+//
+// Cursors walk in both directions. Any insert or erase invalidates cursors (replace_ref
+// does not: it changes one ref in place, but it counts as a modification); scans that
 // span modifications remember their last entry and seek again (see modification_count()).
 //
-// Invariants (check_invariants()): entries strictly increase in (key, ref) order along a
+// Invariants (check_invariants()): entries strictly increase in (key, tie) order along a
 // doubly linked leaf chain; every separator in an inner node is exactly the first entry of
 // its right subtree (so comparator callbacks only ever see live refs); every non-root node
 // is at least a third full; all leaves are at the same depth.
@@ -45,6 +55,11 @@ class KeyComparator {
   virtual ~KeyComparator() = default;
   // Sign of key(a) - key(b), ignoring refs.
   virtual int compare_entries(uint32_t ref_a, uint32_t ref_b) const = 0;
+  // Orders entries with equal keys (unsigned order of the result). Must be a pure function
+  // of the ref while the ref is in the tree, and resolvable for every ref in the tree and
+  // every ref passed to insert/erase/replace_ref. Refs with equal keys and equal tie_key
+  // must never be in one tree together (see OrderedIndex). Called only on key ties.
+  virtual uint32_t tie_key(uint32_t ref) const { return ref; }
 };
 
 // A search key that is not (necessarily) an entry: e.g. the bound of a range scan, which
@@ -70,14 +85,23 @@ class OrderedIndex {
   OrderedIndex(const OrderedIndex&) = delete;
   OrderedIndex& operator=(const OrderedIndex&) = delete;
 
-  // Inserts (prefix, ref) at its (key, ref) position. The comparator must already resolve
-  // ref's key. kTableFull (node memory exhausted) leaves the tree unchanged; a ref that is
-  // already present is a bug, reported as kInvalidArgument when detected.
+  // Inserts (prefix, ref) at its (key, tie_key(ref)) position. The comparator must already
+  // resolve ref's key and tie. kTableFull (node memory exhausted) leaves the tree
+  // unchanged. A ref that is already present, or another ref with an equal key and equal
+  // tie_key, is a caller bug, reported as kInvalidArgument (tree unchanged).
   Status insert(uint32_t prefix, uint32_t ref);
-  // Removes the entry for ref, whose key (and prefix) must be unchanged since insert and
-  // still resolvable by the comparator. Never allocates, so it cannot fail for memory.
-  // Returns false if absent.
+  // Removes the entry for ref, whose key (and prefix) and tie_key must be unchanged since
+  // insert and still resolvable by the comparator. Never allocates, so it cannot fail for
+  // memory. Returns false if absent (also when another ref holds ref's (key, tie) place).
   bool erase(uint32_t prefix, uint32_t ref);
+  // Makes the entry for old_ref name new_ref instead, in place: nothing moves, nothing is
+  // allocated (it cannot fail for memory), and cursors stay valid (a cursor on the entry
+  // now reads new_ref). old_ref's key (and prefix) and tie must be unchanged since insert.
+  // Precondition: key(new_ref) == key(old_ref) and tie_key(new_ref) == tie_key(old_ref),
+  // so the order is unchanged (checked through the comparator in debug builds). Also
+  // rewrites the inner-node separator that names old_ref, if any. Returns false (tree
+  // unchanged) if old_ref is absent; otherwise increments modification_count().
+  bool replace_ref(uint32_t prefix, uint32_t old_ref, uint32_t new_ref);
 
   class Cursor {
    public:
@@ -97,17 +121,19 @@ class OrderedIndex {
   Cursor lower_bound(const SearchProbe& probe, bool inclusive) const;
   // Last entry with key <= probe (inclusive) or key < probe (exclusive).
   Cursor upper_bound(const SearchProbe& probe, bool inclusive) const;
-  // First entry strictly after (key(probe), ref) in (key, ref) order, whether or not such an
-  // entry is still present. Resumes a scan after modifications: the scan keeps a copy of
-  // the last key it returned (as a full-key probe) and its ref.
-  Cursor seek_after(const SearchProbe& probe, uint32_t ref) const;
-  // Last entry strictly before (key(probe), ref) in (key, ref) order.
-  Cursor seek_before(const SearchProbe& probe, uint32_t ref) const;
+  // First entry strictly after (key(probe), tie) in (key, tie) order, whether or not such
+  // an entry is still present. `tie` is a tie value (what tie_key returned), not a ref:
+  // resuming a scan after modifications, the scan keeps a copy of the last key it returned
+  // (as a full-key probe) and tie_key() of its entry, taken while that entry was live.
+  Cursor seek_after(const SearchProbe& probe, uint32_t tie) const;
+  // Last entry strictly before (key(probe), tie) in (key, tie) order.
+  Cursor seek_before(const SearchProbe& probe, uint32_t tie) const;
 
   size_t size() const;  // entries
   // Bytes of pages held (whole pages, including free node slots); 0 when empty.
   size_t memory_bytes() const;
-  // Incremented by every insert or erase that changed the tree (failed ones do not).
+  // Incremented by every insert, erase or replace_ref that changed the tree (failed ones
+  // do not).
   uint64_t modification_count() const;
   // Checks the B+tree invariants (ordering, fill, parent links); for tests.
   Status check_invariants() const;
@@ -122,7 +148,7 @@ class OrderedIndex {
   using Path = ordered_index_detail::Path;
 
   // The leaf slot of the first entry e with before(e) false, where before(e) holds for a
-  // leading run of the (key, ref) order: prefix(e) < target_prefix, or equal prefixes and
+  // leading run of the (key, tie) order: prefix(e) < target_prefix, or equal prefixes and
   // tie_before(ref(e)). The slot may equal the leaf's count (answer is in the next leaf).
   template <typename TieBefore>
   Cursor find_first_not_before(uint32_t target_prefix, const TieBefore& tie_before,
@@ -133,8 +159,18 @@ class OrderedIndex {
   // The entry just before it (or invalid at the start).
   template <typename TieBefore>
   Cursor last_before(uint32_t target_prefix, const TieBefore& tie_before) const;
-  // Sign of (key_a, ref_a) - (key_b, ref_b).
+  // Sign of (key_a, tie_a) - (key_b, tie_b).
   int compare_entries(uint32_t prefix_a, uint32_t ref_a, uint32_t prefix_b, uint32_t ref_b) const;
+  // tie_key(ref): the ref itself without a comparator.
+  uint32_t tie_of(uint32_t ref) const {
+    return comparator_ == nullptr ? ref : comparator_->tie_key(ref);
+  }
+  // Descends to the first entry after (key(ref), tie_key(ref)), filling `path`; the entry
+  // for ref, if present, is just before the slot found, in the same leaf. Sets
+  // *other_with_equal_tie when an entry other than ref with ref's key and tie was seen
+  // (one is always seen when present).
+  Cursor find_entry(uint32_t prefix, uint32_t ref, Path* path,
+                    bool* other_with_equal_tie = nullptr) const;
 
   bool try_shift_into_sibling(Path& path, Leaf* leaf, uint32_t slot, uint32_t prefix,
                               uint32_t ref);

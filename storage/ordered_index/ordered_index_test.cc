@@ -1,11 +1,16 @@
-// OrderedIndex tests: a model (std::set of (key, ref)) checked against the B+tree under
-// random inserts, erases, bound searches, seeks and cursor walks, plus targeted cases for
-// range bounds, partial-key probes, node-memory exhaustion and page return.
+// OrderedIndex tests: a model (std::set of (key, tie)) checked against the B+tree under
+// random inserts, erases, ref replacements, bound searches, seeks and cursor walks, plus
+// targeted cases for range bounds, partial-key probes, node-memory exhaustion and page
+// return.
 //
 // Keys are (int a, string b) rows of a test table. Their prefix is derived from `a`
 // alone and deliberately coarse (several values of `a`, and every `b`, share one prefix),
 // so the comparator and probe callbacks decide many comparisons; a second scheme uses an
 // exact 32-bit prefix (prefix_exact index) and asserts that no callback is ever made.
+//
+// Ties: by default tie_key(ref) is the ref. A "paired" table maps ref and ref | 2^31 to
+// one tie (as the fragment does for a committed row and its uncommitted version), so
+// replace_ref can swap an entry between the two refs of its pair in place.
 #include "storage/ordered_index/ordered_index.h"
 
 #include <gtest/gtest.h>
@@ -50,14 +55,25 @@ uint32_t prefix_of(const Scheme& scheme, int32_t a) {
   return (static_cast<uint32_t>(a) ^ 0x80000000u) >> scheme.prefix_shift;
 }
 
+constexpr uint32_t kPairBit = 0x80000000u;
+
 class TestTable : public KeyComparator {
  public:
   int compare_entries(uint32_t ref_a, uint32_t ref_b) const override {
     ++calls;
     return compare_keys(rows.at(ref_a), rows.at(ref_b), 2);
   }
+  uint32_t tie_key(uint32_t ref) const override {
+    ++tie_calls;
+    EXPECT_TRUE(rows.contains(ref)) << "tie_key of a dead ref " << ref;
+    return tie_of(ref);
+  }
+  // The same function, uncounted (for the model).
+  uint32_t tie_of(uint32_t ref) const { return paired ? ref & ~kPairBit : ref; }
   std::unordered_map<uint32_t, Key> rows;
+  bool paired = false;
   mutable uint64_t calls = 0;
+  mutable uint64_t tie_calls = 0;
 };
 
 class TestProbe : public SearchProbe {
@@ -79,11 +95,12 @@ class TestProbe : public SearchProbe {
   int columns_;
 };
 
-// The model: entries in (key, ref) order. A Marker is a position between entries: just
+// The model: entries in (key, tie) order. A Marker is a position between entries: just
 // before (tie < 0) or just after (tie > 0) all entries equal to a possibly partial key.
 struct Entry {
   Key key;
-  uint32_t ref;
+  uint32_t tie;
+  mutable uint32_t ref;  // not part of the order: replace_ref changes it in place
 };
 struct Marker {
   Key key;
@@ -94,7 +111,7 @@ struct EntryLess {
   using is_transparent = void;
   bool operator()(const Entry& x, const Entry& y) const {
     const int c = compare_keys(x.key, y.key, 2);
-    return c < 0 || (c == 0 && x.ref < y.ref);
+    return c < 0 || (c == 0 && x.tie < y.tie);
   }
   bool operator()(const Entry& x, const Marker& m) const {
     const int c = compare_keys(x.key, m.key, m.columns);
@@ -117,8 +134,9 @@ GlobalMemoryConfig memory_config(size_t pages) {
 // One index with its table and model, plus helpers that apply an operation to both.
 class Harness {
  public:
-  Harness(const Scheme& scheme, size_t pages, uint64_t seed)
+  Harness(const Scheme& scheme, size_t pages, uint64_t seed, bool paired = false)
       : scheme_(scheme), rng_(seed), memory_(std::move(GlobalMemory::create(memory_config(pages)).value())) {
+    table_.paired = paired;
     index_ = std::make_unique<OrderedIndex>(memory_.get(), &table_, scheme.exact);
   }
 
@@ -131,28 +149,113 @@ class Harness {
     for (size_t i = 0; i < length; ++i) key.b.push_back("ab"[rng_() % 2]);
     return key;
   }
+  // A ref whose tie no live entry has (so neither ref of its pair is live when paired).
   uint32_t unused_ref() {
     for (;;) {
       // Spread over the whole 32-bit range so ties are broken on unsigned order.
       const uint32_t ref = static_cast<uint32_t>(rng_());
-      if (!live_.contains(ref)) return ref;
+      if (!live_.contains(ref) && !(table_.paired && live_.contains(ref ^ kPairBit))) {
+        return ref;
+      }
     }
   }
   uint32_t prefix(uint32_t ref) const { return prefix_of(scheme_, table_.rows.at(ref).a); }
+  uint32_t tie(uint32_t ref) const { return table_.tie_of(ref); }
 
   // Inserts a new row with `key`; returns the index's status (model updated on success).
   Status insert(const Key& key) {
-    const uint32_t ref = unused_ref();
+    return insert_ref(key, unused_ref());
+  }
+  Status insert_ref(const Key& key, uint32_t ref) {
     table_.rows[ref] = key;
     Status status = index_->insert(prefix_of(scheme_, key.a), ref);
     if (status.ok()) {
-      model_.insert(Entry{key, ref});
+      EXPECT_TRUE(model_.insert(Entry{key, tie(ref), ref}).second);
       live_.insert(ref);
       live_list_.push_back(ref);
     } else {
       table_.rows.erase(ref);
     }
     return status;
+  }
+  // Paired tables: inserts the other ref of a live entry's pair (same tie) under a random
+  // key. Allowed when the key differs; rejected (tree unchanged) when it is equal.
+  void insert_partner() {
+    ASSERT_TRUE(table_.paired);
+    ASSERT_FALSE(live_list_.empty());
+    const uint32_t ref = live_list_[rng_() % live_list_.size()];
+    const uint32_t partner = ref ^ kPairBit;
+    if (live_.contains(partner)) return;
+    const bool same_key = rng_() % 4 == 0;
+    const Key key = same_key ? table_.rows.at(ref) : random_key();
+    const bool equal = compare_keys(key, table_.rows.at(ref), 2) == 0;
+    const uint64_t modifications = index_->modification_count();
+    const Status status = insert_ref(key, partner);
+    if (equal) {
+      ASSERT_EQ(status.code(), ErrorCode::kInvalidArgument) << status.to_string();
+      ASSERT_EQ(index_->modification_count(), modifications);
+    } else {
+      ASSERT_TRUE(status.ok()) << status.to_string();
+    }
+  }
+  // Paired tables: swaps a random live entry to the other ref of its pair (if that ref is
+  // not live under another key), checking that a cursor on the entry stays on it.
+  void replace_random() {
+    ASSERT_TRUE(table_.paired);
+    ASSERT_FALSE(live_list_.empty());
+    const size_t i = rng_() % live_list_.size();
+    const uint32_t old_ref = live_list_[i];
+    const uint32_t new_ref = old_ref ^ kPairBit;
+    if (live_.contains(new_ref)) return;
+    const Key key = table_.rows.at(old_ref);
+    // A cursor on the entry: just after everything before its (key, tie).
+    const TestProbe probe(&table_, scheme_, key, 2);
+    OrderedIndex::Cursor cursor = index_->seek_before(probe, tie(old_ref));
+    if (cursor.valid()) {
+      cursor.next();
+    } else {
+      cursor = index_->first();
+    }
+    ASSERT_TRUE(cursor.valid());
+    ASSERT_EQ(cursor.ref(), old_ref);
+    const size_t memory = index_->memory_bytes();
+    const uint64_t modifications = index_->modification_count();
+    table_.rows[new_ref] = key;
+    ASSERT_TRUE(index_->replace_ref(prefix(old_ref), old_ref, new_ref));
+    table_.rows.erase(old_ref);  // any later callback on old_ref fails the test
+    EXPECT_EQ(cursor.ref(), new_ref);  // in place
+    EXPECT_EQ(index_->memory_bytes(), memory);
+    EXPECT_EQ(index_->modification_count(), modifications + 1);
+    auto it = model_.find(Entry{key, tie(old_ref), old_ref});
+    ASSERT_NE(it, model_.end());
+    ASSERT_EQ(it->ref, old_ref);
+    it->ref = new_ref;
+    live_.erase(old_ref);
+    live_.insert(new_ref);
+    live_list_[i] = new_ref;
+  }
+  // Replacing absent refs fails and changes nothing: an unused ref, and (paired) the
+  // dead partner of a live entry, which names the live entry's (key, tie) place.
+  void replace_absent() {
+    const uint64_t modifications = index_->modification_count();
+    const uint32_t ref = unused_ref();
+    const uint32_t new_ref = table_.paired ? ref ^ kPairBit : ref;  // also unused
+    table_.rows[ref] = random_key();
+    table_.rows[new_ref] = table_.rows[ref];
+    EXPECT_FALSE(index_->replace_ref(prefix(ref), ref, new_ref));
+    table_.rows.erase(ref);
+    table_.rows.erase(new_ref);
+    if (table_.paired && !live_list_.empty()) {
+      const uint32_t live = live_list_[rng_() % live_list_.size()];
+      const uint32_t partner = live ^ kPairBit;
+      if (!live_.contains(partner)) {
+        table_.rows[partner] = table_.rows.at(live);
+        EXPECT_FALSE(index_->replace_ref(prefix(live), partner, live));
+        EXPECT_FALSE(index_->erase(prefix(live), partner));
+        table_.rows.erase(partner);
+      }
+    }
+    EXPECT_EQ(index_->modification_count(), modifications);
   }
   void erase_random() {
     ASSERT_FALSE(live_list_.empty());
@@ -161,7 +264,7 @@ class Harness {
     live_list_[i] = live_list_.back();
     live_list_.pop_back();
     ASSERT_TRUE(index_->erase(prefix(ref), ref));
-    model_.erase(Entry{table_.rows.at(ref), ref});
+    ASSERT_EQ(model_.erase(Entry{table_.rows.at(ref), tie(ref), ref}), 1u);
     live_.erase(ref);
     table_.rows.erase(ref);
   }
@@ -224,21 +327,22 @@ class Harness {
   }
   void check_seeks() {
     Key key;
-    uint32_t ref;
+    uint32_t t;
     if (!live_list_.empty() && rng_() % 2 == 0) {  // an entry that is present
-      ref = live_list_[rng_() % live_list_.size()];
+      const uint32_t ref = live_list_[rng_() % live_list_.size()];
       key = table_.rows.at(ref);
-    } else {  // a (key, ref) that is absent
+      t = tie(ref);
+    } else {  // a (key, tie) that is absent
       key = random_key(3);
-      ref = unused_ref();
+      t = tie(unused_ref());
     }
     const TestProbe probe(&table_, scheme_, key, 2);
-    const auto upper = model_.upper_bound(Entry{key, ref});
-    const auto lower = model_.lower_bound(Entry{key, ref});
-    expect_at(index_->seek_after(probe, ref), upper, "seek_after");
-    expect_at(index_->seek_before(probe, ref), before(lower), "seek_before");
-    expect_walk(index_->seek_after(probe, ref), upper, true, 5);
-    expect_walk(index_->seek_before(probe, ref), before(lower), false, 5);
+    const auto upper = model_.upper_bound(Entry{key, t, 0});
+    const auto lower = model_.lower_bound(Entry{key, t, 0});
+    expect_at(index_->seek_after(probe, t), upper, "seek_after");
+    expect_at(index_->seek_before(probe, t), before(lower), "seek_before");
+    expect_walk(index_->seek_after(probe, t), upper, true, 5);
+    expect_walk(index_->seek_before(probe, t), before(lower), false, 5);
     if (scheme_.exact) {
       EXPECT_EQ(probe.calls, 0u);
     }
@@ -383,6 +487,173 @@ TEST(OrderedIndex, FourLevelsGrowAndShrink) {
   EXPECT_EQ(h.index_->height(), 0u);
   EXPECT_EQ(h.index_->memory_bytes(), 0u);
   EXPECT_EQ(h.memory_->usage(MemoryArea::kDataMemory).used_pages, 0u);
+}
+
+// Paired ties: inserts, partner inserts (same tie, other key), erases and in-place ref
+// swaps within a pair, against the (key, tie) model. Grows to `peak`, then shrinks.
+void run_paired_model(const Scheme& scheme, uint64_t seed, size_t peak, int queries_every) {
+  Harness h(scheme, 512, seed, /*paired=*/true);
+  size_t ops = 0;
+  size_t replaced = 0;
+  for (int phase = 0; phase < 2; ++phase) {
+    const bool growing = phase == 0;
+    while (growing ? h.model_.size() < peak : !h.model_.empty()) {
+      const uint64_t dice = h.rng_() % 100;
+      if (h.live_list_.empty() || dice < (growing ? 45u : 15u)) {
+        const Status status = h.insert(h.random_key());
+        ASSERT_TRUE(status.ok()) << status.to_string();
+      } else if (dice < (growing ? 55u : 25u)) {
+        h.insert_partner();
+      } else if (dice < 60) {
+        h.erase_random();
+      } else if (dice < 97) {
+        h.replace_random();
+        ++replaced;
+      } else {
+        h.replace_absent();
+        h.erase_absent();
+      }
+      if (++ops % queries_every == 0) {
+        h.check_bounds();
+        h.check_seeks();
+      }
+      if (ops % 1024 == 0) h.check_everything();
+      if (scheme.exact) {
+        ASSERT_EQ(h.table_.calls, 0u) << "prefix_exact index called back";
+      }
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    if (growing) {
+      EXPECT_GE(h.index_->height(), peak >= 3000 ? 3u : 2u);
+    }
+    h.check_everything();
+  }
+  EXPECT_GT(replaced, peak);
+  EXPECT_EQ(h.index_->height(), 0u);
+  EXPECT_EQ(h.index_->memory_bytes(), 0u);
+}
+
+class OrderedIndexPaired : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(OrderedIndexPaired, CollidingPrefixesSmall) {
+  run_paired_model(kColliding, 3000 + GetParam(), 500, 1);
+}
+
+TEST_P(OrderedIndexPaired, CollidingPrefixesThreeLevels) {
+  run_paired_model(kColliding, 4000 + GetParam(), 5000, 4);
+}
+
+TEST_P(OrderedIndexPaired, ExactPrefixesThreeLevels) {
+  run_paired_model(kExact, 5000 + GetParam(), 5000, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, OrderedIndexPaired, ::testing::Range<uint64_t>(1, 7));
+
+// Replaces every entry of a multi-level tree, walking a cursor over it both ways: every
+// first entry of a leaf is some separator, which check_invariants() compares ref for ref.
+// Nothing moves (the cursor keeps going), nothing is allocated.
+TEST(OrderedIndex, ReplaceEveryEntryInPlace) {
+  for (const Scheme& scheme : {kColliding, kExact}) {
+    Harness h(scheme, 1024, 7, /*paired=*/true);
+    for (int i = 0; i < 30000; ++i) {
+      ASSERT_TRUE(h.insert(h.random_key(scheme.exact ? 100000 : 0)).ok());
+    }
+    ASSERT_GE(h.index_->height(), 3u);
+    h.check_everything();
+    const size_t memory = h.index_->memory_bytes();
+    const size_t used_pages = h.memory_->usage(MemoryArea::kDataMemory).used_pages;
+    for (const bool forward : {true, false}) {
+      size_t replaced = 0;
+      for (auto c = forward ? h.index_->first() : h.index_->last(); c.valid();
+           forward ? c.next() : c.prev()) {
+        const uint32_t old_ref = c.ref();
+        const uint32_t new_ref = old_ref ^ kPairBit;
+        h.table_.rows[new_ref] = h.table_.rows.at(old_ref);
+        ASSERT_TRUE(h.index_->replace_ref(h.prefix(old_ref), old_ref, new_ref));
+        h.table_.rows.erase(old_ref);
+        ASSERT_EQ(c.ref(), new_ref);
+        auto it = h.model_.find(Entry{h.table_.rows.at(new_ref), h.tie(new_ref), 0});
+        ASSERT_NE(it, h.model_.end());
+        it->ref = new_ref;
+        h.live_.erase(old_ref);
+        h.live_.insert(new_ref);
+        ++replaced;
+      }
+      EXPECT_EQ(replaced, h.model_.size());
+      h.live_list_.assign(h.live_.begin(), h.live_.end());
+      h.check_everything();
+      EXPECT_EQ(h.index_->memory_bytes(), memory);
+      EXPECT_EQ(h.memory_->usage(MemoryArea::kDataMemory).used_pages, used_pages);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    for (int i = 0; i < 200; ++i) h.check_seeks();
+    // Erasing under the new refs empties the tree: nothing still names an old ref.
+    while (!h.live_list_.empty()) h.erase_random();
+    h.check_everything();
+    EXPECT_EQ(h.index_->memory_bytes(), 0u);
+  }
+}
+
+// replace_ref works with node memory exhausted (it never allocates).
+TEST(OrderedIndex, ReplaceNeedsNoMemory) {
+  Harness h(kColliding, 2, 11, /*paired=*/true);
+  Status status;
+  while ((status = h.insert(h.random_key())).ok()) {
+  }
+  ASSERT_EQ(status.code(), ErrorCode::kTableFull);
+  ASSERT_GE(h.index_->height(), 2u);
+  for (size_t i = 0; i < 3 * h.live_list_.size(); ++i) h.replace_random();
+  h.check_everything();
+}
+
+// Equal keys order by tie, not by ref: an entry named by either ref of a pair sits at one
+// place, and a pair's two refs may coexist only under different keys.
+TEST(OrderedIndex, PairedTiesOrderEqualKeys) {
+  Harness h(kColliding, 8, 3, /*paired=*/true);
+  const Key key{5, "ab"};
+  // Ties 10, 20, 30; the refs of 20 and 30 have the pair bit, so ref order differs.
+  for (const uint32_t ref : {10u, 20u | kPairBit, 30u | kPairBit}) {
+    ASSERT_TRUE(h.insert_ref(key, ref).ok());
+  }
+  ASSERT_TRUE(h.insert_ref(key, 25u).ok());  // ref 25 < 20|bit, tie 25 > 20
+  std::vector<uint32_t> order;
+  for (auto c = h.index_->first(); c.valid(); c.next()) order.push_back(c.ref());
+  EXPECT_EQ(order, (std::vector<uint32_t>{10u, 20u | kPairBit, 25u, 30u | kPairBit}));
+  // The partner of a live entry under the same key is refused; under another key it fits.
+  h.table_.rows[20u] = key;
+  EXPECT_EQ(h.index_->insert(h.prefix(20u), 20u).code(), ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(h.index_->erase(h.prefix(20u), 20u));
+  h.table_.rows.erase(20u);
+  ASSERT_TRUE(h.insert_ref(Key{5, "b"}, 20u).ok());
+  // Seeks take tie values.
+  const TestProbe probe(&h.table_, kColliding, key, 2);
+  EXPECT_EQ(h.index_->seek_after(probe, 20u).ref(), 25u);
+  EXPECT_EQ(h.index_->seek_before(probe, 25u).ref(), 20u | kPairBit);
+  EXPECT_EQ(h.index_->seek_after(probe, 26u).ref(), 30u | kPairBit);
+  // Swap 20|bit -> 20 is not allowed while 20 is live; swap 30|bit -> 30 is.
+  h.table_.rows[30u] = key;
+  EXPECT_TRUE(h.index_->replace_ref(h.prefix(30u), 30u | kPairBit, 30u));
+  h.table_.rows.erase(30u | kPairBit);
+  EXPECT_EQ(h.index_->last().ref(), 20u);  // (5, "b") is last
+  EXPECT_EQ(h.index_->seek_before(probe, 0xFFFFFFFFu).ref(), 30u);
+  EXPECT_TRUE(h.index_->check_invariants().ok());
+}
+
+// tie_key is asked only on key ties: distinct keys never call it (inserts, erases, bounds).
+TEST(OrderedIndex, TieKeyOnlyOnKeyTies) {
+  Harness h(kColliding, 16, 4, /*paired=*/true);
+  std::vector<Key> keys;
+  for (int a = -40; a <= 40; ++a) {
+    for (const char* b : {"", "a", "b", "aa", "ab", "ba", "bb"}) keys.push_back(Key{a, b});
+  }
+  std::shuffle(keys.begin(), keys.end(), h.rng_);
+  for (const Key& key : keys) ASSERT_TRUE(h.insert(key).ok());
+  ASSERT_GE(h.index_->height(), 2u);
+  for (int i = 0; i < 100; ++i) h.check_bounds();
+  while (h.live_list_.size() > keys.size() / 2) h.erase_random();
+  EXPECT_GT(h.table_.calls, 0u);
+  EXPECT_EQ(h.table_.tie_calls, 0u);
+  h.check_everything();
 }
 
 // A fixed table: a in 0..9, b in {"", "a", "b"}, three rows (refs) per key.

@@ -238,7 +238,7 @@ bool VarRowStore::try_grow(VarRef ref, uint32_t new_size_bytes) {
     d->size = 0;
     if (contiguous_free(h) < new_size_bytes) compact(h);
     d->offset = h->data_end;
-    std::memcpy(page + d->offset, saved.data(), old_size);
+    if (old_size > 0) std::memcpy(page + d->offset, saved.data(), old_size);
     d->size = static_cast<uint16_t>(old_size);
     h->data_end = static_cast<uint16_t>(h->data_end + new_size_bytes);
     h->free_bytes = static_cast<uint16_t>(h->free_bytes - old_size);

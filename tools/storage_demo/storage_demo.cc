@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
                     {"c", ColumnType::kChar, false, false, 120},
                     {"pad", ColumnType::kChar, false, false, 60}};
   schema.primary_key = {0};
-  schema.ordered_indexes = {{"pk_ordered", {0}, true}, {"k_1", {1}, false}};
+  schema.ordered_indexes = {{"pk_ordered", {0}, false}, {"k_1", {1}, false}};
   auto created = Fragment::create(&schema, memory->get());
   if (!created.ok()) die("create table", created.status());
   Fragment& f = **created;
