@@ -1167,17 +1167,16 @@ Result<std::unique_ptr<Fragment::Scan>> Fragment::open_scan(ScanSpec spec) {
 
 Fragment::Scan::Scan(Fragment* fragment, ScanSpec spec) : fragment_(fragment), spec_(std::move(spec)) {}
 
-bool Fragment::Scan::emit(const View& view, std::vector<AttrValues>* out) {
+bool Fragment::Scan::emit(const View& view, RowBatch* out) {
   if (spec_.filter) {
     ImageAccessor acc(fragment_->layout_, view.image);
     if (!spec_.filter->evaluate(acc)) return false;
   }
-  out->emplace_back();
-  fragment_->layout_.project(view.image, spec_.columns, &out->back());
+  fragment_->layout_.project(view.image, spec_.columns, &out->begin_row());
   return true;
 }
 
-Result<size_t> Fragment::Scan::next(size_t max_rows, std::vector<AttrValues>* out) {
+Result<size_t> Fragment::Scan::next(size_t max_rows, RowBatch* out) {
   size_t produced = 0;
   if (done_) return produced;
   Fragment& f = *fragment_;

@@ -44,6 +44,7 @@
 #include "storage/ordered_index/ordered_index.h"
 #include "storage/row/attr_values.h"
 #include "storage/row/fixed_row_store.h"
+#include "storage/row/row_batch.h"
 #include "storage/row/row_layout.h"
 #include "storage/row/table_schema.h"
 #include "storage/row/var_row_store.h"
@@ -240,9 +241,9 @@ class Fragment {
 // in either direction. Survives modifications of the fragment between batches.
 class Fragment::Scan {
  public:
-  // Appends up to max_rows qualifying rows (projected) to *out, one AttrValues per row.
-  // Returns the number appended; 0 means the scan is complete.
-  Result<size_t> next(size_t max_rows, std::vector<AttrValues>* out);
+  // Appends up to max_rows qualifying rows (projected) to *out. Returns the number
+  // appended; 0 means the scan is complete.
+  Result<size_t> next(size_t max_rows, RowBatch* out);
   // The row ref of the last row returned (for a following locking read by key).
   RowRef last_row() const { return last_row_; }
   bool done() const { return done_; }
@@ -250,7 +251,7 @@ class Fragment::Scan {
  private:
   friend class Fragment;
   Scan(Fragment* fragment, ScanSpec spec);
-  bool emit(const View& view, std::vector<AttrValues>* out);
+  bool emit(const View& view, RowBatch* out);
 
   Fragment* fragment_;
   ScanSpec spec_;

@@ -154,8 +154,7 @@ BENCHMARK(BM_InterpretedUpdateKPlus1);
 void BM_RangeScan100(benchmark::State& state) {
   Sysbench& b = loaded();
   std::mt19937 rng(6);
-  std::vector<AttrValues> rows;
-  rows.reserve(128);
+  RowBatch rows;
   for (auto _ : state) {
     const int32_t lo = 1 + static_cast<int32_t>(rng() % (kRows - 100));
     Fragment::ScanSpec spec;

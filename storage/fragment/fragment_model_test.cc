@@ -143,16 +143,17 @@ class FragmentModelTest : public ::testing::TestWithParam<int> {
     Fragment::ScanSpec spec;
     spec.tx = t;
     auto scan = std::move(fragment_->open_scan(spec)).value();
-    std::vector<AttrValues> out;
+    RowBatch out;
     while (true) {
       auto n = scan->next(7, &out);
       ASSERT_TRUE(n.ok());
       if (*n == 0) break;
     }
     Rows got;
-    for (auto& a : out) {
+    for (size_t i = 0; i < out.rows(); ++i) {
+      const RowBatch::Row a = out.row(i);
       ModelRow r{static_cast<int32_t>(decode_int(schema_.columns[1], a.value(1))), std::nullopt};
-      if (!a.entry(2).is_null) r.c = std::string(a.value(2));
+      if (!a.is_null(2)) r.c = std::string(a.value(2));
       ASSERT_TRUE(got.emplace(static_cast<int32_t>(decode_int(schema_.columns[0], a.value(0))), r).second)
           << "row returned twice by full scan";
     }
@@ -170,7 +171,7 @@ class FragmentModelTest : public ::testing::TestWithParam<int> {
       s.high_inclusive = rng_() % 2;
       s.descending = desc;
       auto sc = std::move(fragment_->open_scan(s)).value();
-      std::vector<AttrValues> rows;
+      RowBatch rows;
       while (true) {
         auto n = sc->next(3, &rows);
         ASSERT_TRUE(n.ok());
@@ -183,7 +184,8 @@ class FragmentModelTest : public ::testing::TestWithParam<int> {
         }
       }
       int32_t prev_k = desc ? INT32_MAX : INT32_MIN;
-      for (auto& a : rows) {
+      for (size_t i = 0; i < rows.rows(); ++i) {
+        const RowBatch::Row a = rows.row(i);
         const int32_t k = static_cast<int32_t>(decode_int(schema_.columns[1], a.value(1)));
         ASSERT_TRUE(desc ? k <= prev_k : k >= prev_k) << "index scan out of order";
         prev_k = k;
@@ -375,7 +377,14 @@ TEST_P(FragmentModelTest, MatchesReferenceModel) {
   EXPECT_EQ(fragment_->stats().image_bytes, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, FragmentModelTest, ::testing::Range(1, 1001));
+// 1000 seeds in CI (about a second in Release); a longer campaign:
+//   DUO_MODEL_SEEDS=20000 build/release/storage/fragment/duo_storage_fragment_test --gtest_filter='Seeds*'
+int model_seed_count() {
+  const char* env = std::getenv("DUO_MODEL_SEEDS");
+  const int n = env ? std::atoi(env) : 0;
+  return n > 0 ? n : 1000;
+}
+INSTANTIATE_TEST_SUITE_P(Seeds, FragmentModelTest, ::testing::Range(1, model_seed_count() + 1));
 
 }  // namespace
 }  // namespace duo::storage

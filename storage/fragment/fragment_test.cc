@@ -279,7 +279,7 @@ TEST_F(FragmentTest, OrderedScanResumesAcrossModifications) {
   Fragment::ScanSpec spec;
   spec.index = 0;
   auto scan = std::move(fragment_->open_scan(spec)).value();
-  std::vector<AttrValues> rows;
+  RowBatch rows;
   std::set<int32_t> seen;
   int32_t next_id = 1000;
   int64_t prev_k = -1;
@@ -288,7 +288,8 @@ TEST_F(FragmentTest, OrderedScanResumesAcrossModifications) {
     auto n = scan->next(10, &rows);
     ASSERT_TRUE(n.ok());
     if (*n == 0) break;
-    for (auto& a : rows) {
+    for (size_t i = 0; i < rows.rows(); ++i) {
+      const RowBatch::Row a = rows.row(i);
       const auto id = static_cast<int32_t>(decode_int(schema_.columns[0], a.value(0)));
       const int64_t k = decode_int(schema_.columns[1], a.value(1));
       EXPECT_TRUE(seen.insert(id).second) << "row " << id << " returned twice";
@@ -337,11 +338,12 @@ TEST_F(FragmentTest, ScanPushesFilterAndProjection) {
   spec.filter = &filter;
   spec.columns = {0};
   auto scan = std::move(fragment_->open_scan(spec)).value();
-  std::vector<AttrValues> rows;
+  RowBatch rows;
   while (*scan->next(16, &rows) > 0) {
   }
-  ASSERT_EQ(rows.size(), 20u);  // even ids with id % 10 in {6, 8}: two per decade
-  for (auto& a : rows) {
+  ASSERT_EQ(rows.rows(), 20u);  // even ids with id % 10 in {6, 8}: two per decade
+  for (size_t i = 0; i < rows.rows(); ++i) {
+    const RowBatch::Row a = rows.row(i);
     ASSERT_EQ(a.size(), 1u);
     const auto id = decode_int(schema_.columns[0], a.value(0));
     EXPECT_EQ(id % 2, 0);

@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
 
   const long n_scans = 20'000;
   t0 = Clock::now();
-  std::vector<AttrValues> got;
+  RowBatch got;
   long scanned = 0;
   for (long i = 0; i < n_scans; ++i) {
     const int32_t lo = 1 + static_cast<int32_t>(rng() % (rows > 100 ? rows - 100 : 1));
