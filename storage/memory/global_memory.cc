@@ -1,6 +1,7 @@
 #include "storage/memory/global_memory.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -59,8 +60,10 @@ Result<std::unique_ptr<GlobalMemory>> GlobalMemory::create(const GlobalMemoryCon
   // Advice only: without THP support the budget still works with 4 KiB pages.
   (void)madvise(base, total_pages * kPageSize, MADV_HUGEPAGE);
   if (config.prefault) {
-    // Touch every page now: later allocation must not depend on the OS.
-    for (size_t i = 0; i < total_pages; ++i) base[i * kPageSize] = 0;
+    // Touch every OS page now (not just every 32 KiB page): later allocation must not
+    // depend on the OS, and the hot path must not take page faults.
+    const size_t os_page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    for (size_t off = 0; off < total_pages * kPageSize; off += os_page) base[off] = 0;
   }
   auto* memory = new GlobalMemory(config, base, mapped, total_pages);
   // Keep the raw mapping start so the destructor can unmap exactly what was mapped.
