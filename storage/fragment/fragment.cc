@@ -717,6 +717,14 @@ OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
   Status status;
   const uint32_t hash = key_hash_of(key_or_row, &status);
   if (!status.ok()) return fail(std::move(status));
+  // An insert builds its row while the hash bucket is on its way from memory.
+  bool image_built = false;
+  if (type == OpType::kInsert) {
+    hash_.prefetch(hash);
+    status = layout_.build_image(nullptr, key_or_row, true, &scratch_fixed_, &scratch_var_);
+    if (!status.ok()) return fail(std::move(status));
+    image_built = true;
+  }
   const RowRef row = find_row(hash, key_or_row);
 
   // Committed read: no operation record, no lock.
@@ -745,7 +753,8 @@ OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
       return fail(Status(ErrorCode::kNotFound, "Can't find record"));
     }
     // Fresh insert: build the version straight into a new slot (invisible until commit).
-    Status s = layout_.build_image(nullptr, key_or_row, true, &scratch_fixed_, &scratch_var_);
+    Status s;
+    if (!image_built) s = layout_.build_image(nullptr, key_or_row, true, &scratch_fixed_, &scratch_var_);
     if (!s.ok()) return fail(std::move(s));
     RowImage img{reinterpret_cast<uint8_t*>(scratch_fixed_.data()),
                  reinterpret_cast<const uint8_t*>(scratch_var_.data()),

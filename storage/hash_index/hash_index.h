@@ -74,6 +74,11 @@ class HashIndex {
   // The first ref stored with `hash` for which match(ref) is true, else kNoRef.
   template <typename Match>
   uint32_t find(uint32_t hash, Match&& match) const;
+  // Starts loading the bucket for `hash` into cache, so a caller can overlap the miss
+  // with other work before find()/insert().
+  void prefetch(uint32_t hash) const {
+    if (size_ != 0) __builtin_prefetch(bucket_at(address_of(hash)));
+  }
   // Removes (hash, ref); false if it was not present.
   bool erase(uint32_t hash, uint32_t ref);
 
