@@ -243,6 +243,59 @@ TEST_F(FragmentTest, TableFullIsCleanAndKeepsExistingRows) {
   EXPECT_EQ(k_of(inserted + 1), 7);
 }
 
+TEST_F(FragmentTest, TransactionMemoryExhaustionFailsCleanly) {
+  // DataMemory has room; TransactionMemory is capped at a few pages.
+  GlobalMemoryConfig mc;
+  mc.total_bytes = 256 * kPageSize;
+  mc.prefault = false;
+  mc.areas[static_cast<size_t>(MemoryArea::kTransactionMemory)] = {0, 6};
+  memory_ = std::move(GlobalMemory::create(mc)).value();
+  fragment_ = std::move(Fragment::create(&schema_, memory_.get())).value();
+  constexpr int32_t kRows = 2000;
+  for (int32_t id = 1; id <= kRows; ++id) insert_committed(id, id, std::string(150, 'a'));
+  // One transaction updating many rows holds an image per row until it ends.
+  TxId tx = *fragment_->begin();
+  Status last;
+  int updated = 0;
+  for (int32_t id = 1; id <= kRows; ++id) {
+    AttrValues set;
+    set.add(2, std::string(199, 'b'));
+    OpResult r = fragment_->update(tx, key(id), set);
+    if (!r.status.ok()) {
+      last = r.status;
+      break;
+    }
+    ++updated;
+  }
+  EXPECT_EQ(last.code(), ErrorCode::kTableFull) << last.to_string();
+  EXPECT_LT(updated, kRows);
+  ASSERT_TRUE(fragment_->abort(tx).ok());
+  // Nothing changed, everything is readable, and memory came back.
+  for (int32_t id = 1; id <= kRows; ++id) EXPECT_EQ(name_of(id), std::string(150, 'a'));
+  EXPECT_EQ(fragment_->stats().image_bytes, 0u);
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+  insert_committed(kRows + 1, 1);
+}
+
+TEST_F(FragmentTest, GuardedInterpretedUpdateSkipsRowsThatFailTheGuard) {
+  insert_committed(1, 10);
+  insert_committed(2, 100);
+  FilterBuilder fb;
+  FilterProgram guard = std::move(fb.build(fb.cmp(1, CmpOp::kLt, i64(50)))).value();
+  InterpretedUpdate program;
+  program.add(1, 5).guard(std::move(guard));
+  ASSERT_TRUE(program.bind(schema_).ok());
+  TxId tx = *fragment_->begin();
+  OpResult a = fragment_->interpreted_update(tx, key(1), program);
+  OpResult b = fragment_->interpreted_update(tx, key(2), program);
+  ASSERT_TRUE(a.status.ok() && b.status.ok());
+  EXPECT_FALSE(a.filtered);
+  EXPECT_TRUE(b.filtered);
+  ASSERT_TRUE(fragment_->commit(tx).ok());
+  EXPECT_EQ(k_of(1), 15);
+  EXPECT_EQ(k_of(2), 100);
+}
+
 TEST_F(FragmentTest, RowTooBigIsRejectedBySchema) {
   TableSchema big;
   big.name = "big";
