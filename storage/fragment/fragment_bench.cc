@@ -1,14 +1,11 @@
-// Storage-engine hot paths at 1M rows of sysbench shape:
-//   CREATE TABLE sbtest1 (id INT NOT NULL, k INT NOT NULL DEFAULT 0,
-//     c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '',
-//     PRIMARY KEY (id), KEY k_1 (k))
-// As in NDB, the primary key has a hash index plus an ordered index (for ranges).
+// Storage-engine hot paths at 1M rows of sysbench shape (sysbench_table.h).
 // One thread, one fragment. Run: build/release/storage/fragment/duo_storage_fragment_bench
 #include <benchmark/benchmark.h>
 
 #include <random>
 
 #include "storage/fragment/fragment.h"
+#include "storage/fragment/sysbench_table.h"
 
 namespace duo::storage {
 namespace {
@@ -28,22 +25,12 @@ struct Sysbench {
     GlobalMemoryConfig mc;
     mc.total_bytes = size_t{1} << 30;
     memory = std::move(GlobalMemory::create(mc)).value();
-    schema.name = "sbtest1";
-    schema.columns = {{"id", ColumnType::kInt, false, false},
-                      {"k", ColumnType::kInt, false, false},
-                      {"c", ColumnType::kChar, false, false, 120},
-                      {"pad", ColumnType::kChar, false, false, 60}};
-    schema.primary_key = {0};
-    if (ordered) schema.ordered_indexes = {{"pk_ordered", {0}, false}, {"k_1", {1}, false}};
+    schema = sysbench_table_schema(ordered);
     fragment = std::move(Fragment::create(&schema, memory.get())).value();
   }
   // Fills a reused AttrValues (as the kernel will decode a signal into a reused buffer).
   const AttrValues& row(int32_t id, int32_t k) {
-    scratch.clear();
-    scratch.add(0, std::string_view(reinterpret_cast<const char*>(&id), 4));
-    scratch.add(1, std::string_view(reinterpret_cast<const char*>(&k), 4));
-    scratch.add(2, c_value);
-    scratch.add(3, pad_value);
+    fill_sysbench_row(&scratch, id, k, c_value, pad_value);
     return scratch;
   }
   AttrValues scratch;

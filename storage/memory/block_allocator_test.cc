@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "storage/memory/test_memory.h"
+
 #include <cstring>
 #include <map>
 #include <random>
@@ -9,15 +11,8 @@
 namespace duo::storage {
 namespace {
 
-std::unique_ptr<GlobalMemory> make_memory(size_t pages) {
-  GlobalMemoryConfig c;
-  c.total_bytes = pages * kPageSize;
-  c.prefault = false;
-  return std::move(GlobalMemory::create(c)).value();
-}
-
 TEST(BlockAllocator, RandomAllocFreeKeepsContentsAndShrinks) {
-  auto mem = make_memory(4096);
+  auto mem = make_test_memory(4096);
   BlockAllocator alloc(mem.get(), MemoryArea::kTransactionMemory);
   std::mt19937 rng(7);
   std::map<void*, std::pair<size_t, uint8_t>> live;
@@ -47,7 +42,7 @@ TEST(BlockAllocator, RandomAllocFreeKeepsContentsAndShrinks) {
 }
 
 TEST(BlockAllocator, ExhaustionIsTableFull) {
-  auto mem = make_memory(2);
+  auto mem = make_test_memory(2);
   BlockAllocator alloc(mem.get(), MemoryArea::kTransactionMemory);
   auto a = alloc.allocate(BlockAllocator::kMaxBlock);
   auto b = alloc.allocate(BlockAllocator::kMaxBlock);

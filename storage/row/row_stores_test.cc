@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "storage/memory/test_memory.h"
+
 #include <cstring>
 #include <map>
 #include <random>
@@ -12,15 +14,8 @@
 namespace duo::storage {
 namespace {
 
-std::unique_ptr<GlobalMemory> make_memory(size_t pages) {
-  GlobalMemoryConfig c;
-  c.total_bytes = pages * kPageSize;
-  c.prefault = false;
-  return std::move(GlobalMemory::create(c)).value();
-}
-
 TEST(FixedRowStore, AllocFreeIterateAndReleasePages) {
-  auto mem = make_memory(64);
+  auto mem = make_test_memory(64);
   FixedRowStore store(mem.get(), 200);
   std::map<RowRef, uint8_t> live;
   std::mt19937 rng(3);
@@ -61,7 +56,7 @@ TEST(FixedRowStore, AllocFreeIterateAndReleasePages) {
 }
 
 TEST(FixedRowStore, ExhaustionIsTableFull) {
-  auto mem = make_memory(1);
+  auto mem = make_test_memory(1);
   FixedRowStore store(mem.get(), 1000);
   int n = 0;
   for (;; ++n) {
@@ -76,7 +71,7 @@ TEST(FixedRowStore, ExhaustionIsTableFull) {
 }
 
 TEST(VarRowStore, RandomAllocGrowShrinkFreeAgainstModel) {
-  auto mem = make_memory(128);
+  auto mem = make_test_memory(128);
   VarRowStore store(mem.get());
   std::map<VarRef, std::string> model;
   std::mt19937 rng(11);

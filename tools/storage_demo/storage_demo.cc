@@ -12,6 +12,7 @@
 #include <string>
 
 #include "storage/fragment/fragment.h"
+#include "storage/fragment/sysbench_table.h"
 
 using namespace duo;
 using namespace duo::storage;
@@ -51,14 +52,7 @@ int main(int argc, char** argv) {
   auto memory = GlobalMemory::create(mc);
   if (!memory.ok()) die("TotalMemoryConfig", memory.status());
 
-  TableSchema schema;
-  schema.name = "sbtest1";
-  schema.columns = {{"id", ColumnType::kInt, false, false},
-                    {"k", ColumnType::kInt, false, false},
-                    {"c", ColumnType::kChar, false, false, 120},
-                    {"pad", ColumnType::kChar, false, false, 60}};
-  schema.primary_key = {0};
-  schema.ordered_indexes = {{"pk_ordered", {0}, false}, {"k_1", {1}, false}};
+  const TableSchema schema = sysbench_table_schema();
   auto created = Fragment::create(&schema, memory->get());
   if (!created.ok()) die("create table", created.status());
   Fragment& f = **created;
@@ -73,6 +67,7 @@ int main(int argc, char** argv) {
               "%ld rows, TotalMemoryConfig %ld MB\n", rows, memory_mb);
   std::mt19937 rng(42);
   const std::string c(120, 'c'), pad(60, 'p');
+  AttrValues r;
   auto t0 = Clock::now();
   long loaded = 0;
   const long batch = 1000;
@@ -80,11 +75,7 @@ int main(int argc, char** argv) {
     auto tx = f.begin();
     if (!tx.ok()) die("begin", tx.status());
     for (long i = 0; i < batch && loaded < rows; ++i) {
-      AttrValues r;
-      r.add(0, encode_int(int_col, static_cast<int32_t>(loaded + 1)));
-      r.add(1, encode_int(int_col, static_cast<int32_t>(rng() % rows)));
-      r.add(2, c);
-      r.add(3, pad);
+      fill_sysbench_row(&r, static_cast<int32_t>(loaded + 1), static_cast<int32_t>(rng() % rows), c, pad);
       OpResult res = f.insert(*tx, r);
       if (!res.status.ok()) {
         f.abort(*tx).ignore_error();
