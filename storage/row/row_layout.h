@@ -30,6 +30,7 @@ namespace duo::storage {
 // Row header flags (first word of the fixed part).
 inline constexpr uint32_t kRowAllocated = 1u << 0;  // slot in use
 inline constexpr uint32_t kRowCommitted = 1u << 1;  // a committed version exists in the slot
+inline constexpr uint32_t kRowIndexed = 1u << 2;    // the slot image has ordered-index entries
 
 inline constexpr uint32_t kRowFlagsOffset = 0;
 inline constexpr uint32_t kRowLockOffset = 4;

@@ -1,0 +1,113 @@
+// Fragment: full and ordered-index scans with pushed filters and projection.
+#include "storage/fragment/fragment_records.h"
+
+namespace duo::storage {
+
+// ---------------------------------------------------------------------------------------
+// Scans.
+
+Result<std::unique_ptr<Fragment::Scan>> Fragment::open_scan(ScanSpec spec) {
+  if (spec.index >= static_cast<int>(ordered_.size())) {
+    return Status(ErrorCode::kInvalidArgument, "no such ordered index");
+  }
+  if (spec.tx != kNullId && !is_active(spec.tx)) {
+    return Status(ErrorCode::kTransactionState, "no such transaction");
+  }
+  for (uint16_t c : spec.columns) {
+    if (c >= schema_->columns.size()) return Status(ErrorCode::kInvalidArgument, "bad projection");
+  }
+  if (spec.filter && !spec.filter->is_bound()) {
+    return Status(ErrorCode::kInvalidArgument, "scan filter is not bound to the table");
+  }
+  return std::unique_ptr<Scan>(new Scan(this, std::move(spec)));
+}
+
+Fragment::Scan::Scan(Fragment* fragment, ScanSpec spec) : fragment_(fragment), spec_(std::move(spec)) {}
+
+bool Fragment::Scan::emit(const View& view, RowBatch* out) {
+  if (spec_.filter) {
+    ImageAccessor acc(fragment_->layout_, view.image);
+    if (!spec_.filter->evaluate(acc)) return false;
+  }
+  fragment_->layout_.project(view.image, spec_.columns, &out->begin_row());
+  return true;
+}
+
+Result<size_t> Fragment::Scan::next(size_t max_rows, RowBatch* out) {
+  size_t produced = 0;
+  if (done_) return produced;
+  Fragment& f = *fragment_;
+  if (spec_.index < 0) {
+    while (produced < max_rows) {
+      const RowRef r = f.fixed_.next_position(position_);
+      if (r == FixedRowStore::kEnd) {
+        done_ = true;
+        break;
+      }
+      position_ = r + 1;
+      if (!(f.row_flags(r) & kRowAllocated)) continue;
+      const View v = f.view_of(spec_.tx, r);
+      if (!v.exists) continue;
+      if (emit(v, out)) {
+        last_row_ = r;
+        ++produced;
+      }
+    }
+    return produced;
+  }
+  OrderedIndex& tree = *f.ordered_[spec_.index];
+  IndexProbe low(&f, spec_.index, &spec_.low, nullptr);
+  IndexProbe high(&f, spec_.index, &spec_.high, nullptr);
+  if (!started_) {
+    started_ = true;
+    if (!spec_.descending) {
+      cursor_ = spec_.low.empty() ? tree.first() : tree.lower_bound(low, spec_.low_inclusive);
+    } else {
+      cursor_ = spec_.high.empty() ? tree.last() : tree.upper_bound(high, spec_.high_inclusive);
+    }
+  } else if (tree.modification_count() != seen_modifications_) {
+    // The tree changed since the last batch: seek past the last returned entry by key.
+    RowImage last{reinterpret_cast<uint8_t*>(last_key_fixed_.data()),
+                  reinterpret_cast<const uint8_t*>(last_key_var_.data()),
+                  static_cast<uint32_t>(last_key_var_.size())};
+    IndexProbe probe(&f, spec_.index, nullptr, &last);
+    cursor_ = spec_.descending ? tree.seek_before(probe, last_tie_) : tree.seek_after(probe, last_tie_);
+  }
+  while (produced < max_rows && cursor_.valid()) {
+    const uint32_t e = cursor_.ref();
+    if (!spec_.descending) {
+      if (!spec_.high.empty()) {
+        const int c = high.compare_to(e);
+        if (c > 0 || (c == 0 && !spec_.high_inclusive)) {
+          done_ = true;
+          break;
+        }
+      }
+    } else if (!spec_.low.empty()) {
+      const int c = low.compare_to(e);
+      if (c < 0 || (c == 0 && !spec_.low_inclusive)) {
+        done_ = true;
+        break;
+      }
+    }
+    View v;
+    const bool visible = f.entry_visible(spec_.index, e, spec_.tx, &v);
+    // Remember where we are before moving on (a copy: the image may retire later).
+    last_entry_ = e;
+    last_tie_ = f.entry_row(e);
+    const RowImage img = f.entry_image(e);
+    last_key_fixed_.assign(reinterpret_cast<const char*>(img.fixed), f.layout_.fixed_size());
+    last_key_var_.assign(reinterpret_cast<const char*>(img.var), img.var_size);
+    if (visible && emit(v, out)) {
+      last_row_ = f.entry_row(e);
+      ++produced;
+    }
+    if (spec_.descending) cursor_.prev();
+    else cursor_.next();
+  }
+  if (!cursor_.valid()) done_ = true;
+  seen_modifications_ = tree.modification_count();
+  return produced;
+}
+
+}  // namespace duo::storage
