@@ -1,0 +1,397 @@
+// ThreadRuntime on real threads: the same test blocks as the simulator tests, plus the
+// overload answer, timers on the steady clock, the transport hook and shutdown. Every
+// wait is bounded (kWaitLimit); a test that times out fails instead of hanging.
+#include "ndb-kernel/runtime/thread_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ndb-kernel/common/logging.h"
+#include "ndb-kernel/runtime/testing/test_blocks.h"
+
+namespace duo::kernel {
+namespace {
+
+using namespace test_blocks;  // NOLINT(build/namespaces): the shared test blocks
+using std::chrono::milliseconds;
+
+constexpr milliseconds kWaitLimit{20'000};
+
+// Polls `done` until it holds or `limit` passes. Tests may sleep; blocks may not.
+bool wait_for(const std::function<bool()>& done, milliseconds limit = kWaitLimit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  return true;
+}
+
+// Main+recv thread (0) and `ldm` ldm threads (1..ldm).
+ThreadLayout small_layout(uint32_t ldm) {
+  return ThreadLayout{
+      .ldm_threads = ldm, .recv_threads = 1, .send_threads = 0, .main_runs_recv = true};
+}
+
+std::unique_ptr<ThreadRuntime> make_runtime(ThreadLayout layout, size_t queue_capacity = 4096,
+                                            uint64_t seed = 1) {
+  register_test_signal_names();
+  ThreadRuntimeOptions options;
+  options.node_id = 1;
+  options.layout = layout;
+  options.queue_capacity_signals = queue_capacity;
+  options.seed = seed;
+  auto runtime = ThreadRuntime::create(options);
+  EXPECT_TRUE(runtime.ok()) << runtime.status().to_string();
+  return std::move(runtime).value();
+}
+
+template <typename T>
+T* add(ThreadRuntime& runtime, std::unique_ptr<T> block, uint32_t thread_index) {
+  T* raw = block.get();
+  const Status status = runtime.add_block(std::move(block), thread_index);
+  EXPECT_TRUE(status.ok()) << status.to_string();
+  return raw;
+}
+
+TEST(ThreadRuntime, PingPongAcrossTwoThreads) {
+  constexpr uint32_t kRounds = 20'000;
+  auto runtime = make_runtime(small_layout(1));
+  const ThreadLayout& layout = runtime->layout();
+  PongBlock* pong = add(*runtime, std::make_unique<PongBlock>(), layout.main_thread());
+  PingBlock* ping =
+      add(*runtime, std::make_unique<PingBlock>(BlockAddress{1, kPongBlockNumber, 0}, kRounds),
+          layout.ldm_thread(0));
+  ASSERT_TRUE(runtime->start().ok());
+  ASSERT_TRUE(wait_for([&] { return ping->done(); })) << ping->rounds_done() << " rounds";
+  runtime->stop();
+  EXPECT_FALSE(runtime->running());
+  EXPECT_EQ(ping->errors(), 0u);
+  EXPECT_EQ(pong->pings(), kRounds);
+  const ThreadRuntimeStats stats = runtime->stats();
+  EXPECT_EQ(stats.delivered, 2u * kRounds);
+  EXPECT_EQ(stats.refused_queue_full, 0u);
+  EXPECT_EQ(stats.missed_wakes, 0u);
+}
+
+void run_ring(ThreadRuntime& runtime, uint16_t ring_size, uint32_t tokens, uint32_t laps) {
+  std::vector<BlockAddress> ring;
+  for (uint16_t i = 0; i < ring_size; ++i) ring.push_back({1, kRingBlockNumber, i});
+  std::vector<RingBlock*> members;
+  const uint32_t threads = runtime.layout().thread_count();
+  for (uint16_t i = 0; i < ring_size; ++i) {
+    // Spread neighbours over different threads so every hop crosses a queue.
+    members.push_back(
+        add(runtime, std::make_unique<RingBlock>(ring, i, tokens, laps), i % threads));
+  }
+  auto retired = [&] {
+    uint32_t sum = 0;
+    for (RingBlock* m : members) sum += m->tokens_retired();
+    return sum;
+  };
+  ASSERT_TRUE(runtime.start().ok());
+  ASSERT_TRUE(wait_for([&] { return retired() == tokens; })) << retired() << " tokens retired";
+  runtime.stop();
+  uint64_t hops = 0;
+  for (RingBlock* m : members) {
+    EXPECT_EQ(m->fifo_violations(), 0u) << m->address().to_string();
+    EXPECT_EQ(m->corrupt_sections(), 0u) << m->address().to_string();
+    EXPECT_EQ(m->send_errors(), 0u) << m->address().to_string();
+    hops += m->hops_seen();
+  }
+  EXPECT_EQ(hops, uint64_t{tokens} * laps * ring_size);
+  EXPECT_EQ(runtime.stats().missed_wakes, 0u);
+}
+
+TEST(ThreadRuntime, RingOfEightBlocksOverFourThreads) {
+  auto runtime = make_runtime(small_layout(3));
+  ASSERT_EQ(runtime->layout().thread_count(), 4u);
+  run_ring(*runtime, 8, /*tokens=*/4, /*laps=*/500);
+}
+
+TEST(ThreadRuntime, RingOnThisMachinesAutomaticLayout) {
+  auto runtime = make_runtime(automatic_thread_layout(available_core_count()));
+  const uint16_t ring_size = static_cast<uint16_t>(2 * runtime->layout().thread_count() + 1);
+  run_ring(*runtime, ring_size, /*tokens=*/3, /*laps=*/200);
+}
+
+TEST(ThreadRuntime, DelayedSignalsFireInDeadlineOrderNoEarlierThanTheirDelay) {
+  auto runtime = make_runtime(small_layout(1));
+  auto* timers = add(*runtime,
+                     std::make_unique<TimerBlock>(std::vector<std::pair<uint32_t, uint64_t>>{
+                         {1, 120}, {2, 40}, {3, 80}, {4, 40}, {5, 0}}),
+                     runtime->layout().ldm_thread(0));
+  ASSERT_TRUE(runtime->start().ok());
+  ASSERT_TRUE(wait_for([&] { return timers->fired_count() == 5; }));
+  runtime->stop();
+  ASSERT_EQ(timers->errors(), 0u);
+  const auto& fired = timers->fired();
+  ASSERT_EQ(fired.size(), 5u);
+  const std::vector<uint32_t> expected_order{5, 2, 4, 3, 1};  // by delay, ties as armed
+  const std::vector<uint64_t> delay_ms{0, 40, 40, 80, 120};
+  for (size_t i = 0; i < fired.size(); ++i) {
+    EXPECT_EQ(fired[i].tag, expected_order[i]) << i;
+    EXPECT_GE(fired[i].fired_ns - fired[i].armed_ns, delay_ms[i] * kNanosPerMilli) << i;
+  }
+}
+
+// Parks its thread inside a handler until released, so a test can fill its queue.
+class StallBlock final : public Block {
+ public:
+  StallBlock() : Block("stall", 50) {
+    on(kTick, &StallBlock::on_stall);
+    on(kData, &StallBlock::on_data);
+  }
+  std::atomic<bool> stalled{false};
+  std::atomic<bool> release{false};
+  std::atomic<uint64_t> data{0};
+
+ private:
+  void on_stall(Signal&) {
+    stalled.store(true);
+    const auto deadline = std::chrono::steady_clock::now() + kWaitLimit;
+    while (!release.load() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+  }
+  void on_data(Signal&) { data.fetch_add(1); }
+};
+
+Signal to_stall(SignalId id) {
+  Signal signal(id);
+  signal.set_receiver({1, 50, 0});
+  return signal;
+}
+
+TEST(ThreadRuntime, FullQueueAnswersTemporaryWithoutBlocking) {
+  auto runtime = make_runtime(small_layout(1), /*queue_capacity=*/4);
+  StallBlock* stall =
+      add(*runtime, std::make_unique<StallBlock>(), runtime->layout().ldm_thread(0));
+  ASSERT_TRUE(runtime->start().ok());
+  ASSERT_TRUE(runtime->send_from_outside(to_stall(kTick)).ok());
+  ASSERT_TRUE(wait_for([&] { return stall->stalled.load(); }));
+  int accepted = 0;
+  int refused = 0;
+  for (int i = 0; i < 10; ++i) {
+    const Status status = runtime->send_from_outside(to_stall(kData));
+    if (status.ok()) {
+      ++accepted;
+    } else {
+      EXPECT_TRUE(status.is(ErrorCode::kTemporary)) << status.to_string();
+      ++refused;
+    }
+  }
+  EXPECT_EQ(accepted, 4);  // exactly the queue capacity
+  EXPECT_EQ(refused, 6);
+  EXPECT_EQ(runtime->stats().refused_queue_full, 6u);
+  stall->release.store(true);
+  ASSERT_TRUE(wait_for([&] { return stall->data.load() == 4; }));
+  // Room again after the thread drained its queue.
+  ASSERT_TRUE(runtime->send_from_outside(to_stall(kData)).ok());
+  ASSERT_TRUE(wait_for([&] { return stall->data.load() == 5; }));
+}
+
+// On TICK, arms a delayed DATA to the stall block.
+class ArmBlock final : public Block {
+ public:
+  ArmBlock() : Block("arm", 51) { on(kTick, &ArmBlock::on_tick); }
+  std::atomic<bool> armed{false};
+
+ private:
+  void on_tick(Signal&) { armed.store(send_delayed({1, 50, 0}, Signal(kData), 10).ok()); }
+};
+
+TEST(ThreadRuntime, DelayedSignalIntoAFullQueueIsRetried) {
+  auto runtime = make_runtime(small_layout(1), /*queue_capacity=*/2);
+  StallBlock* stall =
+      add(*runtime, std::make_unique<StallBlock>(), runtime->layout().ldm_thread(0));
+  ArmBlock* arm = add(*runtime, std::make_unique<ArmBlock>(), runtime->layout().main_thread());
+  ASSERT_TRUE(runtime->start().ok());
+  ASSERT_TRUE(runtime->send_from_outside(to_stall(kTick)).ok());
+  ASSERT_TRUE(wait_for([&] { return stall->stalled.load(); }));
+  ASSERT_TRUE(runtime->send_from_outside(to_stall(kData)).ok());
+  ASSERT_TRUE(runtime->send_from_outside(to_stall(kData)).ok());  // the queue is now full
+  Signal tick(kTick);
+  tick.set_receiver(arm->address());
+  ASSERT_TRUE(runtime->send_from_outside(std::move(tick)).ok());
+  ASSERT_TRUE(wait_for([&] { return runtime->stats().delayed_retried > 0; }));
+  EXPECT_TRUE(arm->armed.load());
+  stall->release.store(true);
+  ASSERT_TRUE(wait_for([&] { return stall->data.load() == 3; }));  // the delayed one too
+}
+
+class RecordingRemoteSender final : public RemoteSender {
+ public:
+  Status send_remote(Signal signal) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    sent_.push_back(std::move(signal));
+    return Status::OK();
+  }
+  std::vector<Signal> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(sent_, {});
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<Signal> sent_;  // GUARDED_BY(mutex_)
+};
+
+TEST(ThreadRuntime, SignalsToOtherNodesNeedATransport) {
+  {
+    auto runtime = make_runtime(small_layout(1));
+    Signal remote(kData);
+    remote.set_receiver({2, kProbeBlockNumber, 0});
+    EXPECT_TRUE(runtime->send_from_outside(std::move(remote)).is(ErrorCode::kNotSupported));
+  }
+  auto runtime = make_runtime(small_layout(1));
+  RecordingRemoteSender transport;
+  runtime->set_remote_sender(&transport);
+  PingBlock* ping =
+      add(*runtime, std::make_unique<PingBlock>(BlockAddress{2, kPongBlockNumber, 0}, 1), 1);
+  ASSERT_TRUE(runtime->start().ok());
+  std::vector<Signal> sent;
+  ASSERT_TRUE(wait_for([&] {
+    auto more = transport.take();
+    for (auto& s : more) sent.push_back(std::move(s));
+    return !sent.empty();
+  }));
+  runtime->stop();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].id(), kPing);
+  EXPECT_EQ(sent[0].sender(), (BlockAddress{1, kPingBlockNumber, 0}));
+  EXPECT_EQ(sent[0].receiver(), (BlockAddress{2, kPongBlockNumber, 0}));
+  EXPECT_EQ(ping->errors(), 0u);
+}
+
+TEST(ThreadRuntime, SendErrorsAreStatusesNotCrashes) {
+  auto runtime = make_runtime(small_layout(1));
+  std::vector<ErrorCode> codes;
+  ProbeBlock* probe =
+      add(*runtime,
+          std::make_unique<ProbeBlock>(
+              0,
+              [&codes](ProbeBlock& p) {
+                const BlockAddress self = p.address();
+                const BlockAddress missing{1, 77, 0};
+                const BlockAddress remote{2, kProbeBlockNumber, 0};
+                Signal big(kData);
+                big.set_section(std::vector<uint8_t>(kSectionBytesMax + 1));
+                codes.push_back(p.probe_send(self, std::move(big)).code());
+                codes.push_back(p.probe_send(missing, Signal(kData)).code());
+                codes.push_back(p.probe_send_delayed(missing, Signal(kData), 1).code());
+                codes.push_back(p.probe_send_delayed(remote, Signal(kData), 1).code());
+                codes.push_back(p.probe_send(remote, Signal(kData)).code());
+                codes.push_back(p.probe_send(self, Signal()).code());  // no signal id
+                codes.push_back(p.probe_send(self, Signal(kData)).code());
+              }),
+          1);
+  ASSERT_TRUE(runtime->start().ok());
+  ASSERT_TRUE(wait_for([&] { return probe->received() == 1; }));
+  runtime->stop();
+  EXPECT_EQ(codes, (std::vector<ErrorCode>{ErrorCode::kInvalidArgument, ErrorCode::kInvalidArgument,
+                                           ErrorCode::kInvalidArgument, ErrorCode::kInvalidArgument,
+                                           ErrorCode::kNotSupported, ErrorCode::kInvalidArgument,
+                                           ErrorCode::kOk}));
+}
+
+TEST(ThreadRuntime, UnknownSignalIsLoggedNotFatal) {
+  ScopedLogCapture capture(LogLevel::kError);
+  auto runtime = make_runtime(small_layout(1));
+  PongBlock* pong = add(*runtime, std::make_unique<PongBlock>(), 1);
+  ProbeBlock* probe = add(*runtime, std::make_unique<ProbeBlock>(), 0);
+  ASSERT_TRUE(runtime->start().ok());
+  Signal stray(kUnknownToEveryone, {5});
+  stray.set_receiver(pong->address());
+  ASSERT_TRUE(runtime->send_from_outside(std::move(stray)).ok());
+  // Then a signal the thread knows, to learn that the stray one was handled before it.
+  Signal ping(kPing, {0});
+  ping.set_sender(probe->address());
+  ping.set_receiver(pong->address());
+  ASSERT_TRUE(runtime->send_from_outside(std::move(ping)).ok());
+  ASSERT_TRUE(wait_for([&] { return pong->pings() == 1; }));
+  runtime->stop();
+  EXPECT_EQ(pong->unknown_signal_count(), 1u);
+  EXPECT_TRUE(capture.sink().contains("no handler for signal GSN199"));
+}
+
+TEST(ThreadRuntime, StopJoinsBusyThreadsAndDestructionStopsToo) {
+  for (bool explicit_stop : {true, false}) {
+    auto runtime = make_runtime(small_layout(2));
+    // Endless ping-pong keeps both threads busy.
+    PingBlock* ping = add(
+        *runtime, std::make_unique<PingBlock>(BlockAddress{1, kPongBlockNumber, 0}, UINT32_MAX), 1);
+    add(*runtime, std::make_unique<PongBlock>(), 2);
+    ASSERT_TRUE(runtime->start().ok());
+    ASSERT_TRUE(wait_for([&] { return ping->rounds_done() > 100; }));
+    if (explicit_stop) {
+      runtime->stop();
+      runtime->stop();  // idempotent
+      EXPECT_FALSE(runtime->running());
+      EXPECT_GT(runtime->stats().delivered, 200u);
+      EXPECT_LE(runtime->stats().dropped_at_stop, 1u);  // at most the ball in flight
+    }
+    runtime.reset();  // joins (if not stopped yet) and destroys the blocks
+  }
+}
+
+TEST(ThreadRuntime, CreateAndAddBlockValidate) {
+  ThreadRuntimeOptions options;
+  options.layout = small_layout(1);
+  options.queue_capacity_signals = 3;
+  EXPECT_TRUE(ThreadRuntime::create(options).status().is(ErrorCode::kConfigError));
+  options.queue_capacity_signals = 8;
+  options.layout.ldm_threads = 0;
+  EXPECT_TRUE(ThreadRuntime::create(options).status().is(ErrorCode::kConfigError));
+  options.layout = small_layout(1);
+  options.node_id = 0;
+  EXPECT_TRUE(ThreadRuntime::create(options).status().is(ErrorCode::kConfigError));
+
+  auto runtime = make_runtime(small_layout(1));
+  EXPECT_TRUE(runtime->add_block(std::make_unique<PongBlock>(), 2).is(ErrorCode::kInvalidArgument));
+  EXPECT_TRUE(runtime->add_block(nullptr, 0).is(ErrorCode::kInvalidArgument));
+  EXPECT_TRUE(runtime->add_block(std::make_unique<PongBlock>(), 0).ok());
+  EXPECT_TRUE(runtime->add_block(std::make_unique<PongBlock>(), 1).is(ErrorCode::kInvalidArgument));
+  ASSERT_TRUE(runtime->start().ok());
+  EXPECT_TRUE(runtime->start().is(ErrorCode::kInvalidArgument));
+  EXPECT_TRUE(
+      runtime->add_block(std::make_unique<ProbeBlock>(), 0).is(ErrorCode::kInvalidArgument));
+}
+
+TEST(ThreadRuntime, BlockRandomStreamsFollowTheSeed) {
+  auto first_draws = [](uint64_t seed) {
+    auto runtime = make_runtime(small_layout(1), 4096, seed);
+    std::vector<uint64_t> draws(2);
+    ProbeBlock* a = add(*runtime,
+                        std::make_unique<ProbeBlock>(
+                            0, [&draws](ProbeBlock& p) { draws[0] = p.probe_random().next_u64(); }),
+                        0);
+    ProbeBlock* b = add(*runtime,
+                        std::make_unique<ProbeBlock>(
+                            1, [&draws](ProbeBlock& p) { draws[1] = p.probe_random().next_u64(); }),
+                        1);
+    EXPECT_TRUE(runtime->start().ok());
+    EXPECT_TRUE(wait_for([&] { return a->started() && b->started(); }));
+    runtime->stop();
+    return draws;
+  };
+  const auto one = first_draws(7);
+  EXPECT_EQ(one, first_draws(7));
+  EXPECT_NE(one, first_draws(8));
+  EXPECT_NE(one[0], one[1]);  // each block has its own stream
+  // Seed 0 means "pick one": the runtime reports what it picked.
+  ThreadRuntimeOptions options;
+  options.layout = small_layout(1);
+  auto picked = ThreadRuntime::create(options);
+  ASSERT_TRUE(picked.ok());
+  EXPECT_NE((*picked)->seed(), 0u);
+}
+
+}  // namespace
+}  // namespace duo::kernel
