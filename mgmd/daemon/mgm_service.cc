@@ -1,0 +1,426 @@
+#include "mgmd/daemon/mgm_service.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <initializer_list>
+
+#include "ndb-kernel/common/crc32c.h"
+
+#ifndef DUO_VERSION
+#define DUO_VERSION "0.0.0"
+#endif
+
+namespace duo::mgm {
+namespace {
+
+// A command and the argument names it accepts. Unknown arguments are refused rather
+// than ignored, so that a typo ("nodeide: 3") is an error and not a silent "any id".
+struct CommandSpec {
+  std::string_view name;
+  std::initializer_list<std::string_view> required;
+  std::initializer_list<std::string_view> optional;
+};
+
+constexpr std::string_view kGetNodeid = "get nodeid";
+constexpr std::string_view kGetConfig = "get config";
+constexpr std::string_view kGetStatus = "get status";
+constexpr std::string_view kShow = "show";
+constexpr std::string_view kGetVersion = "get version";
+constexpr std::string_view kStop = "stop";
+constexpr std::string_view kRestart = "restart";
+constexpr std::string_view kShutdown = "shutdown";
+constexpr std::string_view kGetClusterlog = "get clusterlog";
+constexpr std::string_view kSetClusterlog = "set clusterlog";
+constexpr std::string_view kBye = "bye";
+
+const CommandSpec kCommands[] = {
+    // user, password, public key, log_event, timeout: sent by NDB's mgmapi; accepted
+    // and ignored so that NDB-style clients need no change.
+    {kGetNodeid,
+     {"nodetype"},
+     {"nodeid", "endian", "name", "version", "user", "password", "public key", "log_event",
+      "timeout"}},
+    {kGetConfig, {}, {"version", "nodetype", "node", "from_node"}},
+    {kGetStatus, {}, {}},
+    {kShow, {}, {}},
+    {kGetVersion, {}, {}},
+    {kStop, {"node"}, {"abort"}},
+    {kRestart, {"node"}, {"initialstart", "nostart", "abort"}},
+    {kShutdown, {}, {}},
+    {kGetClusterlog, {}, {}},
+    {kSetClusterlog, {}, {"enabled", "severities", "action"}},
+    {kBye, {}, {}},
+};
+
+const CommandSpec* find_command(std::string_view name) {
+  for (const CommandSpec& spec : kCommands) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+// Empty if `request` has every required argument and no unknown one.
+std::string check_args(const CommandSpec& spec, const Message& request) {
+  for (std::string_view name : spec.required) {
+    if (request.find(name) == nullptr) {
+      return "missing argument '" + std::string(name) + "' for '" + std::string(spec.name) + "'";
+    }
+  }
+  for (const auto& [name, value] : request.args) {
+    const bool known =
+        std::find(spec.required.begin(), spec.required.end(), name) != spec.required.end() ||
+        std::find(spec.optional.begin(), spec.optional.end(), name) != spec.optional.end();
+    if (!known) {
+      return "unknown argument '" + name + "' for '" + std::string(spec.name) + "'";
+    }
+  }
+  return {};
+}
+
+Message ok_reply(std::string_view command) {
+  Message reply;
+  reply.head = reply_head(command);
+  reply.add("result", "Ok");
+  return reply;
+}
+
+std::string_view status_type_name(NodeType type) {
+  switch (type) {
+    case NodeType::kData:
+      return "NDB";
+    case NodeType::kApi:
+      return "API";
+    case NodeType::kManagement:
+      return "MGM";
+  }
+  return "?";
+}
+
+std::optional<bool> parse_on_off(std::string_view text) {
+  if (config::iequals(text, "on") || text == "1" || config::iequals(text, "true")) return true;
+  if (config::iequals(text, "off") || text == "0" || config::iequals(text, "false")) return false;
+  return std::nullopt;
+}
+
+std::string hex32(uint32_t value) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", value);
+  return buf;
+}
+
+}  // namespace
+
+std::string_view duo_version() {
+  return DUO_VERSION;
+}
+std::string duo_version_string() {
+  return "DuoDB-" + std::string(duo_version());
+}
+uint32_t duo_version_number() {
+  unsigned major = 0, minor = 0, patch = 0;
+  std::sscanf(DUO_VERSION, "%u.%u.%u", &major, &minor, &patch);
+  return (major << 16) | (minor << 8) | patch;
+}
+
+Message error_reply(std::string_view command, std::string_view message) {
+  Message reply;
+  reply.head = reply_head(command);
+  reply.add("result", std::string(message));
+  return reply;
+}
+
+MgmService::MgmService(ServedConfig config, uint32_t own_node_id, std::vector<NodeSlot> slots,
+                       ClusterLog* cluster_log)
+    : config_(std::move(config)),
+      own_node_id_(own_node_id),
+      allocator_(std::move(slots)),
+      cluster_log_(cluster_log) {
+  NodeIdAllocator::Holder self;
+  self.owner = NodeIdAllocator::kSelfOwner;
+  self.peer_name = "duo_mgmd";
+  self.peer_version = duo_version_number();
+  // mgmd's own id is its own whatever its HostName resolves to: the host check guards
+  // against other processes taking an id, not against the server that owns it.
+  const NodeSlot* slot = allocator_.find_slot(own_node_id);
+  self.peer_address = slot != nullptr && !slot->addresses.empty() ? slot->addresses.front() : "";
+  allocator_.hold(own_node_id, self);
+}
+
+void MgmService::on_session_open(uint64_t session_id, std::string peer, std::string peer_address) {
+  cluster_log_->event(Severity::kInfo, "Management client connected from " + peer + " (session " +
+                                           std::to_string(session_id) + ")");
+  sessions_[session_id] = Session{std::move(peer), std::move(peer_address)};
+}
+
+void MgmService::on_session_closed(uint64_t session_id, std::string_view reason) {
+  auto it = sessions_.find(session_id);
+  const std::string peer = it == sessions_.end() ? std::string("?") : it->second.peer;
+  for (uint32_t id : allocator_.release_owner(session_id)) {
+    cluster_log_->event(Severity::kInfo, "Node " + std::to_string(id) +
+                                             ": node id released (session " +
+                                             std::to_string(session_id) + " from " + peer +
+                                             " ended: " + std::string(reason) + ")");
+  }
+  cluster_log_->event(Severity::kInfo, "Management client " + peer + " disconnected (session " +
+                                           std::to_string(session_id) + ": " + std::string(reason) +
+                                           ")");
+  if (it != sessions_.end()) sessions_.erase(it);
+}
+
+MgmService::Outcome MgmService::handle(uint64_t session_id, const RequestParser::Parsed& parsed) {
+  const Message& request = parsed.request;
+  auto session_it = sessions_.find(session_id);
+  const Session session = session_it == sessions_.end() ? Session{"?", ""} : session_it->second;
+  const CommandSpec* spec = find_command(request.head);
+  if (spec == nullptr) {
+    cluster_log_->event(Severity::kWarning, "Session " + std::to_string(session_id) + " from " +
+                                                session.peer + ": unknown command '" +
+                                                request.head + "'");
+    return {error_reply(request.head, "Unknown command, '" + request.head + "'"), false};
+  }
+  if (parsed.error) return {error_reply(spec->name, *parsed.error), false};
+  if (std::string problem = check_args(*spec, request); !problem.empty()) {
+    return {error_reply(spec->name, problem), false};
+  }
+  const std::string_view name = spec->name;
+  if (name == kGetNodeid) return {handle_get_nodeid(session_id, session, request), false};
+  if (name == kGetConfig) return {handle_get_config(request), false};
+  if (name == kGetStatus || name == kShow) return {handle_get_status(request), false};
+  if (name == kGetVersion) return {handle_get_version(request), false};
+  if (name == kStop) return {handle_stop_or_restart(session, request, false), false};
+  if (name == kRestart) return {handle_stop_or_restart(session, request, true), false};
+  if (name == kShutdown) return {handle_shutdown(session, request), false};
+  if (name == kGetClusterlog) return {handle_get_clusterlog(request), false};
+  if (name == kSetClusterlog) return {handle_set_clusterlog(request), false};
+  return {ok_reply(kBye), true};  // kBye
+}
+
+Message MgmService::handle_get_nodeid(uint64_t session_id, const Session& session,
+                                      const Message& request) {
+  const std::optional<NodeType> type = parse_node_type(*request.find("nodetype"));
+  if (!type) {
+    return error_reply(
+        kGetNodeid, "bad nodetype '" + *request.find("nodetype") + "': expected ndbd, api or mgm");
+  }
+  uint32_t requested = 0;
+  if (const std::string* text = request.find("nodeid")) {
+    auto id = parse_uint_arg(*text, config::kNodeIdMax);
+    if (!id) {
+      return error_reply(kGetNodeid, "bad nodeid '" + *text + "': expected 0.." +
+                                         std::to_string(config::kNodeIdMax));
+    }
+    requested = static_cast<uint32_t>(*id);
+  }
+  if (const std::string* endian = request.find("endian")) {
+    // The text protocol carries no binary data today; the check keeps NDB's contract
+    // so that a later binary config format cannot be misread by a big-endian node.
+    if (*endian != "little" && *endian != "big") {
+      return error_reply(kGetNodeid, "bad endian '" + *endian + "': expected little or big");
+    }
+  }
+  NodeIdAllocator::Holder holder;
+  holder.owner = session_id;
+  holder.peer_address = session.peer_address;
+  if (const std::string* peer_name = request.find("name")) holder.peer_name = *peer_name;
+  if (const std::string* version = request.find("version")) {
+    holder.peer_version = static_cast<uint32_t>(parse_uint_arg(*version, UINT32_MAX).value_or(0));
+  }
+  Result<uint32_t> id = allocator_.allocate(*type, requested, holder);
+  if (!id.ok()) {
+    cluster_log_->event(Severity::kWarning,
+                        "Node id allocation for " + std::string(node_type_display(*type)) +
+                            " from " + session.peer + " (requested " +
+                            (requested == 0 ? std::string("any") : std::to_string(requested)) +
+                            ") refused: " + id.status().message());
+    return error_reply(kGetNodeid, id.status().message());
+  }
+  cluster_log_->event(Severity::kInfo,
+                      "Node " + std::to_string(*id) + ": node id allocated to " +
+                          std::string(node_type_display(*type)) + " at " + session.peer +
+                          (holder.peer_name.empty() ? "" : " name '" + holder.peer_name + "'") +
+                          " (session " + std::to_string(session_id) + ")");
+  Message reply = ok_reply(kGetNodeid);
+  reply.add("nodeid", *id);
+  return reply;
+}
+
+Message MgmService::handle_get_config(const Message& /*request*/) {
+  Message reply = ok_reply(kGetConfig);
+  reply.add("generation", config_.cache.generation);
+  reply.add("node", own_node_id_);
+  reply.add("checksum", hex32(crc32c(config_.cache.text.data(), config_.cache.text.size())));
+  reply.add("Content-Type", "text/x-duo-config-ini");
+  reply.body = config_.cache.text;
+  return reply;
+}
+
+Message MgmService::handle_get_status(const Message& /*request*/) {
+  Message reply = ok_reply(kGetStatus);
+  reply.add("nodes", allocator_.slots().size());
+  for (const NodeSlot& slot : allocator_.slots()) {
+    const std::string prefix = "node." + std::to_string(slot.node_id) + ".";
+    const NodeIdAllocator::Holder* holder = allocator_.holder(slot.node_id);
+    // A data node counts as connected only when it runs and talks to mgmd, which no
+    // data node does yet; an allocated id alone is reported as ALLOCATED.
+    std::string status = "NO_CONTACT";
+    if (holder != nullptr) status = slot.type == NodeType::kData ? "ALLOCATED" : "CONNECTED";
+    reply.add(prefix + "type", std::string(status_type_name(slot.type)));
+    reply.add(prefix + "status", status);
+    reply.add(prefix + "host", slot.host_name);
+    if (holder != nullptr) {
+      reply.add(prefix + "address", holder->peer_address);
+      reply.add(prefix + "version", holder->peer_version);
+      reply.add(prefix + "name", holder->peer_name);
+    }
+    if (slot.type == NodeType::kData) {
+      if (const config::ConfigSection* section = config_.parsed.find_node(slot.node_id)) {
+        if (const config::ConfigValue* group = section->find("Nodegroup")) {
+          reply.add(prefix + "nodegroup", group->uint_value);
+        }
+      }
+    }
+  }
+  return reply;
+}
+
+Message MgmService::handle_get_version(const Message& /*request*/) {
+  Message reply = ok_reply(kGetVersion);
+  const uint32_t number = duo_version_number();
+  reply.add("id", number);
+  reply.add("major", number >> 16);
+  reply.add("minor", (number >> 8) & 0xff);
+  reply.add("build", number & 0xff);
+  reply.add("string", duo_version_string());
+  return reply;
+}
+
+Message MgmService::handle_stop_or_restart(const Session& session, const Message& request,
+                                           bool restart) {
+  const std::string_view command = restart ? kRestart : kStop;
+  const std::string& text = *request.find("node");
+  auto id = parse_uint_arg(text, config::kNodeIdMax);
+  if (!id || *id == 0) {
+    return error_reply(command, "bad node '" + text + "': expected a node id 1.." +
+                                    std::to_string(config::kNodeIdMax));
+  }
+  const auto node_id = static_cast<uint32_t>(*id);
+  const std::string node = "node " + std::to_string(node_id);
+  const NodeSlot* slot = allocator_.find_slot(node_id);
+  if (slot == nullptr) return error_reply(command, node + " is not configured");
+  Message reply;
+  if (slot->type == NodeType::kApi) {
+    reply = error_reply(command, node +
+                                     " is an API node; only data nodes and management "
+                                     "servers can be stopped or restarted");
+  } else if (node_id == own_node_id_) {
+    if (restart) {
+      reply = error_reply(command,
+                          "restarting the management server is not supported yet; "
+                          "stop it and start it again");
+    } else {
+      cluster_log_->event(Severity::kInfo, "Node " + std::to_string(node_id) +
+                                               ": stop requested by " + session.peer +
+                                               "; management server shutting down");
+      shutdown_requested_ = true;
+      reply = ok_reply(command);
+      reply.add("stopped", node_id);
+    }
+  } else if (slot->type == NodeType::kManagement && allocator_.holder(node_id) != nullptr) {
+    reply = error_reply(command,
+                        "stopping or restarting another management server is not "
+                        "supported yet");
+  } else {
+    // Data nodes and other management servers: nothing runs that mgmd could order.
+    reply = error_reply(command, node + " is not connected");
+  }
+  if (reply.find("result") != nullptr && *reply.find("result") != "Ok") {
+    cluster_log_->event(Severity::kWarning, std::string(command) + " of " + node + " from " +
+                                                session.peer + " failed: " + *reply.find("result"));
+  }
+  return reply;
+}
+
+Message MgmService::handle_shutdown(const Session& session, const Message& /*request*/) {
+  cluster_log_->event(Severity::kInfo,
+                      "Shutdown requested by " + session.peer +
+                          ": 0 data nodes connected; management server shutting down");
+  shutdown_requested_ = true;
+  Message reply = ok_reply(kShutdown);
+  reply.add("data nodes stopped", uint64_t{0});
+  reply.add("management servers stopped", uint64_t{1});
+  return reply;
+}
+
+Message MgmService::handle_get_clusterlog(const Message& /*request*/) {
+  return clusterlog_reply(kGetClusterlog);
+}
+
+Message MgmService::clusterlog_reply(std::string_view command) const {
+  Message reply = ok_reply(command);
+  const ClusterLogFilter& filter = cluster_log_->filter();
+  reply.add("enabled", filter.enabled ? "on" : "off");
+  for (size_t i = 0; i < kSeverityCount; ++i) {
+    std::string name(severity_name(static_cast<Severity>(i)));
+    for (char& c : name) c = static_cast<char>(c - 'A' + 'a');
+    reply.add(name, filter.severity_on[i] ? "on" : "off");
+  }
+  return reply;
+}
+
+Message MgmService::handle_set_clusterlog(const Message& request) {
+  ClusterLogFilter filter = cluster_log_->filter();
+  const std::string* enabled = request.find("enabled");
+  const std::string* severities = request.find("severities");
+  const std::string* action = request.find("action");
+  if (enabled == nullptr && severities == nullptr) {
+    return error_reply(kSetClusterlog, "give 'enabled' and/or 'severities' with 'action'");
+  }
+  if (enabled != nullptr) {
+    auto on = parse_on_off(*enabled);
+    if (!on) return error_reply(kSetClusterlog, "bad enabled '" + *enabled + "': on or off");
+    filter.enabled = *on;
+  }
+  if (severities != nullptr) {
+    if (action == nullptr) return error_reply(kSetClusterlog, "missing argument 'action'");
+    const bool toggle = config::iequals(*action, "toggle");
+    auto on = parse_on_off(*action);
+    if (!toggle && !on) {
+      return error_reply(kSetClusterlog, "bad action '" + *action + "': on, off or toggle");
+    }
+    // Comma- or space-separated names; "all" means every severity.
+    std::string list = *severities;
+    std::replace(list.begin(), list.end(), ',', ' ');
+    size_t pos = 0;
+    size_t named = 0;
+    while (pos < list.size()) {
+      const size_t end = std::min(list.find(' ', pos), list.size());
+      const std::string word = list.substr(pos, end - pos);
+      pos = end + 1;
+      if (word.empty()) continue;
+      ++named;
+      std::vector<size_t> targets;
+      if (config::iequals(word, "all")) {
+        for (size_t i = 0; i < kSeverityCount; ++i) targets.push_back(i);
+      } else if (auto severity = parse_severity(word)) {
+        targets.push_back(static_cast<size_t>(*severity));
+      } else {
+        return error_reply(
+            kSetClusterlog,
+            "unknown severity '" + word + "': ALERT, CRITICAL, ERROR, WARNING, INFO, DEBUG or ALL");
+      }
+      for (size_t i : targets) filter.severity_on[i] = toggle ? !filter.severity_on[i] : *on;
+    }
+    if (named == 0) return error_reply(kSetClusterlog, "empty severities list");
+  } else if (action != nullptr) {
+    return error_reply(kSetClusterlog, "'action' needs 'severities'");
+  }
+  // Recorded under the old filter, and again under the new one if only that one lets
+  // it through, so that both switching the log off and switching it on are in it.
+  const bool old_passes = cluster_log_->filter().passes(Severity::kInfo);
+  cluster_log_->event(Severity::kInfo, "Cluster log filter changed");
+  cluster_log_->set_filter(filter);
+  if (!old_passes) cluster_log_->event(Severity::kInfo, "Cluster log filter changed");
+  return clusterlog_reply(kSetClusterlog);
+}
+
+}  // namespace duo::mgm
