@@ -155,6 +155,10 @@ Result<std::vector<NodeStatus>> parse_status_reply(const Message& reply) {
       node.version = static_cast<uint32_t>(parse_uint_arg(value, UINT32_MAX).value_or(0));
     else if (field == "nodegroup")
       node.nodegroup = parse_uint_arg(value, UINT64_MAX);
+    else if (field == "startphase")
+      node.start_phase = static_cast<uint32_t>(parse_uint_arg(value, 255).value_or(0));
+    else if (field == "port")
+      node.port = static_cast<uint16_t>(parse_uint_arg(value, 65535).value_or(0));
   }
   std::vector<NodeStatus> out;
   for (auto& [id, node] : nodes) out.push_back(std::move(node));
@@ -166,6 +170,23 @@ std::string format_version(uint32_t version) {
   return "DuoDB-" + std::to_string(version >> 16) + "." + std::to_string((version >> 8) & 0xff) +
          "." + std::to_string(version & 0xff);
 }
+
+bool is_running_data_node(const NodeStatus& node) {
+  return node.type == "NDB" && (node.status == "NOT_STARTED" || node.status == "STARTING" ||
+                                node.status == "STARTED" || node.status == "STOPPING");
+}
+
+namespace {
+// "starting", "not started": the lower-case state as ndb_mgm prints it.
+std::string state_words(const std::string& status) {
+  std::string words = status;
+  for (char& c : words) {
+    if (c == '_') c = ' ';
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return words;
+}
+}  // namespace
 
 std::string format_show(const std::vector<NodeStatus>& nodes) {
   std::string out = "Cluster Configuration\n---------------------\n";
@@ -187,7 +208,14 @@ std::string format_show(const std::vector<NodeStatus>& nodes) {
     for (const NodeStatus* node : members) {
       out += "id=" + std::to_string(node->node_id);
       const std::string from = node->host.empty() ? "any host" : node->host;
-      if (node->status == "CONNECTED") {
+      if (is_running_data_node(*node)) {
+        // ndb_mgm: "id=2 @127.0.0.1  (mysql-8.0 ndb-8.0, starting, Nodegroup: 0)"; a
+        // started node shows no state word.
+        out += "\t@" + node->address + "  (" + format_version(node->version);
+        if (node->status != "STARTED") out += ", " + state_words(node->status);
+        if (node->nodegroup) out += ", Nodegroup: " + std::to_string(*node->nodegroup);
+        out += ")\n";
+      } else if (node->status == "CONNECTED") {
         out += "\t@" + node->address + "  (" + format_version(node->version) + ")\n";
       } else if (node->status == "ALLOCATED") {
         out += " (not connected, node id allocated to " + node->address + ")\n";
@@ -202,6 +230,13 @@ std::string format_show(const std::vector<NodeStatus>& nodes) {
 std::string format_node_status(const NodeStatus& node) {
   const std::string head = "Node " + std::to_string(node.node_id) + ": ";
   if (node.status == "CONNECTED") return head + "connected (" + format_version(node.version) + ")";
+  if (node.status == "STARTING") {
+    return head + "starting (Last completed phase " + std::to_string(node.start_phase) + ") (" +
+           format_version(node.version) + ")";
+  }
+  if (is_running_data_node(node)) {
+    return head + state_words(node.status) + " (" + format_version(node.version) + ")";
+  }
   if (node.status == "ALLOCATED") {
     return head + "not connected (node id allocated to " + node.address + ")";
   }
@@ -228,8 +263,8 @@ std::string help_text() {
          "QUIT, EXIT                             Quit management client\n"
          "\n"
          "<severity> = ALERT | CRITICAL | ERROR | WARNING | INFO | DEBUG | ALL\n"
-         "Data nodes cannot connect yet in this version: they are always shown as\n"
-         "not connected, and STOP/RESTART of them fail with \"not connected\".\n";
+         "Data nodes can be stopped (STOP, SHUTDOWN); RESTART of a data node is not\n"
+         "supported yet in this version.\n";
 }
 
 std::string CommandRunner::target_text() const {
@@ -242,8 +277,12 @@ Status CommandRunner::connect() {
 }
 
 Result<Message> CommandRunner::call(const Message& request) {
+  return call(request, timeout_ms_);
+}
+
+Result<Message> CommandRunner::call(const Message& request, uint64_t timeout_ms) {
   if (!connection_.connected()) DUO_RETURN_IF_ERROR(connect());
-  return connection_.call(request, timeout_ms_);
+  return connection_.call(request, timeout_ms);
 }
 
 Result<std::vector<NodeStatus>> CommandRunner::fetch_status() {
@@ -297,10 +336,9 @@ Status CommandRunner::run(const Command& command, std::string* out) {
     case Command::Kind::kReportMemoryUsage: {
       Result<std::vector<NodeStatus>> nodes = fetch_status();
       if (!nodes.ok()) return failed(nodes.take_status(), "REPORT failed: ");
-      // Only connected data nodes could report; none can connect yet, so say so.
+      // Only running data nodes could report.
       const bool any = std::any_of(nodes->begin(), nodes->end(), [&](const NodeStatus& n) {
-        return n.type == "NDB" && n.status == "CONNECTED" &&
-               (command.node_id == 0 || n.node_id == command.node_id);
+        return is_running_data_node(n) && (command.node_id == 0 || n.node_id == command.node_id);
       });
       if (!any) return failed(Status(ErrorCode::kNotFound, "no data nodes connected"), "");
       return failed(Status(ErrorCode::kNotSupported, "memory reports are not implemented yet"), "");
@@ -314,12 +352,13 @@ Status CommandRunner::run(const Command& command, std::string* out) {
       if (restart) request.add("initialstart", command.initial ? "1" : "0");
       const std::string what = "Node " + std::to_string(command.node_id) + ": " +
                                (restart ? "restart" : "stop") + " failed: ";
-      Result<Message> reply = call(request);
+      // mgmd answers a data node's stop only once the node is gone (at most kStopWaitMs).
+      Result<Message> reply = call(request, std::max<uint64_t>(timeout_ms_, kStopCallMs));
       if (!reply.ok()) return failed(reply.take_status(), what);
       if (Status result = reply_result(*reply); !result.ok())
         return failed(std::move(result), what);
       *out += "Node " + std::to_string(command.node_id) + " has shutdown.\n";
-      if (!restart) {
+      if (reply->find("shutting down") != nullptr) {
         *out += "Disconnecting to allow the management server to shutdown.\n";
         connection_.close();
       }
@@ -328,7 +367,7 @@ Status CommandRunner::run(const Command& command, std::string* out) {
     case Command::Kind::kShutdown: {
       Message request;
       request.head = "shutdown";
-      Result<Message> reply = call(request);
+      Result<Message> reply = call(request, std::max<uint64_t>(timeout_ms_, kStopCallMs));
       if (!reply.ok()) return failed(reply.take_status(), "SHUTDOWN failed: ");
       if (Status result = reply_result(*reply); !result.ok()) {
         return failed(std::move(result), "SHUTDOWN failed: ");

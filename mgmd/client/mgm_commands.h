@@ -47,13 +47,20 @@ Result<Command> parse_command(std::string_view line);
 // One node of a `get status` reply.
 struct NodeStatus {
   uint32_t node_id = 0;
-  std::string type;     // "NDB", "MGM", "API"
-  std::string status;   // "CONNECTED", "NO_CONTACT", "ALLOCATED"
+  std::string type;  // "NDB", "MGM", "API"
+  // "CONNECTED", "NO_CONTACT", "ALLOCATED"; data nodes also "NOT_STARTED",
+  // "STARTING", "STARTED", "STOPPING" (what they report).
+  std::string status;
   std::string host;     // configured HostName, empty = any host
   std::string address;  // peer address when the id is held
   uint32_t version = 0;
   std::optional<uint64_t> nodegroup;
+  uint32_t start_phase = 0;  // data nodes: last completed start phase
+  uint16_t port = 0;         // data nodes: transporter port, 0 = not reported
 };
+
+// True for the states of a running data node (it reports to mgmd).
+bool is_running_data_node(const NodeStatus& node);
 
 // Reads the node.<id>.* lines of a `get status` reply (ascending node id).
 Result<std::vector<NodeStatus>> parse_status_reply(const Message& reply);
@@ -84,6 +91,11 @@ class CommandRunner {
 
  private:
   Result<Message> call(const Message& request);
+  Result<Message> call(const Message& request, uint64_t timeout_ms);
+
+  // How long STOP and SHUTDOWN wait for their answer: mgmd replies when the data nodes
+  // are gone, after at most 30 s (mgm_service.h kStopWaitMs), plus a margin.
+  static constexpr uint64_t kStopCallMs = 35000;
   Result<std::vector<NodeStatus>> fetch_status();
 
   ConnectString target_;

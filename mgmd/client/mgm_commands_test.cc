@@ -103,6 +103,45 @@ TEST(FormatShow, LooksLikeNdbMgm) {
   EXPECT_EQ(format_node_status((*nodes)[2]), "Node 49: connected (DuoDB-0.1.0)");
 }
 
+TEST(FormatShow, RunningDataNodes) {
+  Message reply;
+  reply.head = "get status reply";
+  reply.add("result", "Ok");
+  auto node = [&](int id, const char* status, const char* phase, uint64_t group) {
+    const std::string p = "node." + std::to_string(id) + ".";
+    reply.add(p + "type", "NDB").add(p + "status", status).add(p + "host", "127.0.0.1");
+    reply.add(p + "address", "127.0.0.1").add(p + "version", "256");
+    reply.add(p + "startphase", phase).add(p + "port", "41000").add(p + "nodegroup", group);
+  };
+  node(1, "STARTING", "2", 0);
+  node(2, "STARTED", "3", 0);
+  node(3, "STOPPING", "3", 1);
+  node(4, "NOT_STARTED", "0", 1);
+  Result<std::vector<NodeStatus>> nodes = parse_status_reply(reply);
+  ASSERT_TRUE(nodes.ok());
+  ASSERT_EQ(nodes->size(), 4u);
+  EXPECT_EQ((*nodes)[0].start_phase, 2u);
+  EXPECT_EQ((*nodes)[0].port, 41000);
+  EXPECT_TRUE(is_running_data_node((*nodes)[0]));
+  EXPECT_EQ(format_show(*nodes),
+            "Cluster Configuration\n"
+            "---------------------\n"
+            "[ndbd(NDB)]\t4 node(s)\n"
+            "id=1\t@127.0.0.1  (DuoDB-0.1.0, starting, Nodegroup: 0)\n"
+            "id=2\t@127.0.0.1  (DuoDB-0.1.0, Nodegroup: 0)\n"
+            "id=3\t@127.0.0.1  (DuoDB-0.1.0, stopping, Nodegroup: 1)\n"
+            "id=4\t@127.0.0.1  (DuoDB-0.1.0, not started, Nodegroup: 1)\n"
+            "\n"
+            "[ndb_mgmd(MGM)]\t0 node(s)\n"
+            "\n"
+            "[mysqld(API)]\t0 node(s)\n");
+  EXPECT_EQ(format_node_status((*nodes)[0]),
+            "Node 1: starting (Last completed phase 2) (DuoDB-0.1.0)");
+  EXPECT_EQ(format_node_status((*nodes)[1]), "Node 2: started (DuoDB-0.1.0)");
+  EXPECT_EQ(format_node_status((*nodes)[2]), "Node 3: stopping (DuoDB-0.1.0)");
+  EXPECT_EQ(format_node_status((*nodes)[3]), "Node 4: not started (DuoDB-0.1.0)");
+}
+
 TEST(FormatShow, MalformedStatusLinesAreErrors) {
   Message reply;
   reply.add("node.x.type", "NDB");

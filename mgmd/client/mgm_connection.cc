@@ -78,6 +78,77 @@ void MgmConnection::close() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   buffered_.clear();
+  async_parser_.reset();
+}
+
+Status MgmConnection::send(const Message& request, uint64_t timeout_ms) {
+  if (fd_ < 0) return Status(ErrorCode::kIoError, "not connected to the management server");
+  const uint64_t deadline_ms = monotonic_ms() + timeout_ms;
+  const std::string bytes = encode_message(request);
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd pfd{fd_, POLLOUT, 0};
+      if (::poll(&pfd, 1, remaining_ms(deadline_ms)) <= 0) {
+        close();
+        return Status(ErrorCode::kIoError, "timed out sending to the management server");
+      }
+      continue;
+    }
+    const std::string why = std::strerror(errno);
+    close();
+    return Status(ErrorCode::kIoError, "lost connection to the management server: " + why);
+  }
+  return Status::OK();
+}
+
+Result<std::optional<Message>> MgmConnection::receive(uint64_t timeout_ms) {
+  if (fd_ < 0) return Status(ErrorCode::kIoError, "not connected to the management server");
+  auto fail = [this](const std::string& why) {
+    close();
+    return Status(ErrorCode::kIoError, why);
+  };
+  // Bytes left over from the previous message first.
+  auto take = [&](std::string_view data) -> Result<std::optional<Message>> {
+    bool done = false;
+    Result<size_t> used = async_parser_.feed(data, &done);
+    if (!used.ok()) return fail(used.status().message());
+    buffered_ = std::string(data.substr(*used));
+    if (!done) return std::optional<Message>();
+    Message message = async_parser_.reply();
+    async_parser_.reset();
+    return std::optional<Message>(std::move(message));
+  };
+  if (!buffered_.empty()) {
+    const std::string pending = std::move(buffered_);
+    buffered_.clear();
+    DUO_ASSIGN_OR_RETURN(std::optional<Message> message, take(pending));
+    if (message) return message;
+  }
+  const uint64_t deadline_ms = monotonic_ms() + timeout_ms;
+  char chunk[16 * 1024];
+  for (;;) {
+    pollfd pfd{fd_, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, remaining_ms(deadline_ms));
+    if (ready < 0 && errno == EINTR) return std::optional<Message>();
+    if (ready < 0) return fail(std::string("poll: ") + std::strerror(errno));
+    if (ready == 0) return std::optional<Message>();
+    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n == 0) return fail("the management server closed the connection");
+    if (n < 0) {
+      return fail(std::string("lost connection to the management server: ") + std::strerror(errno));
+    }
+    DUO_ASSIGN_OR_RETURN(std::optional<Message> message,
+                         take(std::string_view(chunk, static_cast<size_t>(n))));
+    if (message) return message;
+  }
 }
 
 Status MgmConnection::connect(const ConnectString& target, uint64_t timeout_ms) {

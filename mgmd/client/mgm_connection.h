@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "mgmd/protocol/mgm_protocol.h"
@@ -45,7 +46,17 @@ class MgmConnection {
   // a late reply would be taken for the answer to the next request).
   Result<Message> call(const Message& request, uint64_t timeout_ms);
 
+  // Asynchronous use, for a node that keeps its session (duo_datad): send requests
+  // without waiting, and read whatever message comes next — a reply or an unsolicited
+  // order such as `node stop`. Do not mix with call() while replies are outstanding.
+  // send(): kIoError if the connection broke (then closed).
+  Status send(const Message& request, uint64_t timeout_ms);
+  // The next complete message, or nullopt if none arrived within `timeout_ms` (also
+  // when a signal interrupted the wait). kIoError if the connection broke (then closed).
+  Result<std::optional<Message>> receive(uint64_t timeout_ms);
+
  private:
+  ReplyParser async_parser_;  // receive(): a message may arrive over several calls
   int fd_ = -1;
   std::string buffered_;  // bytes received after the last reply
 };

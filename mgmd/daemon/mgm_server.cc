@@ -121,6 +121,9 @@ Status MgmServer::run(int stop_fd) {
   std::vector<pollfd> fds;
   std::vector<uint64_t> ids;
   while (!service_->shutdown_requested()) {
+    service_->tick(clock_.now_ns() / kNanosPerMilli);
+    deliver_pending();
+    if (service_->shutdown_requested()) break;
     fds.clear();
     ids.clear();
     fds.push_back({listen_fd_, POLLIN, 0});
@@ -155,7 +158,7 @@ Status MgmServer::run(int stop_fd) {
         it = sessions_.find(ids[i]);
         if (it == sessions_.end()) continue;
       }
-      if (it->second.closing && it->second.out.empty()) {
+      if (it->second.closing && it->second.out.empty() && !it->second.awaiting_deferred) {
         close_session(ids[i], it->second.close_reason);
       } else if ((revents & (POLLHUP | POLLERR)) != 0 && it->second.closing) {
         close_session(ids[i], it->second.close_reason);
@@ -163,6 +166,7 @@ Status MgmServer::run(int stop_fd) {
     }
     if ((fds[0].revents & POLLIN) != 0) accept_sessions();
     expire_idle_sessions();
+    deliver_pending();
   }
 
   // Give peers their last replies (the `shutdown` answer in particular), then close.
@@ -247,15 +251,13 @@ void MgmServer::read_session(uint64_t id, Session& session) {
   session.last_activity_ns = clock_.now_ns();
   std::vector<RequestParser::Parsed> requests;
   Status framing = session.parser.feed(std::string_view(buffer, static_cast<size_t>(n)), &requests);
-  for (const RequestParser::Parsed& parsed : requests) {
-    if (session.closing) break;  // after `bye`, later requests are not answered
-    MgmService::Outcome outcome = service_->handle(id, parsed);
-    session.out += encode_message(outcome.reply);
-    if (outcome.close_session) {
-      session.closing = true;
-      session.close_reason = "bye";
-    }
+  for (RequestParser::Parsed& parsed : requests) session.queued.push_back(std::move(parsed));
+  if (session.queued.size() > kQueuedRequestsMax) {
+    close_session(id, "more than " + std::to_string(kQueuedRequestsMax) +
+                          " requests pipelined behind an unanswered one");
+    return;
   }
+  answer_queued(id, session);
   if (!framing.ok() && !session.closing) {
     service_->cluster_log().event(Severity::kWarning, "Session " + std::to_string(id) + " from " +
                                                           session.peer + ": " + framing.message() +
@@ -270,6 +272,48 @@ void MgmServer::read_session(uint64_t id, Session& session) {
   }
   if (!session.out.empty() && !flush_session(session)) {
     close_session(id, "connection reset while writing");
+  }
+}
+
+void MgmServer::answer_queued(uint64_t id, Session& session) {
+  while (!session.queued.empty() && !session.awaiting_deferred) {
+    RequestParser::Parsed parsed = std::move(session.queued.front());
+    session.queued.pop_front();
+    if (session.bye_seen) continue;  // after `bye`, later requests are not answered
+    MgmService::Outcome outcome = service_->handle(id, parsed);
+    if (outcome.deferred) {
+      session.awaiting_deferred = true;
+      break;
+    }
+    session.out += encode_message(outcome.reply);
+    if (outcome.close_session) {
+      session.bye_seen = true;
+      session.closing = true;
+      session.close_reason = "bye";
+    }
+  }
+}
+
+void MgmServer::deliver_pending() {
+  // Delivering can answer queued requests, which can queue more deliveries.
+  for (int round = 0; round < 8; ++round) {
+    std::vector<MgmService::Delivery> deliveries = service_->take_deliveries();
+    if (deliveries.empty()) return;
+    for (MgmService::Delivery& delivery : deliveries) {
+      auto it = sessions_.find(delivery.session_id);
+      if (it == sessions_.end()) continue;  // the session went away meanwhile
+      Session& session = it->second;
+      session.out += encode_message(delivery.message);
+      if (delivery.completes_deferred) {
+        session.awaiting_deferred = false;
+        answer_queued(delivery.session_id, session);
+      }
+      if (!flush_session(session)) {
+        close_session(delivery.session_id, "connection reset while writing");
+      } else if (session.closing && session.out.empty() && !session.awaiting_deferred) {
+        close_session(delivery.session_id, session.close_reason);
+      }
+    }
   }
 }
 

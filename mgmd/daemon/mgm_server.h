@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 
@@ -70,10 +71,24 @@ class MgmServer {
     bool closing = false;  // close once `out` is flushed; read nothing more
     std::string close_reason;
     uint64_t last_activity_ns = 0;
+    // Requests parsed but not answered yet: while a deferred reply is outstanding
+    // (awaiting_deferred), later requests wait here so replies stay in request order.
+    std::deque<RequestParser::Parsed> queued;
+    bool awaiting_deferred = false;
+    bool bye_seen = false;  // requests after `bye` are not answered
   };
+
+  // Pipelined requests kept per session while a deferred reply is outstanding; more is
+  // a client that does not wait for answers, and its session is closed.
+  static constexpr size_t kQueuedRequestsMax = 64;
 
   void accept_sessions();
   void read_session(uint64_t id, Session& session);
+  // Answers queued requests of `session` until one is deferred or none is left.
+  void answer_queued(uint64_t id, Session& session);
+  // Hands the service's queued deliveries to their sessions (and answers requests that
+  // waited behind a deferred reply).
+  void deliver_pending();
   // Writes what it can; false if the socket failed (the session must be dropped).
   bool flush_session(Session& session);
   // `reason` is taken by value: callers pass the session's own close_reason.

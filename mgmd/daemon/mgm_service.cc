@@ -32,6 +32,9 @@ constexpr std::string_view kShutdown = "shutdown";
 constexpr std::string_view kGetClusterlog = "get clusterlog";
 constexpr std::string_view kSetClusterlog = "set clusterlog";
 constexpr std::string_view kBye = "bye";
+constexpr std::string_view kReportStatus = "report status";
+// mgmd -> data node, unsolicited: stop now (no reply expected).
+constexpr std::string_view kNodeStop = "node stop";
 
 const CommandSpec kCommands[] = {
     // user, password, public key, log_event, timeout: sent by NDB's mgmapi; accepted
@@ -50,6 +53,7 @@ const CommandSpec kCommands[] = {
     {kGetClusterlog, {}, {}},
     {kSetClusterlog, {}, {"enabled", "severities", "action"}},
     {kBye, {}, {}},
+    {kReportStatus, {"nodeid", "state"}, {"startphase", "port"}},
 };
 
 const CommandSpec* find_command(std::string_view name) {
@@ -129,6 +133,32 @@ Message error_reply(std::string_view command, std::string_view message) {
   return reply;
 }
 
+std::string_view data_node_state_name(DataNodeState state) {
+  switch (state) {
+    case DataNodeState::kNotStarted:
+      return "NOT_STARTED";
+    case DataNodeState::kStarting:
+      return "STARTING";
+    case DataNodeState::kStarted:
+      return "STARTED";
+    case DataNodeState::kStopping:
+      return "STOPPING";
+  }
+  return "?";
+}
+
+std::optional<DataNodeState> parse_data_node_state(std::string_view text) {
+  std::string name(text);
+  for (char& c : name) {
+    if (c == ' ') c = '_';
+  }
+  for (DataNodeState state : {DataNodeState::kNotStarted, DataNodeState::kStarting,
+                              DataNodeState::kStarted, DataNodeState::kStopping}) {
+    if (config::iequals(name, data_node_state_name(state))) return state;
+  }
+  return std::nullopt;
+}
+
 MgmService::MgmService(ServedConfig config, uint32_t own_node_id, std::vector<NodeSlot> slots,
                        ClusterLog* cluster_log)
     : config_(std::move(config)),
@@ -165,6 +195,112 @@ void MgmService::on_session_closed(uint64_t session_id, std::string_view reason)
                                            std::to_string(session_id) + ": " + std::string(reason) +
                                            ")");
   if (it != sessions_.end()) sessions_.erase(it);
+  // A data node's state lives as long as its session: a closed session is a node that
+  // stopped or died (its id was released above).
+  for (auto node = data_nodes_.begin(); node != data_nodes_.end();) {
+    if (node->second.session_id != session_id) {
+      ++node;
+      continue;
+    }
+    const uint32_t node_id = node->first;
+    const bool ordered = node->second.stop_ordered;
+    cluster_log_->event(
+        ordered ? Severity::kInfo : Severity::kAlert,
+        "Node " + std::to_string(node_id) + ": data node " +
+            (ordered ? "stopped"
+                     : "lost (was " + std::string(data_node_state_name(node->second.state)) + ")") +
+            ": session ended: " + std::string(reason));
+    node = data_nodes_.erase(node);
+    for (PendingStop& pending : pending_stops_) {
+      auto waiting = std::find(pending.waiting.begin(), pending.waiting.end(), node_id);
+      if (waiting == pending.waiting.end()) continue;
+      pending.waiting.erase(waiting);
+      ++pending.stopped;
+    }
+  }
+  for (PendingStop& pending : pending_stops_) {
+    if (pending.requester == session_id) pending.requester = 0;
+  }
+  for (size_t i = 0; i < pending_stops_.size();) {
+    if (pending_stops_[i].waiting.empty()) {
+      complete(pending_stops_[i], false);
+      pending_stops_.erase(pending_stops_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
+void MgmService::tick(uint64_t now_ms) {
+  now_ms_ = now_ms;
+  for (size_t i = 0; i < pending_stops_.size();) {
+    if (now_ms_ >= pending_stops_[i].deadline_ms) {
+      complete(pending_stops_[i], true);
+      pending_stops_.erase(pending_stops_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
+std::vector<MgmService::Delivery> MgmService::take_deliveries() {
+  std::vector<Delivery> out;
+  out.swap(deliveries_);
+  return out;
+}
+
+const MgmService::DataNodeReport* MgmService::data_node(uint32_t node_id) const {
+  auto it = data_nodes_.find(node_id);
+  return it == data_nodes_.end() ? nullptr : &it->second;
+}
+
+void MgmService::order_stop(uint32_t node_id, const std::string& initiator) {
+  DataNodeReport& report = data_nodes_.at(node_id);
+  report.stop_ordered = true;
+  Message order;
+  order.head = std::string(kNodeStop);
+  order.add("nodeid", node_id);
+  order.add("initiator", initiator);
+  deliveries_.push_back({report.session_id, std::move(order), false});
+  cluster_log_->event(Severity::kInfo, "Node " + std::to_string(node_id) +
+                                           ": stop ordered (requested by " + initiator + ")");
+}
+
+void MgmService::complete(PendingStop& pending, bool expired) {
+  std::string not_stopped;
+  for (uint32_t id : pending.waiting) {
+    not_stopped += (not_stopped.empty() ? "" : " ") + std::to_string(id);
+  }
+  if (expired) {
+    cluster_log_->event(Severity::kWarning, "Data node(s) " + not_stopped +
+                                                " did not stop within " +
+                                                std::to_string(kStopWaitMs) + " ms");
+  }
+  Message reply;
+  if (pending.shutdown) {
+    // The management server goes down whatever the data nodes did: that is what the
+    // operator asked for, and a node that hangs must not keep mgmd alive.
+    shutdown_requested_ = true;
+    cluster_log_->event(Severity::kInfo, std::to_string(pending.stopped) +
+                                             " data node(s) stopped; management server "
+                                             "shutting down");
+    reply = expired
+                ? error_reply(kShutdown, "data node(s) " + not_stopped + " did not stop within " +
+                                             std::to_string(kStopWaitMs) +
+                                             " ms; management server shutting down")
+                : ok_reply(kShutdown);
+    reply.add("data nodes stopped", pending.stopped);
+    reply.add("management servers stopped", uint64_t{1});
+  } else if (expired) {
+    reply = error_reply(kStop, "node " + not_stopped + " did not stop within " +
+                                   std::to_string(kStopWaitMs) + " ms");
+  } else {
+    reply = ok_reply(kStop);
+    reply.add("stopped", pending.stopped);
+  }
+  if (pending.requester != 0) {
+    deliveries_.push_back({pending.requester, std::move(reply), true});
+  }
 }
 
 MgmService::Outcome MgmService::handle(uint64_t session_id, const RequestParser::Parsed& parsed) {
@@ -187,9 +323,10 @@ MgmService::Outcome MgmService::handle(uint64_t session_id, const RequestParser:
   if (name == kGetConfig) return {handle_get_config(request), false};
   if (name == kGetStatus || name == kShow) return {handle_get_status(request), false};
   if (name == kGetVersion) return {handle_get_version(request), false};
-  if (name == kStop) return {handle_stop_or_restart(session, request, false), false};
-  if (name == kRestart) return {handle_stop_or_restart(session, request, true), false};
-  if (name == kShutdown) return {handle_shutdown(session, request), false};
+  if (name == kStop) return handle_stop_or_restart(session_id, session, request, false);
+  if (name == kRestart) return handle_stop_or_restart(session_id, session, request, true);
+  if (name == kShutdown) return handle_shutdown(session_id, session, request);
+  if (name == kReportStatus) return {handle_report_status(session_id, request), false};
   if (name == kGetClusterlog) return {handle_get_clusterlog(request), false};
   if (name == kSetClusterlog) return {handle_set_clusterlog(request), false};
   return {ok_reply(kBye), true};  // kBye
@@ -264,6 +401,10 @@ Message MgmService::handle_get_status(const Message& /*request*/) {
     // data node does yet; an allocated id alone is reported as ALLOCATED.
     std::string status = "NO_CONTACT";
     if (holder != nullptr) status = slot.type == NodeType::kData ? "ALLOCATED" : "CONNECTED";
+    const DataNodeReport* report = holder != nullptr ? data_node(slot.node_id) : nullptr;
+    if (report != nullptr) {
+      status = report->stop_ordered ? "STOPPING" : std::string(data_node_state_name(report->state));
+    }
     reply.add(prefix + "type", std::string(status_type_name(slot.type)));
     reply.add(prefix + "status", status);
     reply.add(prefix + "host", slot.host_name);
@@ -271,6 +412,10 @@ Message MgmService::handle_get_status(const Message& /*request*/) {
       reply.add(prefix + "address", holder->peer_address);
       reply.add(prefix + "version", holder->peer_version);
       reply.add(prefix + "name", holder->peer_name);
+    }
+    if (report != nullptr) {
+      reply.add(prefix + "startphase", report->start_phase);
+      if (report->port != 0) reply.add(prefix + "port", report->port);
     }
     if (slot.type == NodeType::kData) {
       if (const config::ConfigSection* section = config_.parsed.find_node(slot.node_id)) {
@@ -294,20 +439,22 @@ Message MgmService::handle_get_version(const Message& /*request*/) {
   return reply;
 }
 
-Message MgmService::handle_stop_or_restart(const Session& session, const Message& request,
-                                           bool restart) {
+MgmService::Outcome MgmService::handle_stop_or_restart(uint64_t session_id, const Session& session,
+                                                       const Message& request, bool restart) {
   const std::string_view command = restart ? kRestart : kStop;
   const std::string& text = *request.find("node");
   auto id = parse_uint_arg(text, config::kNodeIdMax);
   if (!id || *id == 0) {
-    return error_reply(command, "bad node '" + text + "': expected a node id 1.." +
-                                    std::to_string(config::kNodeIdMax));
+    return {error_reply(command, "bad node '" + text + "': expected a node id 1.." +
+                                     std::to_string(config::kNodeIdMax)),
+            false};
   }
   const auto node_id = static_cast<uint32_t>(*id);
   const std::string node = "node " + std::to_string(node_id);
   const NodeSlot* slot = allocator_.find_slot(node_id);
-  if (slot == nullptr) return error_reply(command, node + " is not configured");
+  if (slot == nullptr) return {error_reply(command, node + " is not configured"), false};
   Message reply;
+  const DataNodeReport* report = data_node(node_id);
   if (slot->type == NodeType::kApi) {
     reply = error_reply(command, node +
                                      " is an API node; only data nodes and management "
@@ -324,31 +471,120 @@ Message MgmService::handle_stop_or_restart(const Session& session, const Message
       shutdown_requested_ = true;
       reply = ok_reply(command);
       reply.add("stopped", node_id);
+      reply.add("shutting down", "yes");
     }
   } else if (slot->type == NodeType::kManagement && allocator_.holder(node_id) != nullptr) {
     reply = error_reply(command,
                         "stopping or restarting another management server is not "
                         "supported yet");
+  } else if (slot->type == NodeType::kData && report != nullptr) {
+    if (restart) {
+      // Honest refusal: a restart needs the node to come back by itself (an angel
+      // process, node recovery), which arrives with durability.
+      reply = error_reply(command,
+                          "restarting data nodes is not supported yet; stop the node and "
+                          "start duo_datad again");
+    } else if (report->stop_ordered) {
+      reply = error_reply(command, node + " is already stopping");
+    } else {
+      order_stop(node_id, session.peer);
+      PendingStop pending;
+      pending.requester = session_id;
+      pending.waiting.push_back(node_id);
+      pending.deadline_ms = now_ms_ + kStopWaitMs;
+      pending_stops_.push_back(std::move(pending));
+      return {Message{}, false, true};
+    }
   } else {
-    // Data nodes and other management servers: nothing runs that mgmd could order.
+    // Not running (or only holding its id without reporting): nothing to order.
     reply = error_reply(command, node + " is not connected");
   }
   if (reply.find("result") != nullptr && *reply.find("result") != "Ok") {
     cluster_log_->event(Severity::kWarning, std::string(command) + " of " + node + " from " +
                                                 session.peer + " failed: " + *reply.find("result"));
   }
-  return reply;
+  return {reply, false};
 }
 
-Message MgmService::handle_shutdown(const Session& session, const Message& /*request*/) {
-  cluster_log_->event(Severity::kInfo,
-                      "Shutdown requested by " + session.peer +
-                          ": 0 data nodes connected; management server shutting down");
-  shutdown_requested_ = true;
-  Message reply = ok_reply(kShutdown);
-  reply.add("data nodes stopped", uint64_t{0});
-  reply.add("management servers stopped", uint64_t{1});
-  return reply;
+MgmService::Outcome MgmService::handle_shutdown(uint64_t session_id, const Session& session,
+                                                const Message& /*request*/) {
+  PendingStop pending;
+  pending.requester = session_id;
+  pending.shutdown = true;
+  pending.deadline_ms = now_ms_ + kStopWaitMs;
+  for (auto& [node_id, report] : data_nodes_) {
+    if (!report.stop_ordered) order_stop(node_id, session.peer + " (shutdown)");
+    pending.waiting.push_back(node_id);
+  }
+  cluster_log_->event(Severity::kInfo, "Shutdown requested by " + session.peer + ": " +
+                                           std::to_string(pending.waiting.size()) +
+                                           " data node(s) to stop first");
+  if (pending.waiting.empty()) {
+    complete(pending, false);
+    // No data node to wait for: answer now (the delivery just queued is this reply).
+    Delivery own = std::move(deliveries_.back());
+    deliveries_.pop_back();
+    return {std::move(own.message), false};
+  }
+  pending_stops_.push_back(std::move(pending));
+  return {Message{}, false, true};
+}
+
+Message MgmService::handle_report_status(uint64_t session_id, const Message& request) {
+  const std::string& id_text = *request.find("nodeid");
+  auto id = parse_uint_arg(id_text, config::kDataNodeIdMax);
+  if (!id || *id == 0) {
+    return error_reply(kReportStatus, "bad nodeid '" + id_text + "': expected 1.." +
+                                          std::to_string(config::kDataNodeIdMax));
+  }
+  const auto node_id = static_cast<uint32_t>(*id);
+  const NodeSlot* slot = allocator_.find_slot(node_id);
+  const NodeIdAllocator::Holder* holder = allocator_.holder(node_id);
+  if (slot == nullptr || slot->type != NodeType::kData || holder == nullptr ||
+      holder->owner != session_id) {
+    return error_reply(kReportStatus, "node " + std::to_string(node_id) +
+                                          " is not a data node id allocated to this session "
+                                          "(get nodeid first)");
+  }
+  const std::optional<DataNodeState> state = parse_data_node_state(*request.find("state"));
+  if (!state) {
+    return error_reply(kReportStatus, "bad state '" + *request.find("state") +
+                                          "': expected NOT_STARTED, STARTING, STARTED or STOPPING");
+  }
+  uint32_t phase = 0;
+  if (const std::string* text = request.find("startphase")) {
+    auto value = parse_uint_arg(*text, 255);
+    if (!value)
+      return error_reply(kReportStatus, "bad startphase '" + *text + "': expected 0..255");
+    phase = static_cast<uint32_t>(*value);
+  }
+  uint16_t port = 0;
+  if (const std::string* text = request.find("port")) {
+    auto value = parse_uint_arg(*text, 65535);
+    if (!value) return error_reply(kReportStatus, "bad port '" + *text + "': expected 0..65535");
+    port = static_cast<uint16_t>(*value);
+  }
+  auto [it, fresh] = data_nodes_.try_emplace(node_id);
+  DataNodeReport& report = it->second;
+  const std::string who = "Node " + std::to_string(node_id) + ": ";
+  if (fresh) {
+    report.session_id = session_id;
+    cluster_log_->event(Severity::kInfo, who + "data node connected from " + holder->peer_address +
+                                             " (transporter port " + std::to_string(port) + ")");
+  }
+  if (*state == DataNodeState::kStarting && (fresh || phase != report.start_phase)) {
+    cluster_log_->event(Severity::kInfo,
+                        who + "Start phase " + std::to_string(phase) + " completed");
+  } else if (*state != report.state || fresh) {
+    cluster_log_->event(Severity::kInfo,
+                        who + "data node " + std::string(data_node_state_name(*state)) +
+                            (*state == DataNodeState::kStarted ? " (" + duo_version_string() + ")"
+                                                               : std::string()));
+  }
+  report.state = *state;
+  report.start_phase = phase;
+  if (port != 0) report.port = port;
+  return ok_reply(kReportStatus);
 }
 
 Message MgmService::handle_get_clusterlog(const Message& /*request*/) {

@@ -7,15 +7,20 @@
 // replies it returns. Keeping the two apart lets unit tests drive every command and
 // error path with plain calls.
 //
-// Honesty rule: data nodes do not exist yet, so every data node is reported as not
-// connected and stop/restart of one fail with "node N is not connected". Nothing here
-// pretends an action happened.
+// Data nodes: a duo_datad holds its node id with `get nodeid` and then keeps its session
+// open, sending `report status` (state, start phase, transporter port) periodically.
+// The service tracks each reporting data node's state for `get status`, and forwards
+// `stop` / `shutdown` to the node as an unsolicited `node stop` message on that session.
+// The answer to the operator is deferred until the node's session has ended (the node
+// really stopped) or kStopWaitMs passed: nothing here pretends an action happened.
+// Deferred replies and messages to other sessions leave through take_deliveries().
 //
 // Thread-safety: thread-compatible; mgmd calls it from its single event-loop thread.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +39,18 @@ std::string duo_version_string();
 // major << 16 | minor << 8 | patch (NDB's version number layout).
 uint32_t duo_version_number();
 
+// The state a data node reports (`report status`). A data node whose id is held but
+// that has not reported yet is shown as ALLOCATED in `get status`.
+enum class DataNodeState : uint8_t { kNotStarted, kStarting, kStarted, kStopping };
+// "NOT_STARTED", "STARTING", "STARTED", "STOPPING" (the `get status` spelling).
+std::string_view data_node_state_name(DataNodeState state);
+// Accepts the names above case-insensitively, with '_' or ' ' ("not started").
+std::optional<DataNodeState> parse_data_node_state(std::string_view text);
+
+// How long `stop` / `shutdown` wait for data nodes to end their sessions before the
+// operator gets an error (a node that does not stop must not hang the client forever).
+inline constexpr uint64_t kStopWaitMs = 30000;
+
 // The configuration mgmd serves: the persisted generation and its parsed form.
 struct ServedConfig {
   CachedConfig cache;
@@ -45,6 +62,26 @@ class MgmService {
   struct Outcome {
     Message reply;
     bool close_session = false;  // `bye`: send the reply, then close
+    // No reply now: it comes later through take_deliveries() (stop of a data node,
+    // shutdown with data nodes). The server answers nothing else on the session until then.
+    bool deferred = false;
+  };
+
+  // A message for a session other than the one a handle() call answers: a `node stop`
+  // order to a data node, or a deferred reply (completes_deferred).
+  struct Delivery {
+    uint64_t session_id = 0;
+    Message message;
+    bool completes_deferred = false;
+  };
+
+  // What a data node reported last (held while its session lives).
+  struct DataNodeReport {
+    uint64_t session_id = 0;
+    DataNodeState state = DataNodeState::kNotStarted;
+    uint32_t start_phase = 0;   // last completed start phase
+    uint16_t port = 0;          // transporter port; 0 = not reported
+    bool stop_ordered = false;  // `node stop` sent: shown as STOPPING
   };
 
   // `own_node_id` must be a management node of `config`; the service holds it for
@@ -59,6 +96,15 @@ class MgmService {
   void on_session_closed(uint64_t session_id, std::string_view reason);
   // Answers one request of an open session.
   Outcome handle(uint64_t session_id, const RequestParser::Parsed& parsed);
+
+  // Advances the service's notion of time (steady ms); expires waits for stopping data
+  // nodes. The server calls it every loop turn, before handle().
+  void tick(uint64_t now_ms);
+  // Messages queued for sessions by handle(), on_session_closed() and tick().
+  std::vector<Delivery> take_deliveries();
+
+  // The report of data node `node_id`, or nullptr when it is not reporting.
+  const DataNodeReport* data_node(uint32_t node_id) const;
 
   // Set by `shutdown` (or `stop` of mgmd's own id): the server stops after flushing.
   bool shutdown_requested() const { return shutdown_requested_; }
@@ -78,8 +124,15 @@ class MgmService {
   Message handle_get_config(const Message& request);
   Message handle_get_status(const Message& request);
   Message handle_get_version(const Message& request);
-  Message handle_stop_or_restart(const Session& session, const Message& request, bool restart);
-  Message handle_shutdown(const Session& session, const Message& request);
+  Outcome handle_stop_or_restart(uint64_t session_id, const Session& session,
+                                 const Message& request, bool restart);
+  Outcome handle_shutdown(uint64_t session_id, const Session& session, const Message& request);
+  Message handle_report_status(uint64_t session_id, const Message& request);
+  // Sends `node stop` to data node `node_id` and marks it stopping.
+  void order_stop(uint32_t node_id, const std::string& initiator);
+  // Replies to a finished (or expired) wait and forgets it.
+  struct PendingStop;
+  void complete(PendingStop& pending, bool expired);
   Message handle_get_clusterlog(const Message& request);
   Message handle_set_clusterlog(const Message& request);
   Message clusterlog_reply(std::string_view command) const;
@@ -89,6 +142,19 @@ class MgmService {
   NodeIdAllocator allocator_;
   ClusterLog* cluster_log_;
   std::map<uint64_t, Session> sessions_;
+  std::map<uint32_t, DataNodeReport> data_nodes_;  // reporting data nodes by id
+
+  // An operator's `stop` or `shutdown` waiting for data nodes to end their sessions.
+  struct PendingStop {
+    uint64_t requester = 0;  // session to answer; 0 once it has gone
+    bool shutdown = false;
+    std::vector<uint32_t> waiting;  // data nodes still running
+    size_t stopped = 0;
+    uint64_t deadline_ms = 0;
+  };
+  std::vector<PendingStop> pending_stops_;
+  std::vector<Delivery> deliveries_;
+  uint64_t now_ms_ = 0;
   bool shutdown_requested_ = false;
 };
 

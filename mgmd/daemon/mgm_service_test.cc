@@ -186,6 +186,143 @@ TEST_F(MgmServiceTest, ShutdownAndBye) {
   EXPECT_TRUE(service_->shutdown_requested());
 }
 
+TEST_F(MgmServiceTest, DataNodeReportsStateAndPort) {
+  // Only the session holding a data node id may report for it.
+  EXPECT_NE(result(call(1, "report status", {{"nodeid", "1"}, {"state", "starting"}}))
+                .find("not a data node id allocated to this session"),
+            std::string::npos);
+  ASSERT_EQ(result(call(1, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "1"}})), "Ok");
+  EXPECT_NE(result(call(2, "report status", {{"nodeid", "1"}, {"state", "starting"}}))
+                .find("not a data node id"),
+            std::string::npos);
+  EXPECT_NE(result(call(1, "report status", {{"nodeid", "1"}, {"state", "flying"}}))
+                .find("bad state 'flying'"),
+            std::string::npos);
+  EXPECT_NE(
+      result(call(1, "report status", {{"nodeid", "1"}, {"state", "starting"}, {"port", "70000"}}))
+          .find("bad port"),
+      std::string::npos);
+  EXPECT_NE(result(call(1, "report status",
+                        {{"nodeid", "1"}, {"state", "starting"}, {"startphase", "x"}}))
+                .find("bad startphase"),
+            std::string::npos);
+  EXPECT_EQ(result(call(1, "report status", {{"state", "starting"}})),
+            "missing argument 'nodeid' for 'report status'");
+  EXPECT_EQ(call(1, "get status").find("node.1.startphase"), nullptr);  // nothing reported yet
+  EXPECT_EQ(*call(1, "get status").find("node.1.status"), "ALLOCATED");
+
+  EXPECT_EQ(result(call(
+                1, "report status",
+                {{"nodeid", "1"}, {"state", "STARTING"}, {"startphase", "2"}, {"port", "41000"}})),
+            "Ok");
+  Message status = call(2, "get status");
+  EXPECT_EQ(*status.find("node.1.status"), "STARTING");
+  EXPECT_EQ(*status.find("node.1.startphase"), "2");
+  EXPECT_EQ(*status.find("node.1.port"), "41000");
+  ASSERT_NE(service_->data_node(1), nullptr);
+  EXPECT_EQ(service_->data_node(1)->state, DataNodeState::kStarting);
+  // A later report without a port keeps the known one.
+  EXPECT_EQ(result(call(1, "report status", {{"nodeid", "1"}, {"state", "started"}})), "Ok");
+  status = call(2, "get status");
+  EXPECT_EQ(*status.find("node.1.status"), "STARTED");
+  EXPECT_EQ(*status.find("node.1.port"), "41000");
+  EXPECT_TRUE(capture_.sink().contains("Node 1: Start phase 2 completed"));
+  EXPECT_TRUE(capture_.sink().contains("Node 1: data node STARTED"));
+
+  // The session ends: the node is gone, not "stopped".
+  service_->on_session_closed(1, "connection reset");
+  EXPECT_EQ(service_->data_node(1), nullptr);
+  EXPECT_EQ(*call(2, "get status").find("node.1.status"), "NO_CONTACT");
+  EXPECT_TRUE(capture_.sink().contains("Node 1: data node lost (was STARTED)"));
+}
+
+TEST(DataNodeStateNames, RoundTrip) {
+  for (DataNodeState state : {DataNodeState::kNotStarted, DataNodeState::kStarting,
+                              DataNodeState::kStarted, DataNodeState::kStopping}) {
+    EXPECT_EQ(parse_data_node_state(data_node_state_name(state)), state);
+  }
+  EXPECT_EQ(parse_data_node_state("not started"), DataNodeState::kNotStarted);
+  EXPECT_EQ(parse_data_node_state("Started"), DataNodeState::kStarted);
+  EXPECT_EQ(parse_data_node_state(""), std::nullopt);
+  EXPECT_EQ(parse_data_node_state("STARTED2"), std::nullopt);
+}
+
+TEST_F(MgmServiceTest, StopIsForwardedAndAnsweredWhenTheNodeIsGone) {
+  ASSERT_EQ(result(call(1, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "2"}})), "Ok");
+  ASSERT_EQ(result(call(1, "report status", {{"nodeid", "2"}, {"state", "started"}})), "Ok");
+  service_->tick(1000);
+  RequestParser::Parsed stop;
+  stop.request.head = "stop";
+  stop.request.args = {{"node", "2"}};
+  MgmService::Outcome outcome = service_->handle(2, stop);
+  EXPECT_TRUE(outcome.deferred);
+  std::vector<MgmService::Delivery> deliveries = service_->take_deliveries();
+  ASSERT_EQ(deliveries.size(), 1u);
+  EXPECT_EQ(deliveries[0].session_id, 1u);  // the data node's session
+  EXPECT_EQ(deliveries[0].message.head, "node stop");
+  EXPECT_EQ(*deliveries[0].message.find("nodeid"), "2");
+  EXPECT_FALSE(deliveries[0].completes_deferred);
+  EXPECT_EQ(*call(3, "get status").find("node.2.status"), "STOPPING");
+  // A second stop while it stops, and restart of a running data node, are refused.
+  EXPECT_EQ(result(call(3, "stop", {{"node", "2"}})), "node 2 is already stopping");
+  EXPECT_NE(result(call(3, "restart", {{"node", "2"}})).find("not supported yet"),
+            std::string::npos);
+  // Not answered until the node's session ends.
+  service_->tick(5000);
+  EXPECT_TRUE(service_->take_deliveries().empty());
+  service_->on_session_closed(1, "bye");
+  deliveries = service_->take_deliveries();
+  ASSERT_EQ(deliveries.size(), 1u);
+  EXPECT_EQ(deliveries[0].session_id, 2u);
+  EXPECT_TRUE(deliveries[0].completes_deferred);
+  EXPECT_EQ(deliveries[0].message.head, "stop reply");
+  EXPECT_EQ(result(deliveries[0].message), "Ok");
+  EXPECT_EQ(*deliveries[0].message.find("stopped"), "1");
+  EXPECT_FALSE(service_->shutdown_requested());
+}
+
+TEST_F(MgmServiceTest, StopTimesOutWithAnError) {
+  ASSERT_EQ(result(call(1, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "1"}})), "Ok");
+  ASSERT_EQ(result(call(1, "report status", {{"nodeid", "1"}, {"state", "starting"}})), "Ok");
+  service_->tick(0);
+  RequestParser::Parsed stop;
+  stop.request.head = "stop";
+  stop.request.args = {{"node", "1"}};
+  ASSERT_TRUE(service_->handle(2, stop).deferred);
+  service_->take_deliveries();
+  service_->tick(kStopWaitMs - 1);
+  EXPECT_TRUE(service_->take_deliveries().empty());
+  service_->tick(kStopWaitMs);
+  std::vector<MgmService::Delivery> deliveries = service_->take_deliveries();
+  ASSERT_EQ(deliveries.size(), 1u);
+  EXPECT_EQ(result(deliveries[0].message),
+            "node 1 did not stop within " + std::to_string(kStopWaitMs) + " ms");
+}
+
+TEST_F(MgmServiceTest, ShutdownStopsDataNodesFirst) {
+  ASSERT_EQ(result(call(1, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "1"}})), "Ok");
+  ASSERT_EQ(result(call(1, "report status", {{"nodeid", "1"}, {"state", "started"}})), "Ok");
+  ASSERT_EQ(result(call(2, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "2"}})), "Ok");
+  ASSERT_EQ(result(call(2, "report status", {{"nodeid", "2"}, {"state", "started"}})), "Ok");
+  RequestParser::Parsed shutdown;
+  shutdown.request.head = "shutdown";
+  ASSERT_TRUE(service_->handle(3, shutdown).deferred);
+  std::vector<MgmService::Delivery> orders = service_->take_deliveries();
+  ASSERT_EQ(orders.size(), 2u);
+  EXPECT_EQ(orders[0].message.head, "node stop");
+  EXPECT_EQ(orders[1].message.head, "node stop");
+  service_->on_session_closed(1, "bye");
+  EXPECT_FALSE(service_->shutdown_requested());
+  EXPECT_TRUE(service_->take_deliveries().empty());
+  service_->on_session_closed(2, "bye");
+  EXPECT_TRUE(service_->shutdown_requested());
+  std::vector<MgmService::Delivery> replies = service_->take_deliveries();
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].session_id, 3u);
+  EXPECT_EQ(result(replies[0].message), "Ok");
+  EXPECT_EQ(*replies[0].message.find("data nodes stopped"), "2");
+}
+
 TEST_F(MgmServiceTest, VersionReply) {
   Message version = call(1, "get version");
   EXPECT_EQ(*version.find("string"), duo_version_string());

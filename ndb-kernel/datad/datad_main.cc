@@ -1,0 +1,631 @@
+// duo_datad: the DuoDB data node process (ndbmtd). This increment joins the cluster:
+// it takes its node id from duo_mgmd (`get nodeid`, nodetype ndbd) and keeps that
+// session for its whole life, fetches and parses the configuration (`get config`),
+// prepares DataDir and its file system directory, starts the block runtime with the
+// automatic thread layout and a Transporter to the other data nodes, and reports its
+// state and start phase to mgmd (`report status`) until it is told to stop (`node stop`
+// from mgmd, or SIGTERM/SIGINT). Protocol: docs/formats/mgm-protocol.md.
+//
+// Start phases of this increment (real ones, with restore from checkpoints and redo and
+// node recovery, come with durability): 0 configuration and directories ready, 1 block
+// threads running, 2 transporter listening and its port reported, 3 links to every other
+// configured data node up; then the node is STARTED.
+//
+// A lost mgmd connection is logged and retried with bounded backoff (100 ms doubling to
+// 5 s); the node keeps running meanwhile and takes its id again when mgmd is back.
+//
+// Thread-safety: the main thread runs the control loop below; the runtime and the
+// transporter own their threads. The signal handler only sets an atomic flag.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mgmd/client/mgm_commands.h"
+#include "mgmd/client/mgm_connection.h"
+#include "mgmd/protocol/mgm_protocol.h"
+#include "ndb-kernel/common/config/config_parser.h"
+#include "ndb-kernel/common/crc32c.h"
+#include "ndb-kernel/common/logging.h"
+#include "ndb-kernel/datad/data_node_config.h"
+#include "ndb-kernel/runtime/thread_layout.h"
+#include "ndb-kernel/runtime/thread_runtime.h"
+#include "ndb-kernel/transport/transporter.h"
+
+#ifndef DUO_VERSION
+#define DUO_VERSION "0.0.0"
+#endif
+
+namespace duo::datad {
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr const char* kLog = "datad";
+
+// Timing of the control loop. Reports keep the session alive (mgmd's idle timeout is
+// minutes) and keep `duo_mgm SHOW` fresh; status polls learn peers' ports while starting.
+constexpr uint64_t kReportIntervalMs = 1000;
+constexpr uint64_t kStatusPollIntervalMs = 500;
+constexpr uint64_t kProgressLogIntervalMs = 5000;
+constexpr uint64_t kLoopWaitMs = 100;
+constexpr uint64_t kMgmCallTimeoutMs = 5000;
+constexpr uint64_t kReconnectDelayMinMs = 100;
+constexpr uint64_t kReconnectDelayMaxMs = 5000;
+
+struct Options {
+  std::string connect_string = "localhost:1186";
+  uint32_t node_id = 0;
+  bool initial = false;
+  bool foreground = false;
+  // Start-up connection attempts to mgmd before giving up (0 = forever). Once the node
+  // runs, a lost mgmd is retried forever.
+  uint64_t connect_retries = 12;
+  std::string log_level = "info";
+};
+
+std::atomic<bool> g_stop_signal{false};
+
+extern "C" void on_stop_signal(int) {
+  g_stop_signal.store(true);
+}
+
+uint64_t monotonic_ms() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Sleeps up to `ms`, returning early on a stop signal (poll returns EINTR).
+void interruptible_sleep(uint64_t ms) {
+  const uint64_t deadline = monotonic_ms() + ms;
+  while (!g_stop_signal.load()) {
+    const uint64_t now = monotonic_ms();
+    if (now >= deadline) return;
+    ::poll(nullptr, 0, static_cast<int>(std::min<uint64_t>(deadline - now, 100)));
+  }
+}
+
+void print_usage() {
+  std::printf(
+      "Usage: duo_datad [options]\n"
+      "  -c, --ndb-connectstring=HOST:PORT  management server (default localhost:1186)\n"
+      "  --ndb-nodeid=N               this data node's id (default: any free data node id)\n"
+      "  --initial                    clear the node's file system directory first\n"
+      "  --foreground, --nodaemon     stay in the foreground and log to stderr\n"
+      "  --connect-retries=N          start-up attempts to reach mgmd (default 12; 0 = forever)\n"
+      "  --log-level=LEVEL            error, warning, info (default), debug\n"
+      "  -V, --version, -h, --help\n");
+}
+
+bool parse_args(int argc, char** argv, Options* options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (const size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    auto take_value = [&]() {
+      if (has_value) return true;
+      if (i + 1 >= argc) return false;
+      value = argv[++i];
+      return true;
+    };
+    if (arg == "-h" || arg == "--help") {
+      print_usage();
+      std::exit(0);
+    } else if (arg == "-V" || arg == "--version") {
+      std::printf("duo_datad DuoDB-%s\n", DUO_VERSION);
+      std::exit(0);
+    } else if (arg == "-c" || arg == "--ndb-connectstring" || arg == "--connect-string") {
+      if (!take_value()) return false;
+      options->connect_string = value;
+    } else if (arg == "--ndb-nodeid") {
+      if (!take_value()) return false;
+      auto id = mgm::parse_uint_arg(value, config::kDataNodeIdMax);
+      if (!id || *id == 0) return false;
+      options->node_id = static_cast<uint32_t>(*id);
+    } else if (arg == "--initial") {
+      options->initial = true;
+    } else if (arg == "--foreground" || arg == "--nodaemon") {
+      options->foreground = true;
+    } else if (arg == "--connect-retries") {
+      if (!take_value()) return false;
+      auto n = mgm::parse_uint_arg(value, UINT32_MAX);
+      if (!n) return false;
+      options->connect_retries = *n;
+    } else if (arg == "--log-level") {
+      if (!take_value()) return false;
+      options->log_level = value;
+    } else {
+      std::fprintf(stderr, "duo_datad: unknown option '%s'\n", argv[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+uint32_t version_number() {
+  unsigned major = 0, minor = 0, patch = 0;
+  std::sscanf(DUO_VERSION, "%u.%u.%u", &major, &minor, &patch);
+  return (major << 16) | (minor << 8) | patch;
+}
+
+// Connects and takes node id `wanted` (0 = any data node id). The session then owns it.
+Result<uint32_t> connect_and_allocate(mgm::MgmConnection& connection,
+                                      const mgm::ConnectString& target, uint32_t wanted) {
+  DUO_RETURN_IF_ERROR(connection.connect(target, kMgmCallTimeoutMs));
+  mgm::Message request;
+  request.head = "get nodeid";
+  request.add("nodetype", "ndbd");
+  request.add("nodeid", wanted);
+  request.add("name", "duo_datad");
+  request.add("version", version_number());
+  request.add("endian", "little");
+  DUO_ASSIGN_OR_RETURN(mgm::Message reply, connection.call(request, kMgmCallTimeoutMs));
+  if (Status result = mgm::reply_result(reply); !result.ok()) {
+    connection.close();
+    return Status(ErrorCode::kConfigError, "node id allocation refused: " + result.message());
+  }
+  const std::string* id_text = reply.find("nodeid");
+  auto id =
+      id_text != nullptr ? mgm::parse_uint_arg(*id_text, config::kDataNodeIdMax) : std::nullopt;
+  if (!id || *id == 0) {
+    connection.close();
+    return Status(ErrorCode::kInvalidArgument, "get nodeid reply without a valid nodeid");
+  }
+  return static_cast<uint32_t>(*id);
+}
+
+Result<int> lock_pid_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return Status(ErrorCode::kIoError, "cannot open '" + path + "': " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return Status(ErrorCode::kIoError,
+                  "'" + path + "' is locked: another duo_datad runs with this node id and DataDir");
+  }
+  return fd;
+}
+
+void write_pid(int fd) {
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) == 0) {
+    [[maybe_unused]] ssize_t n = ::pwrite(fd, pid.data(), pid.size(), 0);
+  }
+}
+
+// Detaches from the terminal (before any thread exists: fork keeps only the caller).
+bool daemonize(const std::string& out_log) {
+  const pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid > 0) std::_Exit(0);
+  ::setsid();
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int log_fd = ::open(out_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+  if (log_fd >= 0) {
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+  }
+  return true;
+}
+
+// The running node: the control loop state.
+class DataNode {
+ public:
+  DataNode(Options options, mgm::ConnectString target, DataNodeConfig config,
+           std::string cluster_secret)
+      : options_(std::move(options)),
+        target_(std::move(target)),
+        config_(std::move(config)),
+        cluster_secret_(std::move(cluster_secret)) {}
+
+  // Takes over the session that allocated the node id.
+  void adopt_session(mgm::MgmConnection* connection) { connection_ = connection; }
+
+  // Phases 1 and 2, then the loop until stopped. Returns the exit code.
+  int run();
+
+ private:
+  Status start_runtime();
+  Status start_transporter();
+  void complete_phase(uint32_t phase, const std::string& detail);
+  void send_report();
+  void poll_status();
+  void handle_message(const mgm::Message& message);
+  void check_links();
+  void reconnect_if_due();
+  void shut_down(const std::string& why);
+
+  const Options options_;
+  const mgm::ConnectString target_;
+  const DataNodeConfig config_;
+  const std::string cluster_secret_;
+  mgm::MgmConnection* connection_ = nullptr;
+
+  std::unique_ptr<kernel::ThreadRuntime> runtime_;
+  std::unique_ptr<transport::Transporter> transporter_;
+  uint16_t port_ = 0;
+  std::string state_ = "STARTING";
+  uint32_t phase_ = 0;
+  std::map<uint16_t, uint16_t> peer_ports_;  // what we dial each peer at
+  std::string stop_reason_;
+
+  uint64_t next_report_ms_ = 0;
+  uint64_t next_status_poll_ms_ = 0;
+  uint64_t next_progress_ms_ = 0;
+  uint64_t reconnect_at_ms_ = 0;
+  uint64_t reconnect_delay_ms_ = kReconnectDelayMinMs;
+};
+
+void DataNode::complete_phase(uint32_t phase, const std::string& detail) {
+  phase_ = phase;
+  DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": Start phase " << phase << " completed ("
+                      << detail << ")";
+  send_report();
+}
+
+Status DataNode::start_runtime() {
+  const uint32_t cores = kernel::available_core_count();
+  kernel::ThreadRuntimeOptions options;
+  options.node_id = config_.node_id;
+  options.layout = kernel::automatic_thread_layout(cores);
+  DUO_ASSIGN_OR_RETURN(runtime_, kernel::ThreadRuntime::create(options));
+  // No data-node blocks exist yet (membership, dictionary ... come with the next
+  // increments); the threads run and would deliver their signals.
+  DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": automatic thread layout for " << cores
+                      << " core(s): " << options.layout.describe() << " (seed " << runtime_->seed()
+                      << ")";
+  return Status::OK();
+}
+
+Status DataNode::start_transporter() {
+  transport::TransporterOptions options;
+  options.node_id = config_.node_id;
+  options.listen_host = config_.host_name;
+  options.listen_port = config_.server_port;
+  options.cluster_secret = cluster_secret_;
+  for (const PeerDataNode& peer : config_.peers) {
+    transport::PeerConfig peer_config;
+    peer_config.node_id = peer.node_id;
+    peer_config.host = peer.host_name;
+    peer_config.port = peer.server_port;  // 0: learned from mgmd (`get status`)
+    if (peer.server_port != 0) peer_ports_[peer.node_id] = peer.server_port;
+    options.peers.push_back(peer_config);
+  }
+  const uint16_t own_id = config_.node_id;
+  DUO_ASSIGN_OR_RETURN(transporter_, transport::Transporter::create(
+                                         options, transport::deliver_to_runtime(*runtime_),
+                                         [own_id](const transport::LinkEvent& event) {
+                                           if (event.state == transport::LinkState::kConnected) {
+                                             DUO_LOG(INFO, kLog)
+                                                 << "Node " << own_id << ": link to data node "
+                                                 << event.node_id << " up (" << event.peer_address
+                                                 << ")";
+                                           } else {
+                                             DUO_LOG(WARNING, kLog)
+                                                 << "Node " << own_id << ": link to data node "
+                                                 << event.node_id << " down: " << event.reason;
+                                           }
+                                         }));
+  port_ = transporter_->listen_port();
+  runtime_->set_remote_sender(transporter_.get());
+  DUO_RETURN_IF_ERROR(runtime_->start());
+  DUO_RETURN_IF_ERROR(transporter_->start());
+  return Status::OK();
+}
+
+void DataNode::send_report() {
+  next_report_ms_ = monotonic_ms() + kReportIntervalMs;
+  if (!connection_->connected()) return;
+  mgm::Message request;
+  request.head = "report status";
+  request.add("nodeid", config_.node_id);
+  request.add("state", state_);
+  request.add("startphase", phase_);
+  if (port_ != 0) request.add("port", port_);
+  if (Status sent = connection_->send(request, kMgmCallTimeoutMs); !sent.ok()) {
+    DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": " << sent.message();
+  }
+}
+
+void DataNode::poll_status() {
+  next_status_poll_ms_ = monotonic_ms() + kStatusPollIntervalMs;
+  if (!connection_->connected()) return;
+  mgm::Message request;
+  request.head = "get status";
+  if (Status sent = connection_->send(request, kMgmCallTimeoutMs); !sent.ok()) {
+    DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": " << sent.message();
+  }
+}
+
+void DataNode::handle_message(const mgm::Message& message) {
+  if (message.head == "node stop") {
+    const std::string* initiator = message.find("initiator");
+    stop_reason_ = "stop ordered by the management server (requested by " +
+                   (initiator != nullptr ? *initiator : std::string("?")) + ")";
+    return;
+  }
+  if (message.head == "get status reply") {
+    Result<std::map<uint16_t, uint16_t>> ports = reported_ports(message);
+    if (!ports.ok()) {
+      DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": " << ports.status().message();
+      return;
+    }
+    for (const PeerDataNode& peer : config_.peers) {
+      auto it = ports->find(peer.node_id);
+      if (it == ports->end() || peer_ports_[peer.node_id] == it->second) continue;
+      peer_ports_[peer.node_id] = it->second;
+      DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": data node " << peer.node_id
+                          << " listens on " << peer.host_name << ":" << it->second;
+      if (Status set = transporter_->set_peer_address(peer.node_id, peer.host_name, it->second);
+          !set.ok()) {
+        DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": " << set.message();
+      }
+    }
+    return;
+  }
+  if (message.head == "report status reply") {
+    if (Status result = mgm::reply_result(message); !result.ok()) {
+      DUO_LOG(WARNING, kLog) << "Node " << config_.node_id
+                             << ": management server refused the status report: "
+                             << result.message();
+    }
+    return;
+  }
+  DUO_LOG(DEBUG, kLog) << "Node " << config_.node_id << ": ignoring message '" << message.head
+                       << "' from the management server";
+}
+
+void DataNode::check_links() {
+  std::vector<uint16_t> connected;
+  for (const PeerDataNode& peer : config_.peers) {
+    if (transporter_->is_connected(peer.node_id)) connected.push_back(peer.node_id);
+  }
+  const std::vector<uint16_t> missing = missing_links(config_, connected);
+  const uint64_t now = monotonic_ms();
+  if (state_ == "STARTING") {
+    if (missing.empty()) {
+      complete_phase(3, "links up to data nodes " + format_ids(connected));
+      state_ = "STARTED";
+      DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": Started (DuoDB-" << DUO_VERSION
+                          << ")";
+      send_report();
+    } else if (now >= next_progress_ms_) {
+      next_progress_ms_ = now + kProgressLogIntervalMs;
+      DUO_LOG(INFO, kLog) << "Node " << config_.node_id
+                          << ": start phase 3: waiting for data nodes " << format_ids(missing)
+                          << " (links up: " << format_ids(connected) << ")";
+    }
+  }
+}
+
+void DataNode::reconnect_if_due() {
+  if (connection_->connected() || monotonic_ms() < reconnect_at_ms_) return;
+  Result<uint32_t> id = connect_and_allocate(*connection_, target_, config_.node_id);
+  if (!id.ok()) {
+    DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": management server " << target_.host
+                           << ":" << target_.port << " still unreachable (" << id.status().message()
+                           << "); retrying in " << reconnect_delay_ms_ << " ms";
+    reconnect_at_ms_ = monotonic_ms() + reconnect_delay_ms_;
+    reconnect_delay_ms_ = std::min(reconnect_delay_ms_ * 2, kReconnectDelayMaxMs);
+    return;
+  }
+  DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": reconnected to the management server";
+  reconnect_delay_ms_ = kReconnectDelayMinMs;
+  send_report();
+}
+
+void DataNode::shut_down(const std::string& why) {
+  DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": stopping: " << why;
+  state_ = "STOPPING";
+  send_report();
+  if (transporter_) transporter_->stop();
+  if (runtime_) runtime_->stop();
+  if (connection_->connected()) {
+    mgm::Message bye;
+    bye.head = "bye";
+    // Best effort: the session ends either way when the process exits.
+    [[maybe_unused]] Status sent = connection_->send(bye, 1000);
+    connection_->close();
+  }
+  DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": stopped";
+}
+
+int DataNode::run() {
+  if (Status started = start_runtime(); !started.ok()) {
+    DUO_LOG(ERROR, kLog) << "Node " << config_.node_id
+                         << ": cannot create the runtime: " << started.message();
+    return kExitError;
+  }
+  complete_phase(1, "block threads: " + runtime_->layout().describe());
+  if (Status started = start_transporter(); !started.ok()) {
+    DUO_LOG(ERROR, kLog) << "Node " << config_.node_id
+                         << ": cannot start the transporter: " << started.message();
+    shut_down("start failed");
+    return kExitError;
+  }
+  complete_phase(2, "transporter listening on " + config_.host_name + ":" + std::to_string(port_) +
+                        ", " + std::to_string(config_.peers.size()) + " data node peer(s)");
+  poll_status();
+  while (stop_reason_.empty()) {
+    if (g_stop_signal.load()) {
+      stop_reason_ = "stop signal received";
+      break;
+    }
+    reconnect_if_due();
+    if (connection_->connected()) {
+      Result<std::optional<mgm::Message>> message = connection_->receive(kLoopWaitMs);
+      if (!message.ok()) {
+        DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": lost the management server ("
+                               << message.status().message() << "); reconnecting";
+        reconnect_at_ms_ = monotonic_ms() + reconnect_delay_ms_;
+      } else if (*message) {
+        handle_message(**message);
+        continue;  // drain what is buffered before the timers
+      }
+    } else {
+      interruptible_sleep(kLoopWaitMs);
+    }
+    const uint64_t now = monotonic_ms();
+    if (now >= next_report_ms_) send_report();
+    if (state_ == "STARTING" && now >= next_status_poll_ms_) poll_status();
+    check_links();
+  }
+  shut_down(stop_reason_);
+  return 0;
+}
+
+int run_datad(int argc, char** argv) {
+  Options options;
+  if (!parse_args(argc, argv, &options)) {
+    std::fprintf(stderr, "duo_datad: bad command line (see --help)\n");
+    return kExitUsage;
+  }
+  Result<LogLevel> level = parse_log_level(options.log_level);
+  if (!level.ok()) {
+    std::fprintf(stderr, "duo_datad: %s\n", level.status().message().c_str());
+    return kExitUsage;
+  }
+  set_log_level(*level);
+  Result<mgm::ConnectString> target = mgm::parse_connect_string(options.connect_string);
+  if (!target.ok()) {
+    std::fprintf(stderr, "duo_datad: %s\n", target.status().message().c_str());
+    return kExitUsage;
+  }
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  if (!options.foreground) ::signal(SIGHUP, SIG_IGN);
+
+  DUO_LOG(INFO, kLog) << "DuoDB data node DuoDB-" << DUO_VERSION << " starting; management server "
+                      << target->host << ":" << target->port;
+  // Phase 0: node id and configuration.
+  mgm::MgmConnection connection;
+  uint32_t node_id = 0;
+  uint64_t delay_ms = kReconnectDelayMinMs;
+  for (uint64_t attempt = 1;; ++attempt) {
+    Result<uint32_t> id = connect_and_allocate(connection, *target, options.node_id);
+    if (id.ok()) {
+      node_id = *id;
+      break;
+    }
+    if (g_stop_signal.load()) return 0;
+    const bool last = options.connect_retries != 0 && attempt >= options.connect_retries;
+    DUO_LOG(WARNING, kLog) << "Cannot join via " << target->host << ":" << target->port << ": "
+                           << id.status().message()
+                           << (last ? "; giving up"
+                                    : "; retrying in " + std::to_string(delay_ms) + " ms");
+    if (last) {
+      std::fprintf(stderr, "duo_datad: %s\n", id.status().message().c_str());
+      return kExitError;
+    }
+    interruptible_sleep(delay_ms);
+    if (g_stop_signal.load()) return 0;
+    delay_ms = std::min(delay_ms * 2, kReconnectDelayMaxMs);
+  }
+  DUO_LOG(INFO, kLog) << "Node " << node_id << ": node id allocated by the management server";
+  mgm::Message request;
+  request.head = "get config";
+  request.add("nodetype", "ndbd");
+  request.add("node", node_id);
+  Result<mgm::Message> reply = connection.call(request, kMgmCallTimeoutMs);
+  if (reply.ok()) {
+    if (Status result = mgm::reply_result(*reply); !result.ok()) reply = result;
+  }
+  if (!reply.ok()) {
+    std::fprintf(stderr, "duo_datad: cannot fetch the configuration: %s\n",
+                 reply.status().message().c_str());
+    return kExitError;
+  }
+  const std::string* generation = reply->find("generation");
+  Result<config::ClusterConfig> parsed =
+      config::parse_config_string(reply->body, "configuration from the management server");
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "duo_datad: %s\n", parsed.status().message().c_str());
+    return kExitError;
+  }
+  Result<DataNodeConfig> own = data_node_config(*parsed, node_id);
+  if (!own.ok()) {
+    std::fprintf(stderr, "duo_datad: %s\n", own.status().message().c_str());
+    return kExitError;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(own->data_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "duo_datad: cannot create DataDir '%s': %s\n", own->data_dir.c_str(),
+                 ec.message().c_str());
+    return kExitError;
+  }
+  // ndbmtd's layout: <FileSystemPath>/ndb_<id>_fs holds what the node persists. Nothing
+  // is persisted yet (durability is a later increment); --initial still clears it.
+  const std::string fs_dir = own->file_system_path + "/ndb_" + std::to_string(node_id) + "_fs";
+  if (options.initial) std::filesystem::remove_all(fs_dir, ec);
+  std::filesystem::create_directories(fs_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "duo_datad: cannot create '%s': %s\n", fs_dir.c_str(),
+                 ec.message().c_str());
+    return kExitError;
+  }
+  const std::string prefix = own->data_dir + "/ndb_" + std::to_string(node_id);
+  Result<int> pid_fd = lock_pid_file(prefix + ".pid");
+  if (!pid_fd.ok()) {
+    std::fprintf(stderr, "duo_datad: %s\n", pid_fd.status().message().c_str());
+    return kExitError;
+  }
+  if (!options.foreground) {
+    std::printf("duo_datad: node %u daemonizing; log in %s_out.log\n", node_id, prefix.c_str());
+    std::fflush(stdout);
+    if (!daemonize(prefix + "_out.log")) {
+      std::fprintf(stderr, "duo_datad: fork: %s\n", std::strerror(errno));
+      return kExitError;
+    }
+  }
+  write_pid(*pid_fd);
+  // Links only form between processes serving the same configuration: the checksum of
+  // the served text is the hello's cluster secret (docs/formats/transport.md).
+  const std::string* checksum = reply->find("checksum");
+  const std::string secret = "duodb-config-" + (checksum != nullptr ? *checksum : std::string());
+  DUO_LOG(INFO, kLog) << "Node " << node_id
+                      << ": Start phase 0 completed (configuration generation "
+                      << (generation != nullptr ? *generation : std::string("?")) << ", DataDir "
+                      << own->data_dir << ", file system " << fs_dir
+                      << (options.initial ? " cleared (initial start)" : "") << ", nodegroup "
+                      << own->node_group << ", NoOfReplicas " << own->no_of_replicas << ")";
+
+  DataNode node(options, *target, std::move(own).value(), secret);
+  node.adopt_session(&connection);
+  const int exit_code = node.run();
+  ::unlink((prefix + ".pid").c_str());
+  ::close(*pid_fd);
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace duo::datad
+
+int main(int argc, char** argv) {
+  return duo::datad::run_datad(argc, argv);
+}

@@ -1,0 +1,375 @@
+#!/usr/bin/env python3
+"""Cluster tests for duo_datad (with duo_mgmd and duo_mgm) and the `duo` launcher.
+
+Each scenario runs in a fresh temporary directory with its own duo_mgmd (--port=0, the
+port is read from its first stdout line) and data nodes started with --foreground, on
+127.0.0.1; data nodes have no ServerPort, so they listen on OS-chosen ports and learn
+each other's from mgmd. Every process started here is killed by its pid and the
+directory removed, also when a check fails.
+
+Usage: datad_cluster_test.py --mgmd P --mgm P --datad P --duo P SCENARIO
+(CTest label `cluster`; `ctest -L cluster` runs them all).
+"""
+
+import argparse
+import os
+import random
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+MGMD = MGM = DATAD = DUO = None
+MGM_NODE_ID = 49
+
+CONFIG = """[ndbd default]
+NoOfReplicas=2
+DataMemory=64M
+DataDir={dir}/datad
+
+[ndb_mgmd]
+NodeId=49
+HostName=127.0.0.1
+DataDir={dir}
+
+[ndbd]
+NodeId=1
+HostName=127.0.0.1
+
+[ndbd]
+NodeId=2
+HostName=127.0.0.1
+
+[api]
+NodeId=50
+"""
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise TestFailure(message)
+
+
+def eventually(predicate, timeout=20, message="condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise TestFailure("timed out after %ss waiting for %s" % (timeout, message))
+
+
+class Env:
+    """Temporary directory, processes and daemon pids; cleans up on exit."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="duo_datad_test.")
+        self.configdir = os.path.join(self.dir, "configdir")
+        self.config_path = os.path.join(self.dir, "config.ini")
+        with open(self.config_path, "w") as f:
+            f.write(CONFIG.format(dir=self.dir))
+        self.processes = []
+        self.pid_files = []
+        self.mgmd = None
+        self.port = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for proc in self.processes:
+            if proc.poll() is None:
+                proc.kill()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            for stream in (proc.stdout, proc.stderr):
+                if stream:
+                    stream.close()
+        for path in self.pid_files:
+            try:
+                with open(path) as f:
+                    os.kill(int(f.read().strip()), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return False
+
+    def start_mgmd(self, port=0):
+        log = open(os.path.join(self.dir, "mgmd.stderr"), "ab")
+        proc = subprocess.Popen(
+            [MGMD, "--config-file=" + self.config_path, "--configdir=" + self.configdir,
+             "--port=%d" % port, "--bind-address=127.0.0.1", "--foreground"],
+            stdout=subprocess.PIPE, stderr=log)
+        log.close()
+        self.processes.append(proc)
+        line = read_line(proc.stdout, 20)
+        match = re.search(rb"listening on .*:(\d+)", line)
+        check(match is not None, "mgmd did not report its port: %r" % line)
+        self.mgmd = proc
+        self.port = int(match.group(1))
+        return proc
+
+    def start_datad(self, node_id, extra=()):
+        log = open(self.datad_log(node_id), "ab")
+        proc = subprocess.Popen(
+            [DATAD, "-c", "127.0.0.1:%d" % self.port, "--ndb-nodeid=%d" % node_id,
+             "--foreground", "--initial"] + list(extra),
+            stdout=log, stderr=log)
+        log.close()
+        self.processes.append(proc)
+        return proc
+
+    def datad_log(self, node_id):
+        return os.path.join(self.dir, "datad_%d.log" % node_id)
+
+    def read(self, path):
+        with open(path, errors="replace") as f:
+            return f.read()
+
+    def cluster_log(self):
+        return self.read(os.path.join(self.configdir, "ndb_%d_cluster.log" % MGM_NODE_ID))
+
+    def mgm(self, command, timeout=40):
+        proc = subprocess.run([MGM, "-c", "127.0.0.1:%d" % self.port, "-e", command],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+    def all_status(self):
+        rc, out, _ = self.mgm("all status")
+        return out if rc == 0 else ""
+
+    def wait_started(self, node_ids, timeout=30):
+        def started():
+            out = self.all_status()
+            return all("Node %d: started" % i in out for i in node_ids) and out
+        try:
+            return eventually(started, timeout, "nodes %s started" % (node_ids,))
+        except TestFailure as error:
+            logs = "\n".join(self.read(self.datad_log(i))[-2000:] for i in node_ids
+                             if os.path.exists(self.datad_log(i)))
+            raise TestFailure("%s; all status: %r\n%s" % (error, self.all_status(), logs))
+
+
+def read_line(stream, timeout):
+    deadline = time.time() + timeout
+    data = b""
+    while not data.endswith(b"\n"):
+        left = deadline - time.time()
+        if left <= 0:
+            raise TestFailure("timed out reading a line; got %r" % data)
+        ready, _, _ = select.select([stream.fileno()], [], [], left)
+        if ready:
+            chunk = os.read(stream.fileno(), 1)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
+def wait_exit(proc, timeout=15, what="process"):
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise TestFailure("%s did not exit within %ss" % (what, timeout))
+
+
+def start_cluster(env):
+    env.start_mgmd()
+    nodes = {i: env.start_datad(i) for i in (1, 2)}
+    env.wait_started([1, 2])
+    return nodes
+
+
+def scenario_start_and_status(env):
+    start_cluster(env)
+    rc, out, _ = env.mgm("show")
+    check(rc == 0, "show rc %d" % rc)
+    for i in (1, 2):
+        check("id=%d\t@127.0.0.1  (DuoDB-0.1.0, Nodegroup: 0)" % i in out, "show: %r" % out)
+    check("Node 1: started (DuoDB-0.1.0)\nNode 2: started (DuoDB-0.1.0)\n" == env.all_status(),
+          "all status: %r" % env.all_status())
+    for i in (1, 2):
+        log = env.read(env.datad_log(i))
+        for phase in range(4):
+            check("Node %d: Start phase %d completed" % (i, phase) in log, "phase %d: %s" % (phase, log))
+        check("Node %d: Started (DuoDB-0.1.0)" % i in log, "started line")
+        check(os.path.isdir(os.path.join(env.dir, "datad", "ndb_%d_fs" % i)), "file system dir")
+        check(os.path.exists(os.path.join(env.dir, "datad", "ndb_%d.pid" % i)), "pid file")
+    # Both nodes' transporter ports reached mgmd (dynamic ports).
+    with socket.create_connection(("127.0.0.1", env.port), timeout=5) as s:
+        s.sendall(b"get status\n\n")
+        data = b""
+        while not data.endswith(b"\n\n"):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    text = data.decode()
+    for i in (1, 2):
+        check(re.search(r"node\.%d\.port: \d+" % i, text), "port of node %d: %s" % (i, text))
+        check("node.%d.status: STARTED" % i in text, "status line")
+    check("Node 1: Start phase 3 completed" in env.cluster_log(), "cluster log phases")
+    # A second datad for a held node id is refused clearly.
+    rc = env.start_datad(2, ["--connect-retries=1"]).wait(timeout=20)
+    check(rc == 1, "duplicate node id rc %d" % rc)
+
+
+def scenario_stop_node(env):
+    nodes = start_cluster(env)
+    rc, out, _ = env.mgm("2 restart")
+    check(rc == 1 and "restarting data nodes is not supported yet" in out, "restart: %r" % out)
+    rc, out, _ = env.mgm("2 stop")
+    check(rc == 0 and out == "Node 2 has shutdown.\n", "stop: rc %d %r" % (rc, out))
+    check(wait_exit(nodes[2], what="datad 2") == 0, "datad 2 exit code")
+    check("Node 2: not connected" in env.all_status(), "status after stop: %r" % env.all_status())
+    check("Node 1: started" in env.all_status(), "node 1 still started")
+    log = env.read(env.datad_log(2))
+    check("stopping: stop ordered by the management server" in log and "Node 2: stopped" in log,
+          "datad 2 log: %s" % log)
+    rc, out, _ = env.mgm("2 stop")
+    check(rc == 1 and "node 2 is not connected" in out, "stop again: %r" % out)
+    # SHUTDOWN stops the remaining data node, then mgmd.
+    rc, out, _ = env.mgm("shutdown")
+    check(rc == 0 and "1 DuoDB data node(s) have shutdown." in out, "shutdown: %r" % out)
+    check(wait_exit(nodes[1], what="datad 1") == 0, "datad 1 exit code")
+    check(wait_exit(env.mgmd, what="mgmd") == 0, "mgmd exit code")
+
+
+def scenario_kill_node(env):
+    nodes = start_cluster(env)
+    nodes[2].send_signal(signal.SIGKILL)
+    nodes[2].wait(timeout=10)
+    eventually(lambda: "Node 2: not connected" in env.all_status(), 20, "node 2 not connected")
+    check("Node 2: data node lost (was STARTED)" in env.cluster_log(), "cluster log: lost")
+    log = eventually(lambda: "link to data node 2 down" in env.read(env.datad_log(1)), 10,
+                     "node 1 sees the link down")
+    check(log, "link down")
+    check(nodes[1].poll() is None, "node 1 keeps running")
+    # The killed node comes back and the cluster is whole again.
+    nodes[2] = env.start_datad(2)
+    env.wait_started([1, 2])
+
+
+def scenario_sigterm(env):
+    nodes = start_cluster(env)
+    port = env.port
+    # mgmd dies: data nodes log it and keep retrying, then rejoin a new mgmd.
+    env.mgmd.send_signal(signal.SIGKILL)
+    env.mgmd.wait(timeout=10)
+    eventually(lambda: "lost the management server" in env.read(env.datad_log(1)), 10,
+               "datad notices mgmd loss")
+    time.sleep(1.0)
+    check(nodes[1].poll() is None and nodes[2].poll() is None, "data nodes survive mgmd loss")
+    env.start_mgmd(port=port)
+    eventually(lambda: "reconnected to the management server" in env.read(env.datad_log(1)), 20,
+               "datad reconnects")
+    env.wait_started([1, 2])
+    # SIGTERM stops a data node cleanly.
+    nodes[1].send_signal(signal.SIGTERM)
+    check(wait_exit(nodes[1], what="datad 1") == 0, "SIGTERM exit code")
+    log = env.read(env.datad_log(1))
+    check("stopping: stop signal received" in log and "Node 1: stopped" in log, "log: %s" % log)
+    eventually(lambda: "Node 1: not connected" in env.all_status(), 10, "node 1 gone")
+
+
+def free_port_range(count):
+    for _ in range(100):
+        base = random.randint(20000, 60000)
+        sockets = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket()
+                sockets.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
+    raise TestFailure("no free port range")
+
+
+def scenario_launcher(env):
+    data_dir = os.path.join(env.dir, "cluster")
+    # Killed by the Env on failure: the launcher's daemons are not our children.
+    env.pid_files.append(os.path.join(data_dir, "mgmd", "ndb_%d.pid" % MGM_NODE_ID))
+    env.pid_files += [os.path.join(data_dir, "datad", "ndb_%d.pid" % i) for i in (1, 2)]
+    base = free_port_range(3)
+
+    def duo(*args, timeout=90):
+        proc = subprocess.run([DUO] + list(args) + ["--data-dir", data_dir],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+    rc, out, err = duo("up", "--base-port", str(base))
+    check(rc == 0, "duo up rc %d: %s %s" % (rc, out, err))
+    check("cluster is up" in out and "127.0.0.1:%d" % base in out, "up output: %s" % out)
+    check("SQL endpoint: not available yet (duo_sqld arrives with issue 4)" in out, "sql line")
+    rc, out, err = duo("status")
+    check(rc == 0 and "Node 1: started" in out and "Node 2: started" in out,
+          "status: %s %s" % (out, err))
+    check("id=1\t@127.0.0.1  (DuoDB-0.1.0, Nodegroup: 0)" in out, "status show: %s" % out)
+    rc, out, err = duo("up", "--base-port", str(base))
+    check(rc == 1 and "already running" in err, "second up: %s" % err)
+    pids = []
+    for path in env.pid_files:
+        try:
+            with open(path) as f:
+                pids.append(int(f.read().strip()))
+        except (OSError, ValueError):
+            pass
+    check(len(pids) == 3, "3 pid files: %s" % pids)
+    rc, out, err = duo("down")
+    check(rc == 0 and "cluster stopped" in out, "down: %s %s" % (out, err))
+    check("2 DuoDB data node(s) have shutdown." in out, "down via SHUTDOWN: %s" % out)
+    for pid in pids:
+        check(not os.path.exists("/proc/%d" % pid) or
+              open("/proc/%d/stat" % pid).read().split(")")[-1].split()[0] == "Z",
+              "pid %d still running" % pid)
+    rc, out, err = duo("status")
+    check(rc == 1 and "not reachable" in err, "status after down: %s" % err)
+    rc, out, err = duo("down")
+    check(rc == 0 and "nothing is running" in out, "down again: %s" % out)
+
+
+SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items()
+             if name.startswith("scenario_")}
+
+
+def main():
+    global MGMD, MGM, DATAD, DUO
+    parser = argparse.ArgumentParser()
+    for name in ("mgmd", "mgm", "datad", "duo"):
+        parser.add_argument("--" + name, required=True)
+    parser.add_argument("scenario", choices=sorted(SCENARIOS) + ["all"])
+    options = parser.parse_args()
+    MGMD, MGM, DATAD, DUO = options.mgmd, options.mgm, options.datad, options.duo
+    names = sorted(SCENARIOS) if options.scenario == "all" else [options.scenario]
+    failed = 0
+    for name in names:
+        start = time.time()
+        with Env() as env:
+            try:
+                SCENARIOS[name](env)
+                print("PASS %s (%.1fs)" % (name, time.time() - start))
+            except (TestFailure, subprocess.TimeoutExpired, OSError) as error:
+                failed += 1
+                print("FAIL %s: %s" % (name, error))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
