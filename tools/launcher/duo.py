@@ -253,21 +253,26 @@ def cmd_down(options):
         print("duo: " + (out.strip() or err.strip()).replace("\n", "\nduo: "))
     except (LaunchError, subprocess.TimeoutExpired) as error:
         print("duo: SHUTDOWN via the management server failed (%s); signalling processes" % error)
+    # Wait for the processes themselves, not their pid files: a daemon removes its pid
+    # file before it has finished exiting.
+    def still_alive():
+        return {path: pid for path, pid in running.items() if process_alive(pid)}
+
     for sig, wait_s in ((None, 10), (signal.SIGTERM, 10), (signal.SIGKILL, 5)):
         if sig is not None:
-            for path, pid in cluster.running_pids().items():
+            for path, pid in still_alive().items():
                 print("duo: sending %s to pid %d (%s)" % (sig.name, pid, os.path.basename(path)))
                 try:
                     os.kill(pid, sig)
                 except ProcessLookupError:
                     pass
         deadline = time.time() + wait_s
-        while cluster.running_pids() and time.time() < deadline:
+        while still_alive() and time.time() < deadline:
             time.sleep(0.2)
-        if not cluster.running_pids():
+        if not still_alive():
             print("duo: cluster stopped")
             return 0
-    raise LaunchError("processes still running: %s" % cluster.running_pids())
+    raise LaunchError("processes still running: %s" % still_alive())
 
 
 def main(argv):
