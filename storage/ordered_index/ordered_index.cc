@@ -82,6 +82,12 @@ struct Leaf : Node {
 struct Inner : Node {
   uint32_t prefixes[kInnerMaxKeys];
   uint32_t refs[kInnerMaxKeys];
+  // In a level-1 node (children are leaves), a hint: bit i set when child i was full when
+  // last changed through this node, so an insert into it will shift entries into a
+  // sibling and the descent fetches the siblings along with it. Never needed for
+  // correctness (the fast paths change leaves without updating it); 0 at other levels.
+  // Fills what would be padding before the children.
+  uint32_t full_leaves;
   Node* children[kInnerMaxKeys + 1];
 };
 
@@ -112,10 +118,13 @@ using ordered_index_detail::Page;
 static_assert(sizeof(Leaf) == kNodeSizeBytes, "leaf must fill its node slot exactly");
 static_assert(sizeof(Inner) == kNodeSizeBytes, "inner node must fill its node slot exactly");
 static_assert(sizeof(Page) <= kNodeSizeBytes, "page header must fit in slot 0");
-// Where the prefix arrays end (the bytes a bisection reads): a leaf's refs fill its tail;
-// an inner node's prefixes follow the 4-byte Node header.
+static_assert(kInnerMaxKeys + 1 <= 32, "full_leaves has one bit per child");
+// Where the prefix arrays end (the bytes a read's bisection needs): a leaf's refs fill its
+// tail; an inner node's prefixes follow the 4-byte Node header.
 constexpr size_t kLeafPrefixEndBytes = kNodeSizeBytes - kLeafCapacity * sizeof(uint32_t);
 constexpr size_t kInnerPrefixEndBytes = sizeof(Node) + kInnerMaxKeys * sizeof(uint32_t);
+// No edge slot (see try_insert_at_hint and try_erase_at_hint).
+constexpr uint32_t kNoEdge = ~uint32_t{0};
 
 constexpr uint64_t kAllSlotsFree = ((uint64_t{1} << kNodesPerPage) - 1) << 1;
 
@@ -123,9 +132,10 @@ constexpr uint64_t kAllSlotsFree = ((uint64_t{1} << kNodesPerPage) - 1) << 1;
 // find_first_not_before). The prefix array narrows the range; refs are read only for the
 // run of slots whose prefix equals the target's.
 template <typename TieBefore>
-inline uint32_t first_slot_not_before(const uint32_t* prefixes, const uint32_t* refs,
-                                      uint32_t count, uint32_t target_prefix,
-                                      const TieBefore& tie_before) {
+[[gnu::always_inline]] inline uint32_t first_slot_not_before(const uint32_t* prefixes,
+                                                             const uint32_t* refs, uint32_t count,
+                                                             uint32_t target_prefix,
+                                                             const TieBefore& tie_before) {
   // First slot with prefix >= target: branch-free bisection, since the outcome of each
   // step is a coin flip the branch predictor cannot learn.
   if (count == 0) return 0;
@@ -151,6 +161,72 @@ inline uint32_t first_slot_not_before(const uint32_t* prefixes, const uint32_t* 
   return low;
 }
 
+// Asks for every cache line of a node: the search reads the prefixes, then a child
+// pointer or (on prefix ties, and to shift entries) the refs, so without this each of
+// those would be a second miss after the first.
+[[gnu::always_inline]] inline void prefetch_node(const void* node) {
+  for (size_t offset = 0; offset < kNodeSizeBytes; offset += 64) {
+    __builtin_prefetch(static_cast<const uint8_t*>(node) + offset);
+  }
+}
+
+// The position of one entry (prefix, ref) in (key, tie) order, compared against entries of
+// the tree. tie_key(ref) is asked for once, on the first key tie.
+class EntryTarget {
+ public:
+  EntryTarget(const KeyComparator* comparator, bool prefix_exact, uint32_t prefix, uint32_t ref)
+      : comparator_(comparator), prefix_exact_(prefix_exact), prefix_(prefix), ref_(ref) {}
+
+  // For an entry whose prefix equals the target's: is it at or before the target? Notes a
+  // clash (another ref with an equal key and tie).
+  bool at_or_before(uint32_t entry_ref) {
+    if (entry_ref == ref_) return true;
+    if (!prefix_exact_) {
+      const int c = comparator_->compare_entries(entry_ref, ref_);
+      if (c != 0) return c < 0;
+    }
+    const uint32_t entry_tie = tie_of(entry_ref);
+    clash_ |= entry_tie == tie();
+    return entry_tie <= tie();
+  }
+  // Sign of entry - target in (key, tie) order: 0 for the target's own ref or a clash.
+  int compare(uint32_t entry_prefix, uint32_t entry_ref) {
+    if (entry_prefix != prefix_) return entry_prefix < prefix_ ? -1 : 1;
+    if (entry_ref == ref_) return 0;
+    if (!prefix_exact_) {
+      const int c = comparator_->compare_entries(entry_ref, ref_);
+      if (c != 0) return c < 0 ? -1 : 1;
+    }
+    const uint32_t entry_tie = tie_of(entry_ref);
+    if (entry_tie == tie()) {
+      clash_ = true;
+      return 0;
+    }
+    return entry_tie < tie() ? -1 : 1;
+  }
+  bool clash() const { return clash_; }
+
+ private:
+  uint32_t tie_of(uint32_t ref) const {
+    return comparator_ == nullptr ? ref : comparator_->tie_key(ref);
+  }
+  uint32_t tie() {
+    if (!tie_known_) {
+      tie_ = tie_of(ref_);
+      tie_known_ = true;
+    }
+    return tie_;
+  }
+
+  const KeyComparator* const comparator_;
+  const bool prefix_exact_;
+  const uint32_t prefix_;
+  const uint32_t ref_;
+  uint32_t tie_ = 0;
+  bool tie_known_ = false;
+  bool clash_ = false;
+};
+
 inline Leaf* as_leaf(Node* node) { return static_cast<Leaf*>(node); }
 inline Inner* as_inner(Node* node) { return static_cast<Inner*>(node); }
 
@@ -162,7 +238,7 @@ inline void move_leaf_entries(Leaf* to, uint32_t to_slot, const Leaf* from, uint
 }
 
 inline void insert_into_leaf(Leaf* leaf, uint32_t slot, uint32_t prefix, uint32_t ref) {
-  move_leaf_entries(leaf, slot + 1, leaf, slot, leaf->count - slot);
+  if (slot < leaf->count) move_leaf_entries(leaf, slot + 1, leaf, slot, leaf->count - slot);
   leaf->prefixes[slot] = prefix;
   leaf->refs[slot] = ref;
   ++leaf->count;
@@ -173,8 +249,29 @@ inline void set_separator(Inner* inner, uint32_t index, const Leaf* first_entry_
   inner->refs[index] = first_entry_of->refs[0];
 }
 
+// Sets or clears the full_leaves bit of `parent`'s child `index`, which is `leaf`. Stores
+// only a change, so most inserts leave the parent's cache line clean.
+inline void note_leaf_fill(Inner* parent, uint32_t index, const Leaf* leaf) {
+  const uint32_t bit = uint32_t{1} << index;
+  const uint32_t full_leaves =
+      leaf->count == kLeafCapacity ? parent->full_leaves | bit : parent->full_leaves & ~bit;
+  if (full_leaves != parent->full_leaves) parent->full_leaves = full_leaves;
+}
+
+// `mask` with a zero bit inserted at `index` (bits from index on move up one), and with
+// bit `index` removed (bits above it move down one); bits are children.
+inline uint64_t insert_child_bit(uint64_t mask, uint32_t index) {
+  const uint64_t below = (uint64_t{1} << index) - 1;
+  return (mask & below) | ((mask & ~below) << 1);
+}
+inline uint32_t remove_child_bit(uint32_t mask, uint32_t index) {
+  const uint32_t below = (uint32_t{1} << index) - 1;
+  return (mask & below) | ((mask >> 1) & ~below);
+}
+
 // Removes separator `key_index` and child `child_index` (key_index or key_index + 1).
 void remove_key_and_child(Inner* inner, uint32_t key_index, uint32_t child_index) {
+  inner->full_leaves = remove_child_bit(inner->full_leaves, child_index);
   const uint32_t keys_after = inner->count - key_index - 1;
   std::memmove(&inner->prefixes[key_index], &inner->prefixes[key_index + 1],
                keys_after * sizeof(uint32_t));
@@ -284,7 +381,7 @@ int OrderedIndex::compare_entries(uint32_t prefix_a, uint32_t ref_a, uint32_t pr
 // ---------------------------------------------------------------------------------------
 // Search
 
-template <typename TieBefore>
+template <OrderedIndex::Descent kDescent, typename TieBefore>
 OrderedIndex::Cursor OrderedIndex::find_first_not_before(uint32_t target_prefix,
                                                          const TieBefore& tie_before,
                                                          Path* path) const {
@@ -304,11 +401,23 @@ OrderedIndex::Cursor OrderedIndex::find_first_not_before(uint32_t target_prefix,
       path->child_index[level] = child;
     }
     node = inner->children[child];
-    // The bisection reads the whole prefix array of the next node: ask for all of its
-    // cache lines now, so their misses overlap instead of following one another.
-    const size_t prefix_end_bytes = level == 1 ? kLeafPrefixEndBytes : kInnerPrefixEndBytes;
-    for (size_t offset = 0; offset < prefix_end_bytes; offset += 64) {
-      __builtin_prefetch(reinterpret_cast<const uint8_t*>(node) + offset);
+    // The bisection reads the whole prefix array of the next node, then a child pointer
+    // (or refs), and a change shifts the leaf's entries: ask for those cache lines now,
+    // so their misses overlap instead of following one another. (Reads ask only for the
+    // prefixes: whole nodes measured slower for back-to-back lookups, which overlap.)
+    if (kDescent != Descent::kRead) {
+      prefetch_node(node);
+    } else {
+      const size_t prefix_end_bytes = level == 1 ? kLeafPrefixEndBytes : kInnerPrefixEndBytes;
+      for (size_t offset = 0; offset < prefix_end_bytes; offset += 64) {
+        __builtin_prefetch(reinterpret_cast<const uint8_t*>(node) + offset);
+      }
+    }
+    if (kDescent == Descent::kInsert && level == 1 && (inner->full_leaves >> child & 1u) != 0) {
+      // The leaf is (probably) full, so the insert will shift entries into a sibling
+      // (try_shift_into_sibling reads both): fetch them while the leaf is on its way.
+      if (child > 0) prefetch_node(inner->children[child - 1]);
+      if (child < inner->count) prefetch_node(inner->children[child + 1]);
     }
   }
   const Leaf* leaf = as_leaf(node);
@@ -403,34 +512,81 @@ OrderedIndex::Cursor OrderedIndex::seek_before(const SearchProbe& probe, uint32_
 // An entry e other than ref with equal key and tie is always evaluated if present: it is
 // the last one at or before the target, so it lies in the leaf's equal-prefix run just
 // before the slot found, and a bisection that raises its low end to slot s evaluated s - 1.
+template <OrderedIndex::Descent kDescent>
 OrderedIndex::Cursor OrderedIndex::find_entry(uint32_t prefix, uint32_t ref, Path* path,
                                               bool* other_with_equal_tie) const {
-  uint32_t tie = 0;  // tie_key(ref), asked for only on the first key tie
-  bool tie_known = false;
-  bool clash = false;
-  auto at_or_before = [&](uint32_t entry_ref) {
-    if (entry_ref == ref) return true;
-    if (!prefix_exact_) {
-      const int c = comparator_->compare_entries(entry_ref, ref);
-      if (c != 0) return c < 0;
-    }
-    if (!tie_known) {
-      tie = tie_of(ref);
-      tie_known = true;
-    }
-    const uint32_t entry_tie = tie_of(entry_ref);
-    clash |= entry_tie == tie;
-    return entry_tie <= tie;
-  };
-  const Cursor cursor = find_first_not_before(prefix, at_or_before, path);
-  if (other_with_equal_tie != nullptr) *other_with_equal_tie = clash;
+  EntryTarget target(comparator_, prefix_exact_, prefix, ref);
+  const Cursor cursor = find_first_not_before<kDescent>(
+      prefix, [&](uint32_t entry_ref) { return target.at_or_before(entry_ref); }, path);
+  if (other_with_equal_tie != nullptr) *other_with_equal_tie = target.clash();
   return cursor;
 }
 
 // ---------------------------------------------------------------------------------------
 // Insert
 
+// The hint leaf takes the entry without a descent when the entry sorts strictly after
+// the leaf's first entry (so it does not become a separator) or the leaf is the first one,
+// and strictly before its last entry or the leaf is the last one; and when the leaf has
+// room. The last leaf and an entry after all others is the append of ascending keys.
+// When that leaf is full and it is the first or the last leaf, *edge_slot tells insert
+// where the entry goes, and insert needs no search to reach that leaf.
+bool OrderedIndex::try_insert_at_hint(uint32_t prefix, uint32_t ref, uint32_t* edge_slot) {
+  // Random keys almost never fall in the hint leaf: rule that out without touching the
+  // leaf, with one branch the predictor learns (the exact checks below branch on coin
+  // flips). The range is empty when there is no hint.
+  if ((prefix < insert_hint_low_) | (prefix > insert_hint_high_)) return false;
+  Leaf* leaf = insert_hint_;
+  const uint32_t count = leaf->count;
+  EntryTarget target(comparator_, prefix_exact_, prefix, ref);
+  uint32_t slot;
+  const int last_vs_target = target.compare(leaf->prefixes[count - 1], leaf->refs[count - 1]);
+  if (last_vs_target < 0) {
+    if (leaf->next != nullptr) return false;  // may belong to the next leaf
+    slot = count;
+  } else {
+    // Equal (the ref is present, or a clash): the descent reports it.
+    if (last_vs_target == 0) return false;
+    const int first_vs_target = target.compare(leaf->prefixes[0], leaf->refs[0]);
+    if (first_vs_target > 0) {
+      if (leaf->prev != nullptr) return false;  // belongs before this leaf
+      slot = 0;
+    } else {
+      if (first_vs_target == 0) return false;
+      // A full leaf needs its path (for a shift or split): known without a search only for
+      // the first and the last leaf.
+      if (count == kLeafCapacity && leaf->prev != nullptr && leaf->next != nullptr) return false;
+      slot =
+          first_slot_not_before(leaf->prefixes, leaf->refs, count, prefix,
+                                [&](uint32_t entry_ref) { return target.at_or_before(entry_ref); });
+      // An entry equal to the target would be just before the slot (see find_entry).
+      if (target.clash() || (slot > 0 && leaf->refs[slot - 1] == ref)) return false;
+    }
+  }
+  if (count == kLeafCapacity) {
+    *edge_slot = slot;  // the leaf is the first or the last
+    return false;
+  }
+  insert_into_leaf(leaf, slot, prefix, ref);
+  ++size_;
+  ++modification_count_;
+  return true;
+}
+
+void OrderedIndex::set_insert_hint(Leaf* leaf) {
+  insert_hint_ = leaf;
+  if (leaf == nullptr) {
+    insert_hint_low_ = 1;
+    insert_hint_high_ = 0;
+  } else {
+    insert_hint_low_ = leaf->prev == nullptr ? 0u : leaf->prefixes[0];
+    insert_hint_high_ = leaf->next == nullptr ? ~uint32_t{0} : leaf->prefixes[leaf->count - 1];
+  }
+}
+
 Status OrderedIndex::insert(uint32_t prefix, uint32_t ref) {
+  uint32_t edge_slot = kNoEdge;
+  if (try_insert_at_hint(prefix, ref, &edge_slot)) return Status::OK();
   if (root_ == nullptr) {
     DUO_RETURN_IF_ERROR(reserve_nodes(1));
     Leaf* leaf = new (allocate_node()) Leaf;
@@ -443,27 +599,39 @@ Status OrderedIndex::insert(uint32_t prefix, uint32_t ref) {
     last_leaf_ = leaf;
     height_ = 1;
   }
-  // The slot after every entry at or before (key, tie): an entry equal to it, if any, is
-  // just before the slot, in the same leaf.
   Path path;
-  bool other_with_equal_tie = false;
-  const Cursor position = find_entry(prefix, ref, &path, &other_with_equal_tie);
-  Leaf* leaf = const_cast<Leaf*>(static_cast<const Leaf*>(position.node_));
-  const uint32_t slot = position.slot_;
-  if (slot > 0 && leaf->refs[slot - 1] == ref) {
-    return Status(ErrorCode::kInvalidArgument, "ref is already in the ordered index");
-  }
-  if (other_with_equal_tie) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "another ref with an equal key and tie is in the ordered index");
+  Leaf* leaf;
+  uint32_t slot;
+  if (edge_slot != kNoEdge) {  // into the full first or last leaf, which needs no search
+    leaf = insert_hint_;
+    slot = edge_slot;
+    edge_path(leaf, &path);
+  } else {
+    // The slot after every entry at or before (key, tie): an entry equal to it, if any, is
+    // just before the slot, in the same leaf.
+    bool other_with_equal_tie = false;
+    const Cursor position = find_entry<Descent::kInsert>(prefix, ref, &path, &other_with_equal_tie);
+    leaf = const_cast<Leaf*>(static_cast<const Leaf*>(position.node_));
+    slot = position.slot_;
+    if (slot > 0 && leaf->refs[slot - 1] == ref) {
+      return Status(ErrorCode::kInvalidArgument, "ref is already in the ordered index");
+    }
+    if (other_with_equal_tie) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "another ref with an equal key and tie is in the ordered index");
+    }
   }
   if (leaf->count < kLeafCapacity) {
     insert_into_leaf(leaf, slot, prefix, ref);
-  } else if (!try_shift_into_sibling(path, leaf, slot, prefix, ref)) {
+    if (height_ > 1) note_leaf_fill(path.nodes[1], path.child_index[1], leaf);
+    set_insert_hint(leaf);
+  } else if (Leaf* holder = try_shift_into_sibling(path, leaf, slot, prefix, ref)) {
+    set_insert_hint(holder);
+  } else {
     // Reserve before touching anything: a failed split chain half way up could not be
     // undone.
     DUO_RETURN_IF_ERROR(reserve_nodes(nodes_needed_for_split(path)));
-    split_and_insert(path, leaf, slot, prefix, ref);
+    set_insert_hint(split_and_insert(path, leaf, slot, prefix, ref));
   }
   ++size_;
   ++modification_count_;
@@ -472,16 +640,16 @@ Status OrderedIndex::insert(uint32_t prefix, uint32_t ref) {
 
 // A full leaf first offers entries to a sibling under the same parent: this raises the
 // steady-state fill under random inserts well above the ~69% of plain splitting.
-bool OrderedIndex::try_shift_into_sibling(Path& path, Leaf* leaf, uint32_t slot,
-                                          uint32_t prefix, uint32_t ref) {
-  if (height_ < 2) return false;
+OrderedIndex::Leaf* OrderedIndex::try_shift_into_sibling(Path& path, Leaf* leaf, uint32_t slot,
+                                                         uint32_t prefix, uint32_t ref) {
+  if (height_ < 2) return nullptr;
   Inner* parent = path.nodes[1];
   const uint32_t index = path.child_index[1];
   Leaf* left = index > 0 ? as_leaf(parent->children[index - 1]) : nullptr;
   Leaf* right = index < parent->count ? as_leaf(parent->children[index + 1]) : nullptr;
   const uint32_t left_room = left != nullptr ? kLeafCapacity - left->count : 0;
   const uint32_t right_room = right != nullptr ? kLeafCapacity - right->count : 0;
-  if (left_room == 0 && right_room == 0) return false;
+  if (left_room == 0 && right_room == 0) return nullptr;
   // Ascending (descending) key inserts arrive at the end (start) of the last (first)
   // leaf, whose only sibling is then on the left (right): fill that sibling completely,
   // so such leaves end up full rather than half full. The donor keeps at least the
@@ -492,12 +660,16 @@ bool OrderedIndex::try_shift_into_sibling(Path& path, Leaf* leaf, uint32_t slot,
   if (left_room > 0 && left_room >= right_room) {
     run.append_leaf(left, 0, left->count);
     run.append_leaf(leaf, 0, slot);
+    const uint32_t new_entry = run.count;
     run.append(prefix, ref);
     run.append_leaf(leaf, slot, leaf->count);
     const uint32_t left_count = appending ? kLeafCapacity : run.count / 2;
     run.store_leaf(left, 0, left_count);
     run.store_leaf(leaf, left_count, run.count);
     set_separator(parent, index - 1, leaf);
+    note_leaf_fill(parent, index - 1, left);
+    note_leaf_fill(parent, index, leaf);
+    return new_entry < left_count ? left : leaf;
   } else {
     run.append_leaf(leaf, 0, slot);
     run.append(prefix, ref);
@@ -507,8 +679,10 @@ bool OrderedIndex::try_shift_into_sibling(Path& path, Leaf* leaf, uint32_t slot,
     run.store_leaf(leaf, 0, leaf_count);
     run.store_leaf(right, leaf_count, run.count);
     set_separator(parent, index, right);
+    note_leaf_fill(parent, index, leaf);
+    note_leaf_fill(parent, index + 1, right);
+    return slot < leaf_count ? leaf : right;
   }
-  return true;
 }
 
 // One node for the leaf, one per full ancestor, and a new root if all of them are full.
@@ -521,8 +695,8 @@ size_t OrderedIndex::nodes_needed_for_split(const Path& path) const {
   return needed + 1;
 }
 
-void OrderedIndex::split_and_insert(Path& path, Leaf* leaf, uint32_t slot, uint32_t prefix,
-                                    uint32_t ref) {
+OrderedIndex::Leaf* OrderedIndex::split_and_insert(Path& path, Leaf* leaf, uint32_t slot,
+                                                   uint32_t prefix, uint32_t ref) {
   EntryRun run;
   run.append_leaf(leaf, 0, slot);
   run.append(prefix, ref);
@@ -544,6 +718,7 @@ void OrderedIndex::split_and_insert(Path& path, Leaf* leaf, uint32_t slot, uint3
     last_leaf_ = right;
   }
   leaf->next = right;
+  Leaf* const holder = slot < left_count ? leaf : right;
 
   // Push (separator, new right node) up the path while nodes are full.
   uint32_t separator_prefix = right->prefixes[0];
@@ -554,7 +729,14 @@ void OrderedIndex::split_and_insert(Path& path, Leaf* leaf, uint32_t slot, uint3
   for (size_t level = 1; level < height_; ++level) {
     Inner* inner = path.nodes[level];
     const uint32_t index = path.child_index[level];  // new separator goes at `index`
+    // The children's full bits (level 1 only), with the new child's inserted at index + 1;
+    // neither half of a split leaf is full.
+    uint64_t full_leaves = 0;
+    if (level == 1) {
+      full_leaves = insert_child_bit(inner->full_leaves, index + 1) & ~(uint64_t{1} << index);
+    }
     if (inner->count < kInnerMaxKeys) {
+      inner->full_leaves = static_cast<uint32_t>(full_leaves);
       const uint32_t keys_after = inner->count - index;
       std::memmove(&inner->prefixes[index + 1], &inner->prefixes[index],
                    keys_after * sizeof(uint32_t));
@@ -565,7 +747,7 @@ void OrderedIndex::split_and_insert(Path& path, Leaf* leaf, uint32_t slot, uint3
       inner->refs[index] = separator_ref;
       inner->children[index + 1] = new_child;
       ++inner->count;
-      return;
+      return holder;
     }
     EntryRun keys;
     for (uint32_t i = 0; i < index; ++i) keys.append(inner->prefixes[i], inner->refs[i]);
@@ -588,6 +770,8 @@ void OrderedIndex::split_and_insert(Path& path, Leaf* leaf, uint32_t slot, uint3
 
     Inner* sibling = new (allocate_node()) Inner;
     sibling->level = inner->level;
+    inner->full_leaves = static_cast<uint32_t>(full_leaves & ((uint64_t{1} << (up + 1)) - 1));
+    sibling->full_leaves = static_cast<uint32_t>(full_leaves >> (up + 1));
     inner->count = static_cast<uint16_t>(up);
     std::memcpy(inner->prefixes, keys.prefixes, up * sizeof(uint32_t));
     std::memcpy(inner->refs, keys.refs, up * sizeof(uint32_t));
@@ -604,31 +788,89 @@ void OrderedIndex::split_and_insert(Path& path, Leaf* leaf, uint32_t slot, uint3
   Inner* root = new (allocate_node()) Inner;
   root->level = static_cast<uint8_t>(height_);
   root->count = 1;
+  root->full_leaves = 0;  // a level-1 root's two leaves are the halves of a split
   root->prefixes[0] = separator_prefix;
   root->refs[0] = separator_ref;
   root->children[0] = root_;
   root->children[1] = new_child;
   root_ = root;
   ++height_;
+  return holder;
 }
 
 // ---------------------------------------------------------------------------------------
 // Erase
 
+// The hint leaf loses the entry without a descent when the entry lies inside it, is not its
+// first entry (a separator) unless the leaf is the first one, and the leaf stays above its
+// minimum fill. Otherwise, when the entry is found in the first or last leaf, *edge_slot
+// tells erase where, and erase needs no search to reach that leaf.
+bool OrderedIndex::try_erase_at_hint(uint32_t prefix, uint32_t ref, uint32_t* edge_slot) {
+  Leaf* leaf = erase_hint_;
+  if (leaf == nullptr) return false;
+  const uint32_t count = leaf->count;
+  // As for insert: one predictable branch rules out most entries.
+  const bool may_hold = ((prefix >= leaf->prefixes[0]) | (leaf->prev == nullptr)) &
+                        (prefix <= leaf->prefixes[count - 1]);
+  if (!may_hold) return false;
+  EntryTarget target(comparator_, prefix_exact_, prefix, ref);
+  const int last_vs_target = target.compare(leaf->prefixes[count - 1], leaf->refs[count - 1]);
+  if (last_vs_target < 0) return false;
+  const int first_vs_target = target.compare(leaf->prefixes[0], leaf->refs[0]);
+  if (first_vs_target > 0) return false;
+  uint32_t slot;  // the slot after the entry's
+  if (first_vs_target == 0 && leaf->refs[0] == ref) {  // oldest first (a queue)
+    slot = 1;
+  } else if (last_vs_target == 0 && leaf->refs[count - 1] == ref) {  // newest first
+    slot = count;
+  } else {
+    slot =
+        first_slot_not_before(leaf->prefixes, leaf->refs, count, prefix,
+                              [&](uint32_t entry_ref) { return target.at_or_before(entry_ref); });
+  }
+  // The entry, if present, is just before the slot (see find_entry); else the descent
+  // would reach this same leaf and slot and report it absent.
+  if (slot == 0 || leaf->refs[slot - 1] != ref || leaf->prefixes[slot - 1] != prefix) {
+    return false;
+  }
+  const uint32_t minimum = height_ == 1 ? 1u : kLeafMinEntries;
+  if (count <= minimum || (slot == 1 && leaf->prev != nullptr)) {
+    // A merge or a separator to update.
+    if (leaf->prev == nullptr || leaf->next == nullptr) *edge_slot = slot - 1;
+    return false;
+  }
+  move_leaf_entries(leaf, slot - 1, leaf, slot, count - slot);
+  --leaf->count;
+  --size_;
+  ++modification_count_;
+  return true;
+}
+
 bool OrderedIndex::erase(uint32_t prefix, uint32_t ref) {
   if (root_ == nullptr) return false;
+  uint32_t edge_slot = kNoEdge;
+  if (try_erase_at_hint(prefix, ref, &edge_slot)) return true;
   Path path;
-  const Cursor position = find_entry(prefix, ref, &path);
-  Leaf* leaf = const_cast<Leaf*>(static_cast<const Leaf*>(position.node_));
-  // A ref stored under another prefix is a caller bug (its key changed); it is reported
-  // as absent rather than erasing an entry the caller did not describe.
-  if (position.slot_ == 0) return false;
-  const uint32_t slot = position.slot_ - 1;
-  if (leaf->refs[slot] != ref || leaf->prefixes[slot] != prefix) return false;
+  Leaf* leaf;
+  uint32_t slot;
+  if (edge_slot != kNoEdge) {
+    leaf = erase_hint_;
+    slot = edge_slot;
+    edge_path(leaf, &path);
+  } else {
+    const Cursor position = find_entry(prefix, ref, &path);
+    leaf = const_cast<Leaf*>(static_cast<const Leaf*>(position.node_));
+    // A ref stored under another prefix is a caller bug (its key changed); it is reported
+    // as absent rather than erasing an entry the caller did not describe.
+    if (position.slot_ == 0) return false;
+    slot = position.slot_ - 1;
+    if (leaf->refs[slot] != ref || leaf->prefixes[slot] != prefix) return false;
+  }
   move_leaf_entries(leaf, slot, leaf, slot + 1, leaf->count - slot - 1);
   --leaf->count;
   --size_;
   ++modification_count_;
+  erase_hint_ = leaf;  // cleared again if a merge below frees the leaf
 
   if (height_ == 1) {
     if (leaf->count == 0) {
@@ -641,6 +883,7 @@ bool OrderedIndex::erase(uint32_t prefix, uint32_t ref) {
     }
     return true;
   }
+  note_leaf_fill(path.nodes[1], path.child_index[1], leaf);
   if (slot == 0) {
     // The erased entry was a separator in the lowest ancestor where the path turned
     // right; it must name the leaf's new first entry (invariant 3).
@@ -654,6 +897,22 @@ bool OrderedIndex::erase(uint32_t prefix, uint32_t ref) {
   }
   if (leaf->count < kLeafMinEntries) rebalance_leaf(path, leaf);
   return true;
+}
+
+// The path to the first or the last leaf, without a search: child 0 (the last child) at
+// every level.
+void OrderedIndex::edge_path(const Leaf* leaf, Path* path) const {
+  const bool last = leaf->next == nullptr;
+  ORDERED_INDEX_CHECK(last || leaf->prev == nullptr);
+  Node* node = root_;
+  for (size_t level = height_ - 1; level > 0; --level) {
+    Inner* inner = as_inner(node);
+    const uint32_t child = last ? inner->count : 0u;
+    path->nodes[level] = inner;
+    path->child_index[level] = child;
+    node = inner->children[child];
+  }
+  ORDERED_INDEX_CHECK(node == leaf);
 }
 
 bool OrderedIndex::replace_ref(uint32_t prefix, uint32_t old_ref, uint32_t new_ref) {
@@ -712,12 +971,14 @@ void OrderedIndex::rebalance_leaf(Path& path, Leaf* leaf) {
     left->count = static_cast<uint16_t>(left->count + leaf->count);
     unlink_leaf(leaf);
     remove_key_and_child(parent, index - 1, index);
+    note_leaf_fill(parent, index - 1, left);
     free_node(leaf);
   } else if (right != nullptr && leaf->count + right->count <= kLeafCapacity) {
     move_leaf_entries(leaf, leaf->count, right, 0, right->count);
     leaf->count = static_cast<uint16_t>(leaf->count + right->count);
     unlink_leaf(right);
     remove_key_and_child(parent, index, index + 1);
+    note_leaf_fill(parent, index, leaf);
     free_node(right);
   } else if (left != nullptr) {
     // No merge fits, so the pair holds more than a full leaf: halves stay above minimum.
@@ -727,6 +988,8 @@ void OrderedIndex::rebalance_leaf(Path& path, Leaf* leaf) {
     leaf->count = static_cast<uint16_t>(leaf->count + moved);
     left->count = static_cast<uint16_t>(left->count - moved);
     set_separator(parent, index - 1, leaf);
+    note_leaf_fill(parent, index - 1, left);
+    note_leaf_fill(parent, index, leaf);
     return;
   } else {
     ORDERED_INDEX_CHECK(right != nullptr);
@@ -736,6 +999,8 @@ void OrderedIndex::rebalance_leaf(Path& path, Leaf* leaf) {
     leaf->count = static_cast<uint16_t>(leaf->count + moved);
     right->count = static_cast<uint16_t>(right->count - moved);
     set_separator(parent, index, right);
+    note_leaf_fill(parent, index, leaf);
+    note_leaf_fill(parent, index + 1, right);
     return;
   }
   // A merge removed a separator from the parent.
@@ -761,6 +1026,7 @@ void OrderedIndex::rebalance_inner(Path& path, size_t level) {
     std::memcpy(&to->prefixes[n + 1], from->prefixes, from->count * sizeof(uint32_t));
     std::memcpy(&to->refs[n + 1], from->refs, from->count * sizeof(uint32_t));
     std::memcpy(&to->children[n + 1], from->children, (from->count + 1) * sizeof(Node*));
+    to->full_leaves |= from->full_leaves << (n + 1);  // n + 1 < 32: from has a child
     to->count = static_cast<uint16_t>(n + 1 + from->count);
     remove_key_and_child(parent, key_index, key_index + 1);
     free_node(from);
@@ -771,7 +1037,10 @@ void OrderedIndex::rebalance_inner(Path& path, size_t level) {
   } else if (right != nullptr && node->count + right->count + 1u <= kInnerMaxKeys) {
     merge(node, right, index);
   } else if (left != nullptr) {
-    // Rotate `moved` children from the end of left through the parent separator.
+    // Rotate `moved` children from the end of left through the parent separator. (The
+    // full_leaves hints of both are dropped rather than rotated: rare, and only hints.)
+    left->full_leaves = 0;
+    node->full_leaves = 0;
     const uint32_t moved = (left->count + node->count) / 2 - node->count;
     const uint32_t n = node->count;
     std::memmove(&node->prefixes[moved], node->prefixes, n * sizeof(uint32_t));
@@ -790,6 +1059,8 @@ void OrderedIndex::rebalance_inner(Path& path, size_t level) {
     return;
   } else {
     ORDERED_INDEX_CHECK(right != nullptr);
+    right->full_leaves = 0;
+    node->full_leaves = 0;
     const uint32_t moved = (node->count + right->count) / 2 - node->count;
     const uint32_t n = node->count;
     node->prefixes[n] = parent->prefixes[index];
@@ -872,6 +1143,8 @@ void OrderedIndex::free_node(void* node) {
   ORDERED_INDEX_CHECK(offset % kNodeSizeBytes == 0);
   ORDERED_INDEX_CHECK(slot >= 1 && slot <= kNodesPerPage);
   ORDERED_INDEX_CHECK((page->free_mask & (uint64_t{1} << slot)) == 0);
+  if (node == insert_hint_) set_insert_hint(nullptr);
+  if (node == erase_hint_) erase_hint_ = nullptr;
 #ifndef NDEBUG
   std::memset(node, 0xDB, kNodeSizeBytes);  // make use-after-free loud in tests
 #endif
@@ -947,6 +1220,8 @@ Status OrderedIndex::check_invariants() const {
   size_t entries = 0;
   size_t nodes = 0;
   const Leaf* previous_leaf = nullptr;
+  bool insert_hint_seen = insert_hint_ == nullptr;
+  bool erase_hint_seen = erase_hint_ == nullptr;
   // Entries of a leaf/separators of an inner node, strictly increasing; also checks that
   // the prefix order agrees with the comparator (the fragment's prefix contract).
   auto check_sorted = [&](const uint32_t* prefixes, const uint32_t* refs,
@@ -988,6 +1263,8 @@ Status OrderedIndex::check_invariants() const {
       }
       previous_leaf = leaf;
       entries += leaf->count;
+      insert_hint_seen |= leaf == insert_hint_;
+      erase_hint_seen |= leaf == erase_hint_;
       *facts = {leaf->prefixes[0], leaf->refs[0], leaf->prefixes[leaf->count - 1u],
                 leaf->refs[leaf->count - 1u]};
       return Status::OK();
@@ -1028,6 +1305,7 @@ Status OrderedIndex::check_invariants() const {
       return corrupt("last_leaf_ is not the rightmost leaf");
     }
   }
+  if (!insert_hint_seen || !erase_hint_seen) return corrupt("hint is not a live leaf");
   if (entries != size_) {
     return corrupt("size " + std::to_string(size_) + " but " + std::to_string(entries) +
                    " entries in leaves");

@@ -28,6 +28,13 @@
 // leaf shifts entries into a sibling before it splits, which keeps random inserts near
 // 10.4 bytes per entry and sequential ones near 9.
 //
+// Speed: an insert (erase) whose entry falls inside the leaf of the previous insert
+// (erase), and that changes only that leaf, skips the descent: ascending keys append to
+// the last leaf, and clustered keys or a queue's oldest-first erases stay in one leaf. A
+// descent fetches all of each node it visits at once (its prefixes, refs and children),
+// and for an insert into a leaf known to be full also that leaf's siblings, which the
+// shift reads.
+//
 // Thread-compatible: one owner (the LDM thread owning the fragment). Const methods and
 // cursors only read, so concurrent readers without a writer are safe.
 #pragma once
@@ -147,10 +154,14 @@ class OrderedIndex {
   using Page = ordered_index_detail::Page;
   using Path = ordered_index_detail::Path;
 
+  // What a descent is for, which decides what it fetches ahead: a read needs a node's
+  // prefixes (and one child pointer or ref); a change also needs the leaf's refs (it
+  // shifts entries); an insert into a leaf known to be full also needs the siblings.
+  enum class Descent : uint8_t { kRead, kChange, kInsert };
   // The leaf slot of the first entry e with before(e) false, where before(e) holds for a
   // leading run of the (key, tie) order: prefix(e) < target_prefix, or equal prefixes and
   // tie_before(ref(e)). The slot may equal the leaf's count (answer is in the next leaf).
-  template <typename TieBefore>
+  template <Descent kDescent = Descent::kRead, typename TieBefore>
   Cursor find_first_not_before(uint32_t target_prefix, const TieBefore& tie_before,
                                Path* path) const;
   // That entry as a valid cursor (or invalid at the end).
@@ -169,13 +180,27 @@ class OrderedIndex {
   // for ref, if present, is just before the slot found, in the same leaf. Sets
   // *other_with_equal_tie when an entry other than ref with ref's key and tie was seen
   // (one is always seen when present).
+  template <Descent kDescent = Descent::kChange>
   Cursor find_entry(uint32_t prefix, uint32_t ref, Path* path,
                     bool* other_with_equal_tie = nullptr) const;
 
-  bool try_shift_into_sibling(Path& path, Leaf* leaf, uint32_t slot, uint32_t prefix,
-                              uint32_t ref);
+  // Insert and erase without a descent when the entry falls inside the hint leaf and only
+  // that leaf changes (no separator, no split or merge). False: nothing was changed, and
+  // the caller falls back to the descent (which also reports errors and absent refs).
+  // When they return false having found the entry's slot in the first or the last leaf,
+  // they set *edge_slot to it.
+  bool try_insert_at_hint(uint32_t prefix, uint32_t ref, uint32_t* edge_slot);
+  bool try_erase_at_hint(uint32_t prefix, uint32_t ref, uint32_t* edge_slot);
+  void set_insert_hint(Leaf* leaf);
+  // Fills `path` for the first or the last leaf without a search.
+  void edge_path(const Leaf* leaf, Path* path) const;
+
+  // These return the leaf that now holds the new entry (try_shift_into_sibling: null, and
+  // nothing changed, when neither sibling has room).
+  Leaf* try_shift_into_sibling(Path& path, Leaf* leaf, uint32_t slot, uint32_t prefix,
+                               uint32_t ref);
   size_t nodes_needed_for_split(const Path& path) const;
-  void split_and_insert(Path& path, Leaf* leaf, uint32_t slot, uint32_t prefix, uint32_t ref);
+  Leaf* split_and_insert(Path& path, Leaf* leaf, uint32_t slot, uint32_t prefix, uint32_t ref);
   void rebalance_leaf(Path& path, Leaf* leaf);
   void rebalance_inner(Path& path, size_t level);
   void shrink_root_if_single_child();
@@ -201,6 +226,16 @@ class OrderedIndex {
   size_t height_ = 0;
   size_t size_ = 0;
   uint64_t modification_count_ = 0;
+  // Leaves that the last insert and the last erase touched (null once freed): sequential
+  // and clustered workloads hit them again, and then skip the descent. Any live leaf is a
+  // correct hint, since the fast paths check that the entry belongs to it.
+  Leaf* insert_hint_ = nullptr;
+  Leaf* erase_hint_ = nullptr;
+  // The prefixes insert_hint_ covered when it was set (from 0 for the first leaf, up to the
+  // maximum for the last): inserts outside skip the hint without touching its leaf. Only a
+  // filter (the leaf's contents decide), so it may go stale; empty when there is no hint.
+  uint32_t insert_hint_low_ = 1;
+  uint32_t insert_hint_high_ = 0;
 
   // Allocator state. Every page held is on all_pages_; pages with a free node slot are
   // also on free_pages_ (most recently freed first, so warm slots are reused).

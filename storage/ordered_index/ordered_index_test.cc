@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <iterator>
 #include <memory>
 #include <random>
@@ -548,6 +549,136 @@ TEST_P(OrderedIndexPaired, ExactPrefixesThreeLevels) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, OrderedIndexPaired, ::testing::Range<uint64_t>(1, 7));
+
+// Sequential and clustered workloads, which insert and erase serve from the leaf of the
+// previous insert or erase without a descent when they can: ascending and descending runs
+// of keys (several entries per key, tied in ascending or random ref order), a queue that
+// erases its oldest entries, newest-first erases, and, next to the entries just inserted,
+// rejected duplicate refs, rejected equal (key, tie) partners and erases of absent refs;
+// all against the model. Runs jump elsewhere now and then, so the hint leaf is often
+// wrong, and merges free hint leaves (check_invariants() checks that hints are live).
+void run_stream_model(const Scheme& scheme, uint64_t seed, bool paired) {
+  Harness h(scheme, 512, seed, paired);
+  std::deque<uint32_t> queue;  // refs in insertion order
+  uint32_t next_ref = 1;
+  int32_t a = 0;
+  int direction = 1;
+  const uint32_t limit = 1500 + static_cast<uint32_t>(seed % 4) * 1000;
+  auto fresh_ref = [&](bool ascending) {
+    for (;;) {
+      const uint32_t ref = ascending ? next_ref++ : h.unused_ref();
+      if (!h.live_.contains(ref) && !(paired && h.live_.contains(ref ^ kPairBit))) return ref;
+    }
+  };
+  auto erase_ref = [&](uint32_t ref) {
+    ASSERT_TRUE(h.index_->erase(h.prefix(ref), ref)) << ref;
+    ASSERT_EQ(h.model_.erase(Entry{h.table_.rows.at(ref), h.tie(ref), ref}), 1u);
+    h.live_.erase(ref);
+    h.table_.rows.erase(ref);
+    auto it = std::find(h.live_list_.begin(), h.live_list_.end(), ref);
+    ASSERT_NE(it, h.live_list_.end());
+    *it = h.live_list_.back();
+    h.live_list_.pop_back();
+  };
+  auto newest_live = [&]() -> uint32_t {
+    while (!queue.empty() && !h.live_.contains(queue.back())) queue.pop_back();
+    return queue.empty() ? 0 : queue.back();
+  };
+  for (int op = 0; op < 12000; ++op) {
+    const uint64_t dice = h.rng_() % 100;
+    const bool growing = h.model_.size() < limit;
+    if (dice < (growing ? 55u : 35u)) {
+      // The next key of the run: a moves on every few entries, b is random.
+      if (h.rng_() % 3 == 0) a += direction;
+      if (a > scheme.a_range || a < -scheme.a_range) {
+        a = direction > 0 ? -scheme.a_range : scheme.a_range;
+      }
+      Key key = h.random_key();
+      key.a = a;
+      const uint32_t ref = fresh_ref(h.rng_() % 4 != 0);
+      const Status status = h.insert_ref(key, ref);
+      ASSERT_TRUE(status.ok()) << status.to_string();
+      queue.push_back(ref);
+    } else if (dice < 58) {
+      direction = -direction;
+    } else if (dice < 60) {
+      a = h.random_key().a;  // a run elsewhere
+    } else if (dice < (growing ? 75u : 90u)) {
+      while (!queue.empty() && !h.live_.contains(queue.front())) queue.pop_front();
+      if (queue.empty()) continue;
+      erase_ref(queue.front());
+      queue.pop_front();
+    } else if (dice < 93) {
+      const uint32_t ref = newest_live();
+      if (ref == 0) continue;
+      erase_ref(ref);
+      queue.pop_back();
+    } else if (dice < 96) {
+      // Rejected, and nothing changes: the newest ref again; (paired) its partner under the
+      // same key, which has the same key and tie.
+      const uint32_t ref = newest_live();
+      if (ref == 0) continue;
+      const uint64_t modifications = h.index_->modification_count();
+      EXPECT_EQ(h.index_->insert(h.prefix(ref), ref).code(), ErrorCode::kInvalidArgument);
+      const uint32_t partner = ref ^ kPairBit;
+      if (paired && !h.live_.contains(partner)) {
+        h.table_.rows[partner] = h.table_.rows.at(ref);
+        EXPECT_EQ(h.index_->insert(h.prefix(ref), partner).code(), ErrorCode::kInvalidArgument);
+        EXPECT_FALSE(h.index_->erase(h.prefix(ref), partner));
+        h.table_.rows.erase(partner);
+      }
+      EXPECT_EQ(h.index_->modification_count(), modifications);
+    } else {
+      // Absent: another ref under the newest entry's key, and the newest under a wrong
+      // prefix.
+      const uint32_t ref = newest_live();
+      if (ref == 0) continue;
+      const uint64_t modifications = h.index_->modification_count();
+      const uint32_t other = fresh_ref(false);
+      h.table_.rows[other] = h.table_.rows.at(ref);
+      EXPECT_FALSE(h.index_->erase(h.prefix(ref), other));
+      h.table_.rows.erase(other);
+      EXPECT_FALSE(h.index_->erase(h.prefix(ref) + 1, ref));
+      EXPECT_EQ(h.index_->modification_count(), modifications);
+    }
+    if (op % 64 == 0) {
+      h.check_bounds();
+      h.check_seeks();
+    }
+    if (op % 256 == 0) h.check_everything();
+    if (scheme.exact) {
+      ASSERT_EQ(h.table_.calls, 0u) << "prefix_exact index called back";
+    }
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  h.check_everything();
+  while (!h.live_list_.empty()) {
+    h.erase_random();
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  h.check_everything();
+  EXPECT_EQ(h.index_->memory_bytes(), 0u);
+}
+
+class OrderedIndexStreams : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(OrderedIndexStreams, CollidingPrefixes) {
+  run_stream_model(kColliding, GetParam(), false);
+}
+
+TEST_P(OrderedIndexStreams, CollidingPrefixesPaired) {
+  run_stream_model(kColliding, 100 + GetParam(), true);
+}
+
+TEST_P(OrderedIndexStreams, ExactPrefixes) {
+  run_stream_model(kExact, 200 + GetParam(), false);
+}
+
+TEST_P(OrderedIndexStreams, ExactPrefixesPaired) {
+  run_stream_model(kExact, 300 + GetParam(), true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, OrderedIndexStreams, ::testing::Range<uint64_t>(1, 7));
 
 // Replaces every entry of a multi-level tree, walking a cursor over it both ways: every
 // first entry of a leaf is some separator, which check_invariants() compares ref for ref.
