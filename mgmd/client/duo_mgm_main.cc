@@ -14,6 +14,7 @@
 
 #include "mgmd/client/mgm_commands.h"
 #include "mgmd/client/mgm_connection.h"
+#include "ndb-kernel/common/process.h"
 
 namespace duo::mgm {
 namespace {
@@ -36,21 +37,10 @@ int run(int argc, char** argv) {
   std::string execute;
   bool has_execute = false;
   uint64_t timeout_ms = 10000;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
+  for (ArgCursor args(argc, argv); args.next();) {
+    const std::string arg = args.name();
     std::string value;
-    bool has_value = false;
-    if (const size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    auto take_value = [&]() {
-      if (has_value) return true;
-      if (i + 1 >= argc) return false;
-      value = argv[++i];
-      return true;
-    };
+    auto take_value = [&]() { return args.take_value(&value); };
     if (arg == "-h" || arg == "--help") {
       print_usage();
       return 0;
@@ -74,7 +64,7 @@ int run(int argc, char** argv) {
     } else if (!arg.empty() && arg[0] != '-') {
       connect_string = arg;  // ndb_mgm takes the connect string as a plain argument too
     } else {
-      std::fprintf(stderr, "duo_mgm: unknown option '%s' (see --help)\n", argv[i]);
+      std::fprintf(stderr, "duo_mgm: unknown option '%s' (see --help)\n", arg.c_str());
       return kExitUsage;
     }
   }

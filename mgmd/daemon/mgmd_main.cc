@@ -37,6 +37,7 @@
 #include "ndb-kernel/common/config/config_parser.h"
 #include "ndb-kernel/common/crc32c.h"
 #include "ndb-kernel/common/logging.h"
+#include "ndb-kernel/common/process.h"
 
 namespace duo::mgm {
 namespace {
@@ -85,21 +86,10 @@ bool parse_args(int argc, char** argv, Options* options) {
     *out = *value;
     return true;
   };
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
+  for (ArgCursor args(argc, argv); args.next();) {
+    const std::string arg = args.name();
     std::string value;
-    bool has_value = false;
-    if (const size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    auto take_value = [&]() {
-      if (has_value) return true;
-      if (i + 1 >= argc) return false;
-      value = argv[++i];
-      return true;
-    };
+    auto take_value = [&]() { return args.take_value(&value); };
     uint64_t n = 0;
     if (arg == "-h" || arg == "--help") {
       print_usage();
@@ -136,7 +126,7 @@ bool parse_args(int argc, char** argv, Options* options) {
       if (!take_value()) return false;
       options->log_level = value;
     } else {
-      std::fprintf(stderr, "duo_mgmd: unknown option '%s'\n", argv[i]);
+      std::fprintf(stderr, "duo_mgmd: unknown option '%s'\n", arg.c_str());
       return false;
     }
   }
@@ -320,43 +310,8 @@ extern "C" void on_stop_signal(int) {
   [[maybe_unused]] ssize_t n = ::write(g_stop_pipe_write, &byte, 1);
 }
 
-// Locks <configdir>/ndb_<id>.pid and writes our pid to it: two mgmds on one configdir
-// would overwrite each other's cache and log.
-Result<int> lock_pid_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return Status(ErrorCode::kIoError, "cannot open '" + path + "': " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    return Status(ErrorCode::kIoError,
-                  "'" + path + "' is locked: another duo_mgmd uses this --configdir");
-  }
-  return fd;
-}
 
-void write_pid(int fd) {
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) == 0) {
-    [[maybe_unused]] ssize_t n = ::pwrite(fd, pid.data(), pid.size(), 0);
-  }
-}
 
-// Detaches from the terminal. The parent returns true after the child is running;
-// errors before this point have already been reported on the terminal.
-bool daemonize(const std::string& out_log) {
-  const pid_t pid = ::fork();
-  if (pid < 0) return false;
-  if (pid > 0) std::_Exit(0);
-  ::setsid();
-  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const int log_fd = ::open(out_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
-  if (log_fd >= 0) {
-    ::dup2(log_fd, STDOUT_FILENO);
-    ::dup2(log_fd, STDERR_FILENO);
-  }
-  return true;
-}
 
 int run_mgmd(int argc, char** argv) {
   Options options;
@@ -388,7 +343,7 @@ int run_mgmd(int argc, char** argv) {
   const uint32_t node_id = loaded->node_id;
   const std::string prefix = options.config_dir + "/ndb_" + std::to_string(node_id);
 
-  Result<int> pid_fd = lock_pid_file(prefix + ".pid");
+  Result<int> pid_fd = lock_pid_file(prefix + ".pid", "another duo_mgmd uses this --configdir");
   if (!pid_fd.ok()) {
     std::fprintf(stderr, "duo_mgmd: %s\n", pid_fd.status().message().c_str());
     return kExitError;

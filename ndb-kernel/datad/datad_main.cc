@@ -41,6 +41,7 @@
 #include "ndb-kernel/common/config/config_parser.h"
 #include "ndb-kernel/common/crc32c.h"
 #include "ndb-kernel/common/logging.h"
+#include "ndb-kernel/common/process.h"
 #include "ndb-kernel/datad/data_node_config.h"
 #include "ndb-kernel/runtime/thread_layout.h"
 #include "ndb-kernel/runtime/thread_runtime.h"
@@ -113,21 +114,10 @@ void print_usage() {
 }
 
 bool parse_args(int argc, char** argv, Options* options) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
+  for (ArgCursor args(argc, argv); args.next();) {
+    const std::string arg = args.name();
     std::string value;
-    bool has_value = false;
-    if (const size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    auto take_value = [&]() {
-      if (has_value) return true;
-      if (i + 1 >= argc) return false;
-      value = argv[++i];
-      return true;
-    };
+    auto take_value = [&]() { return args.take_value(&value); };
     if (arg == "-h" || arg == "--help") {
       print_usage();
       std::exit(0);
@@ -155,7 +145,7 @@ bool parse_args(int argc, char** argv, Options* options) {
       if (!take_value()) return false;
       options->log_level = value;
     } else {
-      std::fprintf(stderr, "duo_datad: unknown option '%s'\n", argv[i]);
+      std::fprintf(stderr, "duo_datad: unknown option '%s'\n", arg.c_str());
       return false;
     }
   }
@@ -194,40 +184,8 @@ Result<uint32_t> connect_and_allocate(mgm::MgmConnection& connection,
   return static_cast<uint32_t>(*id);
 }
 
-Result<int> lock_pid_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return Status(ErrorCode::kIoError, "cannot open '" + path + "': " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    return Status(ErrorCode::kIoError,
-                  "'" + path + "' is locked: another duo_datad runs with this node id and DataDir");
-  }
-  return fd;
-}
 
-void write_pid(int fd) {
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) == 0) {
-    [[maybe_unused]] ssize_t n = ::pwrite(fd, pid.data(), pid.size(), 0);
-  }
-}
 
-// Detaches from the terminal (before any thread exists: fork keeps only the caller).
-bool daemonize(const std::string& out_log) {
-  const pid_t pid = ::fork();
-  if (pid < 0) return false;
-  if (pid > 0) std::_Exit(0);
-  ::setsid();
-  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const int log_fd = ::open(out_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
-  if (log_fd >= 0) {
-    ::dup2(log_fd, STDOUT_FILENO);
-    ::dup2(log_fd, STDERR_FILENO);
-  }
-  return true;
-}
 
 // The running node: the control loop state.
 class DataNode {
@@ -590,7 +548,7 @@ int run_datad(int argc, char** argv) {
     return kExitError;
   }
   const std::string prefix = own->data_dir + "/ndb_" + std::to_string(node_id);
-  Result<int> pid_fd = lock_pid_file(prefix + ".pid");
+  Result<int> pid_fd = lock_pid_file(prefix + ".pid", "another duo_datad runs with this node id and DataDir");
   if (!pid_fd.ok()) {
     std::fprintf(stderr, "duo_datad: %s\n", pid_fd.status().message().c_str());
     return kExitError;
