@@ -310,9 +310,6 @@ extern "C" void on_stop_signal(int) {
   [[maybe_unused]] ssize_t n = ::write(g_stop_pipe_write, &byte, 1);
 }
 
-
-
-
 int run_mgmd(int argc, char** argv) {
   Options options;
   if (!parse_args(argc, argv, &options)) {

@@ -184,9 +184,6 @@ Result<uint32_t> connect_and_allocate(mgm::MgmConnection& connection,
   return static_cast<uint32_t>(*id);
 }
 
-
-
-
 // The running node: the control loop state.
 class DataNode {
  public:
