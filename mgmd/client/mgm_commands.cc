@@ -159,6 +159,15 @@ Result<std::vector<NodeStatus>> parse_status_reply(const Message& reply) {
       node.start_phase = static_cast<uint32_t>(parse_uint_arg(value, 255).value_or(0));
     else if (field == "port")
       node.port = static_cast<uint16_t>(parse_uint_arg(value, 65535).value_or(0));
+    else if (const size_t sub = field.rfind('.'); sub != std::string::npos && sub > 0) {
+      // <area>.used / <area>.total
+      const std::string part = field.substr(sub + 1);
+      if (part != "used" && part != "total") continue;
+      auto pages = parse_uint_arg(value, UINT64_MAX);
+      if (!pages) return bad("malformed status line '" + name + ": " + value + "'");
+      NodeStatus::MemoryPages& area = node.memory[field.substr(0, sub)];
+      (part == "used" ? area.used : area.total) = *pages;
+    }
   }
   std::vector<NodeStatus> out;
   for (auto& [id, node] : nodes) out.push_back(std::move(node));
@@ -243,6 +252,29 @@ std::string format_node_status(const NodeStatus& node) {
   return head + "not connected";
 }
 
+std::string format_memory_usage(const NodeStatus& node) {
+  const std::string head = "Node " + std::to_string(node.node_id) + ": ";
+  if (!is_running_data_node(node)) return head + "not connected\n";
+  struct Line {
+    const char* key;
+    const char* title;
+  };
+  constexpr Line kLines[] = {{"datamemory", "Data usage"},
+                             {"transactionmemory", "Transaction memory usage"}};
+  std::string out;
+  for (const Line& line : kLines) {
+    auto it = node.memory.find(line.key);
+    if (it == node.memory.end()) continue;
+    const NodeStatus::MemoryPages& pages = it->second;
+    const uint64_t percent = pages.total == 0 ? 0 : pages.used * 100 / pages.total;
+    out += head + line.title + " is " + std::to_string(percent) + "%(" +
+           std::to_string(pages.used) + " 32K pages of total " + std::to_string(pages.total) +
+           ")\n";
+  }
+  if (out.empty()) out = head + "memory usage not reported yet\n";
+  return out;
+}
+
 std::string help_text() {
   return "---------------------------------------------------------------------------\n"
          " DuoDB -- Management Client -- Help\n"
@@ -256,6 +288,7 @@ std::string help_text() {
          "SHUTDOWN                               Shut down all data nodes and the\n"
          "                                       management server\n"
          "ALL REPORT MEMORYUSAGE                 Report memory usage of data nodes\n"
+         "<id> REPORT MEMORYUSAGE                Report memory usage of one data node\n"
          "CLUSTERLOG ON [<severity>] ...         Enable cluster logging (or severities)\n"
          "CLUSTERLOG OFF [<severity>] ...        Disable cluster logging (or severities)\n"
          "CLUSTERLOG TOGGLE <severity> ...       Toggle severities\n"
@@ -336,12 +369,30 @@ Status CommandRunner::run(const Command& command, std::string* out) {
     case Command::Kind::kReportMemoryUsage: {
       Result<std::vector<NodeStatus>> nodes = fetch_status();
       if (!nodes.ok()) return failed(nodes.take_status(), "REPORT failed: ");
-      // Only running data nodes could report.
+      // ALL: every configured data node, if any runs. N: that node, which must be a
+      // configured data node; not running is "Node N: not connected" (rc 1).
       const bool any = std::any_of(nodes->begin(), nodes->end(), [&](const NodeStatus& n) {
         return is_running_data_node(n) && (command.node_id == 0 || n.node_id == command.node_id);
       });
-      if (!any) return failed(Status(ErrorCode::kNotFound, "no data nodes connected"), "");
-      return failed(Status(ErrorCode::kNotSupported, "memory reports are not implemented yet"), "");
+      if (command.node_id == 0) {
+        if (!any) return failed(Status(ErrorCode::kNotFound, "no data nodes connected"), "");
+        for (const NodeStatus& node : *nodes) {
+          if (node.type == "NDB") *out += format_memory_usage(node);
+        }
+        return Status::OK();
+      }
+      const std::string who = "Node " + std::to_string(command.node_id);
+      auto node = std::find_if(nodes->begin(), nodes->end(),
+                               [&](const NodeStatus& n) { return n.node_id == command.node_id; });
+      if (node == nodes->end()) {
+        return failed(Status(ErrorCode::kNotFound, who + ": not configured"), "");
+      }
+      if (node->type != "NDB") {
+        return failed(Status(ErrorCode::kInvalidArgument, who + ": not a data node"), "");
+      }
+      if (!any) return failed(Status(ErrorCode::kNotFound, who + ": not connected"), "");
+      *out += format_memory_usage(*node);
+      return Status::OK();
     }
     case Command::Kind::kNodeStop:
     case Command::Kind::kNodeRestart: {

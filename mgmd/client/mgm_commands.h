@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,12 @@ struct NodeStatus {
   std::optional<uint64_t> nodegroup;
   uint32_t start_phase = 0;  // data nodes: last completed start phase
   uint16_t port = 0;         // data nodes: transporter port, 0 = not reported
+  struct MemoryPages {
+    uint64_t used = 0;   // 32 KiB pages in use
+    uint64_t total = 0;  // pages the area may use
+  };
+  // Data nodes: node.<id>.<area>.used/.total by area ("datamemory", "transactionmemory" ...).
+  std::map<std::string, MemoryPages> memory;
 };
 
 // True for the states of a running data node (it reports to mgmd).
@@ -71,6 +78,13 @@ std::string format_version(uint32_t version);
 std::string format_show(const std::vector<NodeStatus>& nodes);
 // "Node 1: not connected" and the like.
 std::string format_node_status(const NodeStatus& node);
+
+// REPORT MEMORYUSAGE lines of one data node, ndb_mgm style:
+//   Node 1: Data usage is 0%(0 32K pages of total 2560)
+//   Node 1: Transaction memory usage is 1%(8 32K pages of total 640)
+// "Node 1: not connected" for a data node that is not running, "Node 1: memory usage
+// not reported yet" for one that has not reported it.
+std::string format_memory_usage(const NodeStatus& node);
 
 std::string help_text();
 

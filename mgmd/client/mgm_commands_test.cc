@@ -152,6 +152,37 @@ TEST(FormatShow, MalformedStatusLinesAreErrors) {
   EXPECT_EQ(format_version(0), "version unknown");
 }
 
+TEST(FormatMemoryUsage, NdbMgmLines) {
+  Message reply;
+  reply.head = "get status reply";
+  reply.add("result", "Ok");
+  reply.add("node.1.type", "NDB").add("node.1.status", "STARTED");
+  reply.add("node.1.datamemory.used", "0").add("node.1.datamemory.total", "2560");
+  reply.add("node.1.transactionmemory.used", "13").add("node.1.transactionmemory.total", "640");
+  reply.add("node.1.schemamemory.used", "1").add("node.1.schemamemory.total", "128");
+  reply.add("node.2.type", "NDB").add("node.2.status", "NO_CONTACT");
+  reply.add("node.3.type", "NDB").add("node.3.status", "STARTING");
+  Result<std::vector<NodeStatus>> nodes = parse_status_reply(reply);
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  ASSERT_EQ(nodes->size(), 3u);
+  EXPECT_EQ((*nodes)[0].memory.at("datamemory").total, 2560u);
+  EXPECT_EQ((*nodes)[0].memory.at("schemamemory").used, 1u);
+  EXPECT_EQ(format_memory_usage((*nodes)[0]),
+            "Node 1: Data usage is 0%(0 32K pages of total 2560)\n"
+            "Node 1: Transaction memory usage is 2%(13 32K pages of total 640)\n");
+  EXPECT_EQ(format_memory_usage((*nodes)[1]), "Node 2: not connected\n");
+  EXPECT_EQ(format_memory_usage((*nodes)[2]), "Node 3: memory usage not reported yet\n");
+
+  Message bad;
+  bad.add("node.1.datamemory.used", "lots");
+  EXPECT_FALSE(parse_status_reply(bad).ok());
+
+  Result<Command> one = parse_command("3 REPORT memoryusage");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->kind, Command::Kind::kReportMemoryUsage);
+  EXPECT_EQ(one->node_id, 3u);
+}
+
 TEST(ConnectString, Forms) {
   Result<ConnectString> plain = parse_connect_string("mgm1");
   EXPECT_EQ(plain->host, "mgm1");

@@ -53,7 +53,11 @@ const CommandSpec kCommands[] = {
     {kGetClusterlog, {}, {}},
     {kSetClusterlog, {}, {"enabled", "severities", "action"}},
     {kBye, {}, {}},
-    {kReportStatus, {"nodeid", "state"}, {"startphase", "port"}},
+    {kReportStatus,
+     {"nodeid", "state"},
+     {"startphase", "port", "datamemory.used", "datamemory.total", "diskpagebuffer.used",
+      "diskpagebuffer.total", "transactionmemory.used", "transactionmemory.total",
+      "schemamemory.used", "schemamemory.total"}},
 };
 
 const CommandSpec* find_command(std::string_view name) {
@@ -416,6 +420,12 @@ Message MgmService::handle_get_status(const Message& /*request*/) {
     if (report != nullptr) {
       reply.add(prefix + "startphase", report->start_phase);
       if (report->port != 0) reply.add(prefix + "port", report->port);
+      for (std::string_view key : kMemoryAreaKeys) {
+        auto pages = report->memory.find(key);
+        if (pages == report->memory.end()) continue;
+        reply.add(prefix + std::string(key) + ".used", pages->second.used);
+        reply.add(prefix + std::string(key) + ".total", pages->second.total);
+      }
     }
     if (slot.type == NodeType::kData) {
       if (const config::ConfigSection* section = config_.parsed.find_node(slot.node_id)) {
@@ -564,6 +574,26 @@ Message MgmService::handle_report_status(uint64_t session_id, const Message& req
     if (!value) return error_reply(kReportStatus, "bad port '" + *text + "': expected 0..65535");
     port = static_cast<uint16_t>(*value);
   }
+  std::map<std::string, DataNodeReport::MemoryPages, std::less<>> memory;
+  for (std::string_view key : kMemoryAreaKeys) {
+    const std::string used_name = std::string(key) + ".used";
+    const std::string total_name = std::string(key) + ".total";
+    const std::string* used_text = request.find(used_name);
+    const std::string* total_text = request.find(total_name);
+    if (used_text == nullptr && total_text == nullptr) continue;
+    if (used_text == nullptr || total_text == nullptr) {
+      return error_reply(kReportStatus, "'" + used_name + "' and '" + total_name +
+                                            "' must be reported together");
+    }
+    auto used = parse_uint_arg(*used_text, UINT32_MAX);
+    auto total = parse_uint_arg(*total_text, UINT32_MAX);
+    if (!used || !total || *used > *total) {
+      return error_reply(kReportStatus, "bad " + std::string(key) + " usage '" + *used_text +
+                                            "' of '" + *total_text +
+                                            "': expected used <= total pages");
+    }
+    memory[std::string(key)] = {*used, *total};
+  }
   auto [it, fresh] = data_nodes_.try_emplace(node_id);
   DataNodeReport& report = it->second;
   const std::string who = "Node " + std::to_string(node_id) + ": ";
@@ -584,6 +614,7 @@ Message MgmService::handle_report_status(uint64_t session_id, const Message& req
   report.state = *state;
   report.start_phase = phase;
   if (port != 0) report.port = port;
+  if (!memory.empty()) report.memory = std::move(memory);
   return ok_reply(kReportStatus);
 }
 

@@ -8,7 +8,7 @@
 // error path with plain calls.
 //
 // Data nodes: a duo_datad holds its node id with `get nodeid` and then keeps its session
-// open, sending `report status` (state, start phase, transporter port) periodically.
+// open, sending `report status` (state, start phase, transporter port, memory pages per area) periodically.
 // The service tracks each reporting data node's state for `get status`, and forwards
 // `stop` / `shutdown` to the node as an unsolicited `node stop` message on that session.
 // The answer to the operator is deferred until the node's session has ended (the node
@@ -47,6 +47,11 @@ std::string_view data_node_state_name(DataNodeState state);
 // Accepts the names above case-insensitively, with '_' or ' ' ("not started").
 std::optional<DataNodeState> parse_data_node_state(std::string_view text);
 
+// The memory areas a data node reports (`report status` arguments <area>.used and
+// <area>.total, in 32 KiB pages), in the order `get status` lists them.
+inline constexpr std::string_view kMemoryAreaKeys[] = {"datamemory", "diskpagebuffer",
+                                                       "transactionmemory", "schemamemory"};
+
 // How long `stop` / `shutdown` wait for data nodes to end their sessions before the
 // operator gets an error (a node that does not stop must not hang the client forever).
 inline constexpr uint64_t kStopWaitMs = 30000;
@@ -82,6 +87,12 @@ class MgmService {
     uint32_t start_phase = 0;   // last completed start phase
     uint16_t port = 0;          // transporter port; 0 = not reported
     bool stop_ordered = false;  // `node stop` sent: shown as STOPPING
+    struct MemoryPages {
+      uint64_t used = 0;   // 32 KiB pages in use
+      uint64_t total = 0;  // pages the area may use (its effective cap)
+    };
+    // Last reported memory usage by area key (kMemoryAreaKeys); empty = not reported.
+    std::map<std::string, MemoryPages, std::less<>> memory;
   };
 
   // `own_node_id` must be a management node of `config`; the service holds it for

@@ -236,6 +236,46 @@ TEST_F(MgmServiceTest, DataNodeReportsStateAndPort) {
   EXPECT_TRUE(capture_.sink().contains("Node 1: data node lost (was STARTED)"));
 }
 
+TEST_F(MgmServiceTest, DataNodeReportsMemoryUsage) {
+  ASSERT_EQ(result(call(1, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "1"}})), "Ok");
+  // Old-style reports (no memory) still work and show no memory lines.
+  ASSERT_EQ(result(call(1, "report status", {{"nodeid", "1"}, {"state", "starting"}})), "Ok");
+  EXPECT_EQ(call(2, "get status").find("node.1.datamemory.total"), nullptr);
+  EXPECT_EQ(result(call(1, "report status",
+                        {{"nodeid", "1"}, {"state", "started"}, {"datamemory.used", "3"}})),
+            "'datamemory.used' and 'datamemory.total' must be reported together");
+  EXPECT_NE(result(call(1, "report status",
+                        {{"nodeid", "1"},
+                         {"state", "started"},
+                         {"datamemory.used", "9"},
+                         {"datamemory.total", "8"}}))
+                .find("bad datamemory usage '9' of '8'"),
+            std::string::npos);
+  EXPECT_NE(result(call(1, "report status", {{"nodeid", "1"}, {"state", "started"},
+                                             {"datamemory.used", "x"}, {"datamemory.total", "8"}}))
+                .find("bad datamemory usage"),
+            std::string::npos);
+  ASSERT_EQ(result(call(1, "report status",
+                        {{"nodeid", "1"},
+                         {"state", "started"},
+                         {"datamemory.used", "12"},
+                         {"datamemory.total", "2560"},
+                         {"transactionmemory.used", "1"},
+                         {"transactionmemory.total", "640"}})),
+            "Ok");
+  Message status = call(2, "get status");
+  EXPECT_EQ(*status.find("node.1.datamemory.used"), "12");
+  EXPECT_EQ(*status.find("node.1.datamemory.total"), "2560");
+  EXPECT_EQ(*status.find("node.1.transactionmemory.used"), "1");
+  EXPECT_EQ(*status.find("node.1.transactionmemory.total"), "640");
+  EXPECT_EQ(status.find("node.1.schemamemory.used"), nullptr);
+  ASSERT_NE(service_->data_node(1), nullptr);
+  EXPECT_EQ(service_->data_node(1)->memory.at("datamemory").used, 12u);
+  // A report without memory keeps the last known usage.
+  ASSERT_EQ(result(call(1, "report status", {{"nodeid", "1"}, {"state", "started"}})), "Ok");
+  EXPECT_EQ(*call(2, "get status").find("node.1.datamemory.total"), "2560");
+}
+
 TEST(DataNodeStateNames, RoundTrip) {
   for (DataNodeState state : {DataNodeState::kNotStarted, DataNodeState::kStarting,
                               DataNodeState::kStarted, DataNodeState::kStopping}) {

@@ -26,6 +26,16 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
   }
   if (out.file_system_path.empty()) out.file_system_path = out.data_dir;
   if (Result<uint64_t> group = own->get_uint("Nodegroup"); group.ok()) out.node_group = *group;
+  auto bytes = [own](std::string_view name) -> uint64_t {
+    Result<uint64_t> value = own->get_uint(name);
+    return value.ok() ? *value : 0;
+  };
+  out.data_memory = bytes("DataMemory");
+  out.disk_page_buffer_memory = bytes("DiskPageBufferMemory");
+  out.transaction_memory = bytes("TransactionMemory");
+  out.schema_memory = bytes("SchemaMemory");
+  out.shared_global_memory = bytes("SharedGlobalMemory");
+  out.total_memory_config = bytes("TotalMemoryConfig");
   for (const config::ConfigSection* section : config.sections_of(config::SectionType::kDataNode)) {
     if (section->node_id() == node_id) continue;
     PeerDataNode peer;
@@ -41,6 +51,85 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
   }
   std::sort(out.peers.begin(), out.peers.end(),
             [](const PeerDataNode& a, const PeerDataNode& b) { return a.node_id < b.node_id; });
+  return out;
+}
+
+uint64_t effective_transaction_memory(const DataNodeConfig& config) {
+  if (config.transaction_memory != 0) return config.transaction_memory;
+  return std::max<uint64_t>(config.data_memory / 10, kMinAutomaticTransactionMemory);
+}
+
+namespace {
+size_t pages_of(uint64_t bytes) { return static_cast<size_t>(bytes / storage::kPageSize); }
+
+// "80 MB" when whole MiB, else "1568 KB".
+std::string format_size(size_t pages) {
+  const uint64_t bytes = static_cast<uint64_t>(pages) * storage::kPageSize;
+  constexpr uint64_t kMiB = 1024 * 1024;
+  if (bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MB";
+  return std::to_string(bytes / 1024) + " KB";
+}
+
+std::string size_and_pages(size_t pages) {
+  return format_size(pages) + " (" + std::to_string(pages) + " pages)";
+}
+}  // namespace
+
+Result<storage::GlobalMemoryConfig> global_memory_config(const DataNodeConfig& config) {
+  using storage::MemoryArea;
+  storage::GlobalMemoryConfig memory;
+  auto& areas = memory.areas;
+  auto area = [&areas](MemoryArea a) -> storage::AreaLimits& {
+    return areas[static_cast<size_t>(a)];
+  };
+  area(MemoryArea::kDataMemory).reserved_pages = pages_of(config.data_memory);
+  area(MemoryArea::kDataMemory).max_pages = pages_of(config.data_memory);
+  area(MemoryArea::kDiskPageBuffer).reserved_pages = pages_of(config.disk_page_buffer_memory);
+  area(MemoryArea::kDiskPageBuffer).max_pages = pages_of(config.disk_page_buffer_memory);
+  area(MemoryArea::kTransactionMemory).reserved_pages =
+      pages_of(effective_transaction_memory(config));
+  area(MemoryArea::kSchemaMemory).reserved_pages = pages_of(config.schema_memory);
+  if (area(MemoryArea::kDataMemory).reserved_pages == 0) {
+    return Status(ErrorCode::kConfigError, "DataMemory must be at least one 32 KiB page");
+  }
+  uint64_t reserved_bytes = 0;
+  for (const storage::AreaLimits& limits : areas) {
+    reserved_bytes += static_cast<uint64_t>(limits.reserved_pages) * storage::kPageSize;
+  }
+  if (config.total_memory_config != 0) {
+    const uint64_t total = pages_of(config.total_memory_config) * storage::kPageSize;
+    if (total < reserved_bytes) {
+      return Status(ErrorCode::kConfigError,
+                    "TotalMemoryConfig (" + std::to_string(config.total_memory_config) +
+                        " bytes) is smaller than DataMemory + DiskPageBufferMemory + "
+                        "TransactionMemory + SchemaMemory (" +
+                        std::to_string(reserved_bytes) + " bytes); raise TotalMemoryConfig or "
+                        "lower those parameters");
+    }
+    memory.total_bytes = total;
+  } else {
+    memory.total_bytes =
+        reserved_bytes + pages_of(config.shared_global_memory) * storage::kPageSize;
+  }
+  if (memory.total_bytes / storage::kPageSize > UINT32_MAX) {
+    return Status(ErrorCode::kConfigError, "total data node memory (DataMemory + ... + "
+                                           "SharedGlobalMemory, or TotalMemoryConfig) too large");
+  }
+  return memory;
+}
+
+std::string describe_memory(const storage::GlobalMemoryConfig& memory) {
+  std::string out;
+  size_t reserved = 0;
+  for (size_t i = 0; i < memory.areas.size(); ++i) {
+    const size_t pages = memory.areas[i].reserved_pages;
+    reserved += pages;
+    out += std::string(out.empty() ? "" : ", ") +
+           storage::area_name(static_cast<storage::MemoryArea>(i)) + " " + size_and_pages(pages);
+  }
+  const size_t total = memory.total_bytes / storage::kPageSize;
+  out += ", shared pool " + size_and_pages(total - std::min(total, reserved));
+  out += ", total " + size_and_pages(total);
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "mgmd/protocol/mgm_protocol.h"
 #include "ndb-kernel/common/config/config_parser.h"
 #include "ndb-kernel/common/status.h"
+#include "storage/memory/global_memory.h"
 
 namespace duo::datad {
 
@@ -33,10 +34,36 @@ struct DataNodeConfig {
   uint64_t node_group = 0;
   uint32_t no_of_replicas = 0;
   std::vector<PeerDataNode> peers;  // every other configured data node, ascending id
+  // Memory parameters (bytes), built-in defaults when not configured.
+  uint64_t data_memory = 0;              // DataMemory
+  uint64_t disk_page_buffer_memory = 0;  // DiskPageBufferMemory
+  uint64_t transaction_memory = 0;       // TransactionMemory; 0 = automatic
+  uint64_t schema_memory = 0;            // SchemaMemory
+  uint64_t shared_global_memory = 0;     // SharedGlobalMemory
+  uint64_t total_memory_config = 0;      // TotalMemoryConfig; 0 = not set
 };
 
 // Extracts node `node_id`'s view. kConfigError if it is not a data node of `config`.
 Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uint32_t node_id);
+
+// TransactionMemory=0 (automatic): 10% of DataMemory, at least this much.
+inline constexpr uint64_t kMinAutomaticTransactionMemory = 4 * 1024 * 1024;
+uint64_t effective_transaction_memory(const DataNodeConfig& config);
+
+// The node's memory budget (storage::GlobalMemory), built in start phase 1:
+//  - DataMemory, DiskPageBufferMemory, TransactionMemory (automatic when 0) and
+//    SchemaMemory are the reserved pages of their areas (bytes rounded down to 32 KiB
+//    pages). DataMemory and DiskPageBufferMemory are hard limits (max = reserved);
+//    TransactionMemory and SchemaMemory may borrow from the shared pool.
+//  - TotalMemoryConfig, when set, is the total; what the areas do not reserve is the
+//    shared pool (SharedGlobalMemory is then not used). kConfigError, naming the
+//    parameters, when it does not cover the reserved areas.
+//  - Otherwise the total is the sum of the areas plus SharedGlobalMemory (the pool).
+Result<storage::GlobalMemoryConfig> global_memory_config(const DataNodeConfig& config);
+
+// "DataMemory 80 MB (2560 pages), DiskPageBufferMemory 64 MB (2048 pages), ...,
+// shared pool 128 MB (4096 pages), total 304 MB (9728 pages)" for the start log.
+std::string describe_memory(const storage::GlobalMemoryConfig& memory);
 
 // The transporter ports data nodes reported, from a `get status` reply: node id -> port,
 // only for running data nodes that reported a port. kInvalidArgument for a reply that
@@ -48,7 +75,7 @@ Result<std::map<uint16_t, uint16_t>> reported_ports(const mgm::Message& status_r
 // checkpoints and redo, node recovery) come with durability.
 enum class StartPhase : uint8_t {
   kConfigured = 0,   // phase 0: node id, configuration, DataDir and file system ready
-  kRuntime = 1,      // phase 1: block threads running
+  kRuntime = 1,      // phase 1: memory budget allocated, block threads running
   kTransporter = 2,  // phase 2: transporter listening, port reported to mgmd
   kLinks = 3,        // phase 3: links to all other data nodes up
 };

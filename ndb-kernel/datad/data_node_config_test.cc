@@ -118,3 +118,113 @@ TEST(DataNodeConfig, StartedWhenAllLinksUp) {
 
 }  // namespace
 }  // namespace duo::datad
+
+namespace duo::datad {
+namespace {
+
+using storage::MemoryArea;
+constexpr uint64_t kMiB = 1024 * 1024;
+
+size_t reserved(const storage::GlobalMemoryConfig& memory, MemoryArea area) {
+  return memory.areas[static_cast<size_t>(area)].reserved_pages;
+}
+size_t maximum(const storage::GlobalMemoryConfig& memory, MemoryArea area) {
+  return memory.areas[static_cast<size_t>(area)].max_pages;
+}
+
+TEST(DataNodeMemory, ReadsParametersWithDefaults) {
+  Result<config::ClusterConfig> parsed = config::parse_config_string(R"(
+[ndbd default]
+NoOfReplicas=1
+DataMemory=80M
+[ndb_mgmd]
+NodeId=49
+[ndbd]
+NodeId=1
+TransactionMemory=8M
+)");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  Result<DataNodeConfig> one = data_node_config(*parsed, 1);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(one->data_memory, 80 * kMiB);
+  EXPECT_EQ(one->transaction_memory, 8 * kMiB);
+  EXPECT_EQ(one->disk_page_buffer_memory, 64 * kMiB);  // built-in defaults
+  EXPECT_EQ(one->schema_memory, 32 * kMiB);
+  EXPECT_EQ(one->shared_global_memory, 128 * kMiB);
+  EXPECT_EQ(one->total_memory_config, 0u);
+}
+
+TEST(DataNodeMemory, AreasAndSharedPoolMakeTheTotal) {
+  DataNodeConfig node;
+  node.data_memory = 80 * kMiB;
+  node.disk_page_buffer_memory = 8 * kMiB;
+  node.transaction_memory = 16 * kMiB;
+  node.schema_memory = 4 * kMiB;
+  node.shared_global_memory = 32 * kMiB;
+  Result<storage::GlobalMemoryConfig> memory = global_memory_config(node);
+  ASSERT_TRUE(memory.ok()) << memory.status().message();
+  EXPECT_EQ(reserved(*memory, MemoryArea::kDataMemory), 2560u);
+  EXPECT_EQ(maximum(*memory, MemoryArea::kDataMemory), 2560u);  // hard limit
+  EXPECT_EQ(reserved(*memory, MemoryArea::kDiskPageBuffer), 256u);
+  EXPECT_EQ(reserved(*memory, MemoryArea::kTransactionMemory), 512u);
+  EXPECT_EQ(maximum(*memory, MemoryArea::kTransactionMemory), 0u);  // may borrow
+  EXPECT_EQ(reserved(*memory, MemoryArea::kSchemaMemory), 128u);
+  EXPECT_EQ(memory->total_bytes, (80 + 8 + 16 + 4 + 32) * kMiB);
+  EXPECT_EQ(describe_memory(*memory),
+            "DataMemory 80 MB (2560 pages), DiskPageBufferMemory 8 MB (256 pages), "
+            "TransactionMemory 16 MB (512 pages), SchemaMemory 4 MB (128 pages), "
+            "shared pool 32 MB (1024 pages), total 140 MB (4480 pages)");
+}
+
+TEST(DataNodeMemory, AutomaticTransactionMemory) {
+  DataNodeConfig node;
+  node.data_memory = 200 * kMiB;
+  EXPECT_EQ(effective_transaction_memory(node), 20 * kMiB);  // 10% of DataMemory
+  node.data_memory = 16 * kMiB;
+  EXPECT_EQ(effective_transaction_memory(node), kMinAutomaticTransactionMemory);
+  node.transaction_memory = 1 * kMiB;
+  EXPECT_EQ(effective_transaction_memory(node), 1 * kMiB);  // explicit wins
+  node.transaction_memory = 0;
+  Result<storage::GlobalMemoryConfig> memory = global_memory_config(node);
+  ASSERT_TRUE(memory.ok());
+  EXPECT_EQ(reserved(*memory, MemoryArea::kTransactionMemory), 128u);  // 4 MiB
+}
+
+TEST(DataNodeMemory, TotalMemoryConfigIsTheTotal) {
+  DataNodeConfig node;
+  node.data_memory = 32 * kMiB;
+  node.disk_page_buffer_memory = 8 * kMiB;
+  node.schema_memory = 4 * kMiB;
+  node.shared_global_memory = 128 * kMiB;  // not used with TotalMemoryConfig
+  node.total_memory_config = 64 * kMiB;
+  Result<storage::GlobalMemoryConfig> memory = global_memory_config(node);
+  ASSERT_TRUE(memory.ok()) << memory.status().message();
+  EXPECT_EQ(memory->total_bytes, 64 * kMiB);
+  EXPECT_NE(describe_memory(*memory).find("shared pool 16 MB (512 pages), total 64 MB"),
+            std::string::npos)
+      << describe_memory(*memory);
+  // The budget really maps (no prefault in a unit test).
+  memory->prefault = false;
+  Result<std::unique_ptr<storage::GlobalMemory>> global = storage::GlobalMemory::create(*memory);
+  ASSERT_TRUE(global.ok()) << global.status().message();
+  EXPECT_EQ((*global)->usage(MemoryArea::kDataMemory).max_pages, 1024u);
+}
+
+TEST(DataNodeMemory, TotalMemoryConfigMustCoverTheAreas) {
+  DataNodeConfig node;
+  node.data_memory = 64 * kMiB;
+  node.disk_page_buffer_memory = 8 * kMiB;
+  node.schema_memory = 4 * kMiB;
+  node.total_memory_config = 32 * kMiB;
+  Result<storage::GlobalMemoryConfig> memory = global_memory_config(node);
+  ASSERT_FALSE(memory.ok());
+  EXPECT_EQ(memory.status().code(), ErrorCode::kConfigError);
+  for (const char* name : {"TotalMemoryConfig", "DataMemory", "DiskPageBufferMemory",
+                           "TransactionMemory", "SchemaMemory"}) {
+    EXPECT_NE(memory.status().message().find(name), std::string::npos)
+        << memory.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace duo::datad

@@ -7,9 +7,10 @@
 // from mgmd, or SIGTERM/SIGINT). Protocol: docs/formats/mgm-protocol.md.
 //
 // Start phases of this increment (real ones, with restore from checkpoints and redo and
-// node recovery, come with durability): 0 configuration and directories ready, 1 block
-// threads running, 2 transporter listening and its port reported, 3 links to every other
-// configured data node up; then the node is STARTED.
+// node recovery, come with durability): 0 configuration and directories ready, 1 memory
+// budget allocated (GlobalMemory; failure ends the start) and block threads running,
+// 2 transporter listening and its port reported, 3 links to every other configured data
+// node up; then the node is STARTED.
 //
 // A lost mgmd connection is logged and retried with bounded backoff (100 ms doubling to
 // 5 s); the node keeps running meanwhile and takes its id again when mgmd is back.
@@ -33,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mgmd/client/mgm_commands.h"
@@ -46,6 +48,7 @@
 #include "ndb-kernel/runtime/thread_layout.h"
 #include "ndb-kernel/runtime/thread_runtime.h"
 #include "ndb-kernel/transport/transporter.h"
+#include "storage/memory/global_memory.h"
 
 #ifndef DUO_VERSION
 #define DUO_VERSION "0.0.0"
@@ -201,6 +204,7 @@ class DataNode {
   int run();
 
  private:
+  Status create_memory();
   Status start_runtime();
   Status start_transporter();
   void complete_phase(uint32_t phase, const std::string& detail);
@@ -217,6 +221,7 @@ class DataNode {
   const std::string cluster_secret_;
   mgm::MgmConnection* connection_ = nullptr;
 
+  std::unique_ptr<storage::GlobalMemory> memory_;  // the node's memory budget (phase 1)
   std::unique_ptr<kernel::ThreadRuntime> runtime_;
   std::unique_ptr<transport::Transporter> transporter_;
   uint16_t port_ = 0;
@@ -237,6 +242,15 @@ void DataNode::complete_phase(uint32_t phase, const std::string& detail) {
   DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": Start phase " << phase << " completed ("
                       << detail << ")";
   send_report();
+}
+
+// The memory budget from the node's section, allocated (and touched) up front like
+// ndbmtd: a node that cannot get its memory fails its start.
+Status DataNode::create_memory() {
+  DUO_ASSIGN_OR_RETURN(storage::GlobalMemoryConfig memory, global_memory_config(config_));
+  DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": Memory: " << describe_memory(memory);
+  DUO_ASSIGN_OR_RETURN(memory_, storage::GlobalMemory::create(memory));
+  return Status::OK();
 }
 
 Status DataNode::start_runtime() {
@@ -298,6 +312,20 @@ void DataNode::send_report() {
   request.add("state", state_);
   request.add("startphase", phase_);
   if (port_ != 0) request.add("port", port_);
+  if (memory_) {
+    // Per-area pages in use and the area's effective cap (docs/formats/mgm-protocol.md).
+    constexpr std::pair<storage::MemoryArea, const char*> kAreas[] = {
+        {storage::MemoryArea::kDataMemory, "datamemory"},
+        {storage::MemoryArea::kDiskPageBuffer, "diskpagebuffer"},
+        {storage::MemoryArea::kTransactionMemory, "transactionmemory"},
+        {storage::MemoryArea::kSchemaMemory, "schemamemory"},
+    };
+    for (const auto& [area, key] : kAreas) {
+      const storage::AreaUsage usage = memory_->usage(area);
+      request.add(std::string(key) + ".used", usage.used_pages);
+      request.add(std::string(key) + ".total", usage.max_pages);
+    }
+  }
   if (Status sent = connection_->send(request, kMgmCallTimeoutMs); !sent.ok()) {
     DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": " << sent.message();
   }
@@ -407,12 +435,18 @@ void DataNode::shut_down(const std::string& why) {
 }
 
 int DataNode::run() {
+  if (Status created = create_memory(); !created.ok()) {
+    DUO_LOG(ERROR, kLog) << "Node " << config_.node_id
+                         << ": cannot allocate the node's memory: " << created.message();
+    return kExitError;
+  }
   if (Status started = start_runtime(); !started.ok()) {
     DUO_LOG(ERROR, kLog) << "Node " << config_.node_id
                          << ": cannot create the runtime: " << started.message();
     return kExitError;
   }
-  complete_phase(1, "block threads: " + runtime_->layout().describe());
+  complete_phase(1, "memory " + std::to_string(memory_->total_pages()) +
+                        " pages, block threads: " + runtime_->layout().describe());
   if (Status started = start_transporter(); !started.ok()) {
     DUO_LOG(ERROR, kLog) << "Node " << config_.node_id
                          << ": cannot start the transporter: " << started.message();

@@ -29,7 +29,13 @@ MGM_NODE_ID = 49
 
 CONFIG = """[ndbd default]
 NoOfReplicas=2
-DataMemory=64M
+# Small memory (24 MB per node, touched at start): DataMemory 16M = 512 pages,
+# TransactionMemory automatic (4M), no shared pool.
+DataMemory=16M
+DiskPageBufferMemory=4M
+SchemaMemory=1M
+SharedGlobalMemory=0
+TotalMemoryConfig=0
 DataDir={dir}/datad
 
 [ndb_mgmd]
@@ -221,6 +227,21 @@ def scenario_start_and_status(env):
         check(re.search(r"node\.%d\.port: \d+" % i, text), "port of node %d: %s" % (i, text))
         check("node.%d.status: STARTED" % i in text, "status line")
     check("Node 1: Start phase 3 completed" in env.cluster_log(), "cluster log phases")
+    # Memory: the budget is logged at start and reported through mgmd.
+    for i in (1, 2):
+        check("Node %d: Memory: DataMemory 16 MB (512 pages)" % i in env.read(env.datad_log(i)),
+              "memory layout logged")
+        check("node.%d.datamemory.total: 512" % i in text, "memory in get status: %s" % text)
+    rc, out, _ = env.mgm("all report memoryusage")
+    check(rc == 0, "report rc %d: %r" % (rc, out))
+    for i in (1, 2):
+        check(re.search(r"^Node %d: Data usage is \d+%%\(\d+ 32K pages of total 512\)$" % i,
+                        out, re.M), "report: %r" % out)
+        check(re.search(r"^Node %d: Transaction memory usage is \d+%%\(\d+ 32K pages of "
+                        r"total 128\)$" % i, out, re.M), "report: %r" % out)
+    rc, out, _ = env.mgm("2 report memoryusage")
+    check(rc == 0 and out.startswith("Node 2: Data usage is 0%(0 32K pages of total 512)\n"),
+          "node report: %d %r" % (rc, out))
     # A second datad for a held node id is refused clearly.
     rc = env.start_datad(2, ["--connect-retries=1"]).wait(timeout=20)
     check(rc == 1, "duplicate node id rc %d" % rc)
