@@ -205,61 +205,18 @@ Status MgmConnection::connect(const ConnectString& target, uint64_t timeout_ms) 
 }
 
 Result<Message> MgmConnection::call(const Message& request, uint64_t timeout_ms) {
-  if (fd_ < 0) return Status(ErrorCode::kIoError, "not connected to the management server");
+  // A request/reply pair is send() followed by receive() until the whole reply is in.
   const uint64_t deadline_ms = monotonic_ms() + timeout_ms;
-  auto fail = [this](const std::string& why) {
-    close();
-    return Status(ErrorCode::kIoError, why);
-  };
-  const std::string bytes = encode_message(request);
-  size_t sent = 0;
-  while (sent < bytes.size()) {
-    const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent += static_cast<size_t>(n);
-      continue;
+  DUO_RETURN_IF_ERROR(send(request, timeout_ms));
+  for (;;) {
+    const uint64_t now_ms = monotonic_ms();
+    if (now_ms >= deadline_ms) {
+      close();
+      return Status(ErrorCode::kIoError, "timed out waiting for the management server's reply");
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd pfd{fd_, POLLOUT, 0};
-      if (::poll(&pfd, 1, remaining_ms(deadline_ms)) <= 0) {
-        return fail("timed out sending to the management server");
-      }
-      continue;
-    }
-    return fail(std::string("lost connection to the management server: ") + std::strerror(errno));
+    DUO_ASSIGN_OR_RETURN(std::optional<Message> reply, receive(deadline_ms - now_ms));
+    if (reply) return std::move(*reply);
   }
-
-  ReplyParser parser;
-  bool done = false;
-  auto consume = [&](std::string_view data) -> Status {
-    Result<size_t> used = parser.feed(data, &done);
-    if (!used.ok()) return used.take_status();
-    buffered_ = std::string(data.substr(*used));
-    return Status::OK();
-  };
-  if (!buffered_.empty()) {
-    const std::string pending = std::move(buffered_);
-    buffered_.clear();
-    if (Status s = consume(pending); !s.ok()) return fail(s.message());
-  }
-  char chunk[16 * 1024];
-  while (!done) {
-    pollfd pfd{fd_, POLLIN, 0};
-    const int ready = ::poll(&pfd, 1, remaining_ms(deadline_ms));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return fail("timed out waiting for the management server's reply");
-    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n == 0) return fail("the management server closed the connection");
-    if (n < 0) {
-      return fail(std::string("lost connection to the management server: ") + std::strerror(errno));
-    }
-    if (Status s = consume(std::string_view(chunk, static_cast<size_t>(n))); !s.ok()) {
-      return fail(s.message());
-    }
-  }
-  return parser.reply();
 }
 
 Status reply_result(const Message& reply) {

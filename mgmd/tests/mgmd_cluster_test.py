@@ -16,14 +16,17 @@ import argparse
 import os
 import random
 import re
-import select
-import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+# Shared helpers: <repo>/scripts/testlib/cluster_testlib.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..", "scripts", "testlib"))
+from cluster_testlib import TestFailure, check, read_line, reap  # noqa: E402
+from cluster_testlib import eventually as cluster_testlib_eventually  # noqa: E402
 
 MGMD = None
 MGM = None
@@ -55,14 +58,6 @@ NodeId=51
 """
 
 
-class TestFailure(Exception):
-    pass
-
-
-def check(condition, message):
-    if not condition:
-        raise TestFailure(message)
-
 
 class Env:
     """A temporary directory and the processes started in it; cleans up on exit."""
@@ -83,22 +78,7 @@ class Env:
         return self
 
     def __exit__(self, *exc):
-        for proc in self.processes:
-            if proc.poll() is None:
-                proc.kill()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-            for stream in (proc.stdout, proc.stderr):
-                if stream:
-                    stream.close()
-        for pid in self.daemon_pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        shutil.rmtree(self.dir, ignore_errors=True)
+        reap(self.processes, self.daemon_pids, self.dir)
         return False
 
 
@@ -125,24 +105,6 @@ class Mgmd:
         with open(path) as f:
             return f.read()
 
-
-def read_line(stream, timeout):
-    """Reads one line from a pipe with a deadline (b"" at EOF)."""
-    deadline = time.time() + timeout
-    data = b""
-    fd = stream.fileno()
-    while not data.endswith(b"\n"):
-        left = deadline - time.time()
-        if left <= 0:
-            raise TestFailure("timed out reading a line; got %r" % data)
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            continue
-        chunk = os.read(fd, 1)
-        if not chunk:
-            break
-        data += chunk
-    return data
 
 
 def start_mgmd(env, extra=(), config=True, initial=False, expect_ok=True):
@@ -234,12 +196,7 @@ class Session:
 
 
 def eventually(predicate, timeout=5, message="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise TestFailure("timed out waiting for " + message)
+    return cluster_testlib_eventually(predicate, timeout, message, interval=0.05)
 
 
 # ---- scenarios ------------------------------------------------------------------------

@@ -15,14 +15,17 @@ import argparse
 import os
 import random
 import re
-import select
-import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+# Shared helpers: <repo>/scripts/testlib/cluster_testlib.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../..", "scripts", "testlib"))
+from cluster_testlib import TestFailure, check, read_line, reap  # noqa: E402
+from cluster_testlib import eventually as cluster_testlib_eventually  # noqa: E402
 
 MGMD = MGM = DATAD = DUO = None
 MGM_NODE_ID = 49
@@ -56,23 +59,9 @@ NodeId=50
 """
 
 
-class TestFailure(Exception):
-    pass
-
-
-def check(condition, message):
-    if not condition:
-        raise TestFailure(message)
-
 
 def eventually(predicate, timeout=20, message="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise TestFailure("timed out after %ss waiting for %s" % (timeout, message))
+    return cluster_testlib_eventually(predicate, timeout, message, interval=0.2)
 
 
 class Env:
@@ -93,23 +82,14 @@ class Env:
         return self
 
     def __exit__(self, *exc):
-        for proc in self.processes:
-            if proc.poll() is None:
-                proc.kill()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-            for stream in (proc.stdout, proc.stderr):
-                if stream:
-                    stream.close()
+        pids = []
         for path in self.pid_files:
             try:
                 with open(path) as f:
-                    os.kill(int(f.read().strip()), signal.SIGKILL)
+                    pids.append(int(f.read().strip()))
             except (OSError, ValueError):
                 pass
-        shutil.rmtree(self.dir, ignore_errors=True)
+        reap(self.processes, pids, self.dir)
         return False
 
     def start_mgmd(self, port=0):
@@ -167,21 +147,6 @@ class Env:
                              if os.path.exists(self.datad_log(i)))
             raise TestFailure("%s; all status: %r\n%s" % (error, self.all_status(), logs))
 
-
-def read_line(stream, timeout):
-    deadline = time.time() + timeout
-    data = b""
-    while not data.endswith(b"\n"):
-        left = deadline - time.time()
-        if left <= 0:
-            raise TestFailure("timed out reading a line; got %r" % data)
-        ready, _, _ = select.select([stream.fileno()], [], [], left)
-        if ready:
-            chunk = os.read(stream.fileno(), 1)
-            if not chunk:
-                break
-            data += chunk
-    return data
 
 
 def wait_exit(proc, timeout=15, what="process"):
