@@ -23,6 +23,9 @@ const ErrorInfo& error_info(ErrorCode code) {
       {"IoError", 1296, "HY000"},
       {"Temporary", 1297, "HY000"},           // ER_GET_TEMPORARY_ERRMSG
       {"NotSupported", 1235, "42000"},        // ER_NOT_SUPPORTED_YET
+      {"NoSuchTable", 1146, "42S02"},         // ER_NO_SUCH_TABLE
+      {"TableExists", 1050, "42S01"},         // ER_TABLE_EXISTS_ERROR
+      {"SchemaVersion", 1412, "HY000"},       // ER_TABLE_DEF_CHANGED
       {"Internal", 1105, "HY000"},            // ER_UNKNOWN_ERROR
   };
   static_assert(sizeof(kInfo) / sizeof(kInfo[0]) == static_cast<size_t>(ErrorCode::kInternal) + 1);

@@ -40,7 +40,10 @@ enum class ErrorCode : uint16_t {
   kIoError,            // file system / device error
   kTemporary,          // overload or transient condition; the client may retry (MySQL 1297)
   kNotSupported,       // valid request the current build does not support
-  kInternal,           // bug: should not happen
+  kNoSuchTable,        // table (or other schema object) does not exist (MySQL 1146)
+  kTableExists,        // table already exists (MySQL 1050)
+  kSchemaVersion,      // request names an old version of a table (MySQL 1412, retry)
+  kInternal,           // bug: should not happen; always the last code
 };
 
 // How an ErrorCode is presented by the SQL front-end.

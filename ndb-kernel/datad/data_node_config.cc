@@ -36,6 +36,14 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
   out.schema_memory = bytes("SchemaMemory");
   out.shared_global_memory = bytes("SharedGlobalMemory");
   out.total_memory_config = bytes("TotalMemoryConfig");
+  out.max_transactions = static_cast<uint32_t>(bytes("MaxNoOfConcurrentTransactions"));
+  out.max_operations = static_cast<uint32_t>(bytes("MaxNoOfConcurrentOperations"));
+  out.max_scans = static_cast<uint32_t>(bytes("MaxNoOfConcurrentScans"));
+  out.deadlock_timeout_ms = bytes("TransactionDeadlockDetectionTimeout");
+  for (uint32_t id : config.node_ids(config::SectionType::kApiNode)) {
+    out.api_nodes.push_back(static_cast<uint16_t>(id));
+  }
+  std::sort(out.api_nodes.begin(), out.api_nodes.end());
   for (const config::ConfigSection* section : config.sections_of(config::SectionType::kDataNode)) {
     if (section->node_id() == node_id) continue;
     PeerDataNode peer;

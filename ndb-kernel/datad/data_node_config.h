@@ -34,6 +34,12 @@ struct DataNodeConfig {
   uint64_t node_group = 0;
   uint32_t no_of_replicas = 0;
   std::vector<PeerDataNode> peers;  // every other configured data node, ascending id
+  std::vector<uint16_t> api_nodes;  // configured API node ids ([api]/[mysqld]), ascending
+  // Transaction limits of the node's blocks (NDB names; defaults from config_params.cc).
+  uint32_t max_transactions = 0;       // MaxNoOfConcurrentTransactions
+  uint32_t max_operations = 0;         // MaxNoOfConcurrentOperations
+  uint32_t max_scans = 0;              // MaxNoOfConcurrentScans
+  uint64_t deadlock_timeout_ms = 0;    // TransactionDeadlockDetectionTimeout
   // Memory parameters (bytes), built-in defaults when not configured.
   uint64_t data_memory = 0;              // DataMemory
   uint64_t disk_page_buffer_memory = 0;  // DiskPageBufferMemory

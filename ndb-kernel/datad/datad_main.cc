@@ -44,7 +44,13 @@
 #include "ndb-kernel/common/crc32c.h"
 #include "ndb-kernel/common/logging.h"
 #include "ndb-kernel/common/process.h"
+#include "ndb-kernel/coordinator/coordinator_block.h"
 #include "ndb-kernel/datad/data_node_config.h"
+#include "ndb-kernel/dictionary/dictionary_block.h"
+#include "ndb-kernel/local_query/local_query_block.h"
+#include "ndb-kernel/protocol/block_numbers.h"
+#include "ndb-kernel/protocol/distribution.h"
+#include "ndb-kernel/protocol/signal_ids.h"
 #include "ndb-kernel/runtime/thread_layout.h"
 #include "ndb-kernel/runtime/thread_runtime.h"
 #include "ndb-kernel/transport/transporter.h"
@@ -191,10 +197,11 @@ Result<uint32_t> connect_and_allocate(mgm::MgmConnection& connection,
 class DataNode {
  public:
   DataNode(Options options, mgm::ConnectString target, DataNodeConfig config,
-           std::string cluster_secret)
+           protocol::ClusterTopology topology, std::string cluster_secret)
       : options_(std::move(options)),
         target_(std::move(target)),
         config_(std::move(config)),
+        topology_(std::move(topology)),
         cluster_secret_(std::move(cluster_secret)) {}
 
   // Takes over the session that allocated the node id.
@@ -206,6 +213,7 @@ class DataNode {
  private:
   Status create_memory();
   Status start_runtime();
+  Status add_blocks();
   Status start_transporter();
   void complete_phase(uint32_t phase, const std::string& detail);
   void send_report();
@@ -218,6 +226,7 @@ class DataNode {
   const Options options_;
   const mgm::ConnectString target_;
   const DataNodeConfig config_;
+  const protocol::ClusterTopology topology_;
   const std::string cluster_secret_;
   mgm::MgmConnection* connection_ = nullptr;
 
@@ -259,12 +268,52 @@ Status DataNode::start_runtime() {
   options.node_id = config_.node_id;
   options.layout = kernel::automatic_thread_layout(cores);
   DUO_ASSIGN_OR_RETURN(runtime_, kernel::ThreadRuntime::create(options));
-  // No data-node blocks exist yet (membership, dictionary ... come with the next
-  // increments); the threads run and would deliver their signals.
+  DUO_RETURN_IF_ERROR(add_blocks());
   DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": automatic thread layout for " << cores
                       << " core(s): " << options.layout.describe() << " (seed " << runtime_->seed()
                       << ")";
   return Status::OK();
+}
+
+// The node's blocks: dictionary and coordinator on the main thread, one local_query
+// per log part spread over the LDM threads (DESIGN.md §3).
+Status DataNode::add_blocks() {
+  const kernel::ThreadLayout& layout = runtime_->layout();
+  DUO_RETURN_IF_ERROR(runtime_->add_block(std::make_unique<dictionary::DictionaryBlock>(topology_),
+                                          layout.main_thread()));
+  coordinator::CoordinatorOptions tc;
+  tc.max_transactions = config_.max_transactions;
+  tc.max_operations = config_.max_operations;
+  tc.max_scans = config_.max_scans;
+  DUO_RETURN_IF_ERROR(runtime_->add_block(
+      std::make_unique<coordinator::CoordinatorBlock>(topology_, tc), layout.main_thread()));
+  local_query::LocalQueryOptions lqh;
+  lqh.lock_wait_timeout_ms = config_.deadlock_timeout_ms;
+  lqh.concurrent_scans_max = config_.max_scans;
+  for (uint16_t part = 0; part < topology_.log_parts; ++part) {
+    DUO_RETURN_IF_ERROR(runtime_->add_block(
+        std::make_unique<local_query::LocalQueryBlock>(part, memory_.get(), topology_, lqh),
+        layout.ldm_thread(part % layout.ldm_threads)));
+  }
+  return Status::OK();
+}
+
+// Tells the node's coordinator and dictionary that `node` is gone (its link closed):
+// they abort its transactions and forget its subscriptions. Called on the transporter's
+// thread; ThreadRuntime::send_from_outside is safe there.
+void report_node_failure(kernel::ThreadRuntime* runtime, uint16_t own_id, uint16_t node) {
+  for (uint16_t block : {protocol::kCoordinatorBlock, protocol::kDictionaryBlock}) {
+    // A full queue is retried briefly: losing this report would leave the dead client's
+    // locks held until its transactions time out.
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      kernel::Signal signal(protocol::kNodeFailRep, {node});
+      signal.set_sender(kernel::BlockAddress{own_id, 0, 0});
+      signal.set_receiver(kernel::BlockAddress{own_id, block, 0});
+      Status sent = runtime->send_from_outside(std::move(signal));
+      if (sent.code() != ErrorCode::kTemporary) break;
+      ::poll(nullptr, 0, 1);
+    }
+  }
 }
 
 Status DataNode::start_transporter() {
@@ -281,20 +330,39 @@ Status DataNode::start_transporter() {
     if (peer.server_port != 0) peer_ports_[peer.node_id] = peer.server_port;
     options.peers.push_back(peer_config);
   }
+  for (uint16_t api : config_.api_nodes) {
+    transport::PeerConfig peer_config;
+    peer_config.node_id = api;  // API nodes dial us (higher ids dial lower)
+    options.peers.push_back(peer_config);
+  }
   const uint16_t own_id = config_.node_id;
+  const std::vector<uint16_t> api_nodes = config_.api_nodes;
+  kernel::ThreadRuntime* runtime = runtime_.get();
   DUO_ASSIGN_OR_RETURN(transporter_, transport::Transporter::create(
                                          options, transport::deliver_to_runtime(*runtime_),
-                                         [own_id](const transport::LinkEvent& event) {
+                                         [own_id, api_nodes,
+                                          runtime](const transport::LinkEvent& event) {
+                                           const bool api =
+                                               std::binary_search(api_nodes.begin(),
+                                                                  api_nodes.end(), event.node_id);
+                                           const char* kind = api ? "API node" : "data node";
                                            if (event.state == transport::LinkState::kConnected) {
                                              DUO_LOG(INFO, kLog)
-                                                 << "Node " << own_id << ": link to data node "
+                                                 << "Node " << own_id << ": link to " << kind << " "
                                                  << event.node_id << " up (" << event.peer_address
                                                  << ")";
+                                             return;
+                                           }
+                                           if (api) {
+                                             DUO_LOG(INFO, kLog)
+                                                 << "Node " << own_id << ": link to API node "
+                                                 << event.node_id << " down: " << event.reason;
                                            } else {
                                              DUO_LOG(WARNING, kLog)
                                                  << "Node " << own_id << ": link to data node "
                                                  << event.node_id << " down: " << event.reason;
                                            }
+                                           report_node_failure(runtime, own_id, event.node_id);
                                          }));
   port_ = transporter_->listen_port();
   runtime_->set_remote_sender(transporter_.get());
@@ -604,7 +672,12 @@ int run_datad(int argc, char** argv) {
                       << (options.initial ? " cleared (initial start)" : "") << ", nodegroup "
                       << own->node_group << ", NoOfReplicas " << own->no_of_replicas << ")";
 
-  DataNode node(options, *target, std::move(own).value(), secret);
+  Result<protocol::ClusterTopology> topology = protocol::ClusterTopology::from_config(*parsed);
+  if (!topology.ok()) {
+    DUO_LOG(ERROR, kLog) << "Node " << node_id << ": " << topology.status().message();
+    return kExitError;
+  }
+  DataNode node(options, *target, std::move(own).value(), std::move(topology).value(), secret);
   node.adopt_session(&connection);
   const int exit_code = node.run();
   ::unlink((prefix + ".pid").c_str());

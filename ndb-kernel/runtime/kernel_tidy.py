@@ -9,7 +9,10 @@ runs as a unit test (ctest label `unit`). The model is TigerBeetle's src/tidy.zi
 
 What is scanned (C++ files: .h .hh .hpp .cc .cpp .cxx .ipp .inc), relative to --root
 (the ndb-kernel/ directory):
-    blocks/    every kernel block (may not exist yet: then nothing is scanned there)
+    coordinator/, dictionary/, distribution/, local_query/
+               the kernel blocks and their tests (a folder per block family)
+    protocol/  what blocks and clients agree on (messages, codecs, distribution)
+    testing/   the simulated cluster the block tests run on
     sim/       the deterministic simulator and its tests
     runtime/   the block-facing runtime API (signal, block, BlockContext, test blocks),
                except ALLOWED_FILES below
@@ -34,7 +37,9 @@ import subprocess
 import sys
 import tempfile
 
-SCANNED_DIRS = ("blocks", "sim", "runtime")
+SCANNED_DIRS = ("coordinator", "dictionary", "distribution", "local_query", "protocol",
+                "testing", "sim",
+                "runtime")
 CPP_EXTENSIONS = (".h", ".hh", ".hpp", ".cc", ".cpp", ".cxx", ".ipp", ".inc")
 ALLOWED_FILES = frozenset({
     "runtime/thread_runtime.cc",      # block threads, condition variables, steady clock
@@ -246,20 +251,18 @@ def self_test():
             failures.append(message)
 
     with tempfile.TemporaryDirectory(prefix="kernel_tidy_") as root:
-        os.makedirs(os.path.join(root, "blocks", "coordinator"))
-        os.makedirs(os.path.join(root, "sim"))
-        os.makedirs(os.path.join(root, "runtime"))
-        os.makedirs(os.path.join(root, "common"))
+        for directory in SCANNED_DIRS + ("common",):
+            os.makedirs(os.path.join(root, directory))
 
         # A clean tree: banned words only in comments/literals, look-alikes, and the
         # allowed and unscanned places.
-        with open(os.path.join(root, "blocks", "coordinator", "clean.cc"), "w") as f:
+        with open(os.path.join(root, "coordinator", "clean.cc"), "w") as f:
             f.write(CLEAN_SAMPLE)
         with open(os.path.join(root, "runtime", "thread_runtime.cc"), "w") as f:
             f.write("std::thread t; auto now = std::chrono::steady_clock::now();\n")
         with open(os.path.join(root, "common", "clock.cc"), "w") as f:
             f.write("auto now = std::chrono::steady_clock::now();\n")
-        with open(os.path.join(root, "blocks", "notes.md"), "w") as f:
+        with open(os.path.join(root, "coordinator", "notes.md"), "w") as f:
             f.write("rand() and std::thread are banned\n")
         findings = scan_root(root)
         check(findings == [], f"clean tree reported findings: {findings}")
@@ -267,7 +270,7 @@ def self_test():
                                    capture_output=True).returncode
         check(exit_code == 0, f"clean tree: exit code {exit_code}, expected 0")
 
-        # Each bad line alone must be caught, under blocks/, sim/ and runtime/.
+        # Each bad line alone must be caught, in every scanned directory.
         for index, (rule, line) in enumerate(BAD_SAMPLES):
             directory = SCANNED_DIRS[index % len(SCANNED_DIRS)]
             path = os.path.join(root, directory, f"bad_{index}.cc")
@@ -287,7 +290,7 @@ def self_test():
         check(result.returncode == 1, f"bad tree: exit code {result.returncode}, expected 1")
         check("sim/bad.cc:2: [random]" in result.stdout, f"bad tree report: {result.stdout!r}")
 
-        # A missing blocks/ directory scans nothing and passes.
+        # Missing directories scan nothing and pass.
         with tempfile.TemporaryDirectory(prefix="kernel_tidy_empty_") as empty_root:
             check(scan_root(empty_root) == [], "an empty root reported findings")
 

@@ -684,6 +684,21 @@ void Fragment::install(RowRef row) {
     if (!was_committed) ++committed_rows_;
   }
   std::memcpy(fixed_.row(row) + kRowGciOffset, &commit_gci_, 4);
+  if (change_sink_ != nullptr) report_change(row, newest->is_delete);
+}
+
+void Fragment::report_change(RowRef row, bool deleted) {
+  // A deleted row's slot still holds its bytes until the transaction ends.
+  scratch_change_.clear();
+  const RowImage image = slot_image(row);
+  if (deleted) {
+    layout_.project(image, schema_->primary_key, &scratch_change_);
+    change_sink_->row_deleted(scratch_change_);
+  } else {
+    static const std::vector<uint16_t> kAllColumns;
+    layout_.project(image, kAllColumns, &scratch_change_);
+    change_sink_->row_written(scratch_change_);
+  }
 }
 
 Status Fragment::commit_operation(OpId op_id) {

@@ -71,6 +71,18 @@ struct OpResult {
   bool filtered = false;  // interpreted update whose guard was not TRUE: row unchanged
 };
 
+// Told about every change a commit installs, in commit order: the redo log's source.
+// Called from inside commit()/commit_operation(), so a sink must not call back into the
+// fragment. The values are valid only during the call.
+class ChangeSink {
+ public:
+  virtual ~ChangeSink() = default;
+  // The row's whole committed image (every column, in column order).
+  virtual void row_written(const AttrValues& row) = 0;
+  // The row is gone; `key` holds its primary-key columns.
+  virtual void row_deleted(const AttrValues& key) = 0;
+};
+
 struct FragmentStats {
   size_t rows = 0;                  // rows with a committed version
   size_t fixed_pages = 0;
@@ -145,6 +157,8 @@ class Fragment {
   const RowLayout& layout() const { return layout_; }
   // GCI recorded in rows committed from now on (set by the kernel at each GCP).
   void set_commit_gci(uint32_t gci) { commit_gci_ = gci; }
+  // Receives every installed change from now on (null: none). Not owned.
+  void set_change_sink(ChangeSink* sink) { change_sink_ = sink; }
   FragmentStats stats() const;
   size_t row_count() const { return committed_rows_; }
   // Checks index/row consistency (every committed row once in every index); for tests.
@@ -210,6 +224,8 @@ class Fragment {
   Status add_slot_entries(RowRef row);
   Result<OpId> new_operation(TxId tx, OpType type, LockMode mode, RowRef row);
   void install(RowRef row);
+  // Tells the change sink what install() just made of `row`.
+  void report_change(RowRef row, bool deleted);
   void release_row_if_dead(RowRef row);
   void wake_waiters(RowLock* lock);
 
@@ -233,6 +249,8 @@ class Fragment {
   std::vector<RowRef> scratch_rows_;
   uint32_t commit_gci_ = 0;
   size_t committed_rows_ = 0;
+  ChangeSink* change_sink_ = nullptr;
+  AttrValues scratch_change_;
   // Scratch buffers reused across operations (no allocation on the hot path).
   std::string scratch_fixed_, scratch_var_;
 };

@@ -83,6 +83,49 @@ TEST_F(FragmentTest, InsertIsInvisibleUntilCommitThenVisible) {
   ASSERT_TRUE(fragment_->check_consistency().ok());
 }
 
+// Records what commits install, as the redo log will.
+class RecordingSink : public ChangeSink {
+ public:
+  explicit RecordingSink(const TableSchema* schema) : schema_(schema) {}
+  void row_written(const AttrValues& row) override {
+    std::string text = "write";
+    for (size_t i = 0; i < row.size(); ++i) {
+      text += row.entry(i).is_null ? " NULL" : " " + format_value(schema_->columns[row.entry(i).column], row.value(i));
+    }
+    changes.push_back(text);
+  }
+  void row_deleted(const AttrValues& key) override {
+    changes.push_back("delete " + format_value(schema_->columns[0], key.value(0)));
+  }
+  std::vector<std::string> changes;
+
+ private:
+  const TableSchema* schema_;
+};
+
+TEST_F(FragmentTest, ChangeSinkSeesEveryInstalledChangeButNotAbortsOrReads) {
+  RecordingSink sink(&schema_);
+  fragment_->set_change_sink(&sink);
+  insert_committed(1, 10, "a");
+  TxId tx = *fragment_->begin();
+  AttrValues changes;
+  changes.add(1, i64(11));
+  ASSERT_TRUE(fragment_->update(tx, key(1), changes).status.ok());
+  ASSERT_TRUE(fragment_->insert(tx, row(2, 20, "b")).status.ok());
+  ASSERT_TRUE(fragment_->abort(tx).ok());
+  tx = *fragment_->begin();
+  ASSERT_TRUE(fragment_->update(tx, key(1), changes).status.ok());
+  ASSERT_TRUE(fragment_->update(tx, key(1), changes).status.ok());  // two ops, one change
+  AttrValues out;
+  ASSERT_TRUE(fragment_->read(tx, key(1), LockMode::kShared, {}, &out).status.ok());
+  ASSERT_TRUE(fragment_->commit(tx).ok());
+  tx = *fragment_->begin();
+  ASSERT_TRUE(fragment_->remove(tx, key(1)).status.ok());
+  ASSERT_TRUE(fragment_->commit(tx).ok());
+  EXPECT_EQ(sink.changes, (std::vector<std::string>{"write 1 10 a NULL", "write 1 11 a NULL",
+                                                    "delete 1"}));
+}
+
 TEST_F(FragmentTest, LockWaitParksThenResumesAfterCommit) {
   insert_committed(1, 10);
   TxId t1 = *fragment_->begin();

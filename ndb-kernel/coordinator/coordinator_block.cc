@@ -1,0 +1,793 @@
+#include "ndb-kernel/coordinator/coordinator_block.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "ndb-kernel/protocol/block_numbers.h"
+
+namespace duo::coordinator {
+
+using kernel::BlockAddress;
+using kernel::Signal;
+using protocol::OpResultMsg;
+
+namespace {
+// A TC_KEYCONF section stays below the 64 KiB signal limit with room for the header.
+constexpr size_t kReplyBytesMax = 60 * 1024;
+
+bool is_write(storage::OpType type) { return type != storage::OpType::kRead; }
+
+BlockAddress lqh_address(uint16_t node, uint16_t log_part) {
+  return BlockAddress{node, protocol::kLocalQueryBlock, log_part};
+}
+}  // namespace
+
+struct CoordinatorBlock::Operation {
+  uint32_t op_index = 0;
+  uint8_t flags = 0;
+  uint16_t primary = 0;
+  bool done = false;
+};
+
+struct CoordinatorBlock::Transaction {
+  enum class State : uint8_t { kActive, kCommitting, kAborting };
+
+  ApiKey key;
+  BlockAddress client;
+  uint64_t transid = 0;
+  State state = State::kActive;
+  std::vector<Operation> ops;
+  uint32_t outstanding = 0;        // operations sent, not yet answered
+  bool executing = false;          // the client ended a batch and waits for the answer
+  bool commit_requested = false;
+  bool rollback_requested = false;
+  ErrorCode error = ErrorCode::kOk;  // first fatal error: the transaction must abort
+  std::string error_message;
+  std::vector<std::pair<uint16_t, uint16_t>> participants;  // (node, log part)
+  uint32_t awaiting = 0;            // LQH_COMMITCONF / LQH_ABORTCONF still expected
+  uint32_t gci = 0;                 // the GCI it commits in (0 until the commit starts)
+  std::vector<OpResultMsg> results;  // of the current batch
+};
+
+struct CoordinatorBlock::Scan {
+  struct Fragment {
+    uint32_t fragment = 0;
+    uint16_t node = 0;
+    uint16_t log_part = 0;
+    bool done = false;
+    bool in_flight = false;  // a SCAN_FRAGREQ / NEXTREQ awaits its answer
+  };
+  uint32_t ptr = 0;
+  BlockAddress client;
+  uint64_t api_tx = 0;
+  uint32_t scan_id = 0;
+  uint64_t transid = 0;
+  std::vector<Fragment> fragments;
+  bool closing = false;  // the client closed it, or it failed: nothing more is forwarded
+  bool client_done = false;  // the client has had its final SCAN_TABCONF / SCAN_TABREF
+};
+
+CoordinatorBlock::CoordinatorBlock(protocol::ClusterTopology topology, CoordinatorOptions options)
+    : Block("coordinator", protocol::kCoordinatorBlock),
+      topology_(std::move(topology)),
+      options_(options),
+      current_gci_(options.first_gci) {
+  protocol::register_protocol_signal_names();
+  on(protocol::kTcKeyReq, &CoordinatorBlock::on_tc_key_req);
+  on(protocol::kTcCommitReq, &CoordinatorBlock::on_tc_commit_req);
+  on(protocol::kTcRollbackReq, &CoordinatorBlock::on_tc_rollback_req);
+  on(protocol::kLqhKeyConf, &CoordinatorBlock::on_lqh_key_conf);
+  on(protocol::kLqhKeyRef, &CoordinatorBlock::on_lqh_key_ref);
+  on(protocol::kLqhCommitConf, &CoordinatorBlock::on_lqh_commit_conf);
+  on(protocol::kLqhAbortConf, &CoordinatorBlock::on_lqh_abort_conf);
+  on(protocol::kScanTabReq, &CoordinatorBlock::on_scan_tab_req);
+  on(protocol::kScanTabNextReq, &CoordinatorBlock::on_scan_tab_next_req);
+  on(protocol::kScanFragConf, &CoordinatorBlock::on_scan_frag_conf);
+  on(protocol::kScanFragRef, &CoordinatorBlock::on_scan_frag_ref);
+  on(protocol::kTableAddReq, &CoordinatorBlock::on_table_add_req);
+  on(protocol::kTableDropReq, &CoordinatorBlock::on_table_drop_req);
+  on(protocol::kNodeFailRep, &CoordinatorBlock::on_node_fail_rep);
+  on(protocol::kGcpBlockReq, &CoordinatorBlock::on_gcp_block_req);
+  on(protocol::kGcpSwitchReq, &CoordinatorBlock::on_gcp_switch_req);
+}
+
+CoordinatorBlock::~CoordinatorBlock() = default;
+
+// ---------------------------------------------------------------------------------------
+// Transactions
+
+uint64_t CoordinatorBlock::next_transid() {
+  // Unique cluster-wide: the node id in the top 16 bits (docs/formats/kernel-protocol.md).
+  return (uint64_t{node_id()} << 48) | (++transid_counter_ & 0xFFFFFFFFFFFFull);
+}
+
+CoordinatorBlock::Transaction* CoordinatorBlock::find_or_create(const ApiKey& key,
+                                                                ErrorCode* refusal) {
+  auto it = transactions_.find(key);
+  if (it != transactions_.end()) return it->second.get();
+  if (transactions_.size() >= options_.max_transactions) {
+    *refusal = ErrorCode::kTemporary;
+    return nullptr;
+  }
+  auto tx = std::make_unique<Transaction>();
+  tx->key = key;
+  tx->transid = next_transid();
+  Transaction* raw = tx.get();
+  by_transid_[tx->transid] = raw;
+  transactions_.emplace(key, std::move(tx));
+  return raw;
+}
+
+CoordinatorBlock::Transaction* CoordinatorBlock::by_transid(uint64_t transid) {
+  auto it = by_transid_.find(transid);
+  return it == by_transid_.end() ? nullptr : it->second;
+}
+
+void CoordinatorBlock::send_tc_error(const BlockAddress& client, uint64_t api_tx, ErrorCode error,
+                                     std::string message) {
+  protocol::TcKeyConf conf;
+  conf.api_tx = api_tx;
+  conf.flags = protocol::kTcBatchDone | protocol::kTcAborted;
+  conf.tx_error = error;
+  conf.tx_message = std::move(message);
+  Signal signal = std::move(conf).to_signal();
+  signal.set_receiver(client);
+  [[maybe_unused]] Status sent = send(client, std::move(signal));
+}
+
+void CoordinatorBlock::on_tc_key_req(Signal& signal) {
+  Result<protocol::TcKeyReq> parsed = protocol::TcKeyReq::from_signal(signal);
+  if (!parsed.ok()) {
+    ++stats_.malformed_signals;
+    DUO_BLOCK_LOG(WARNING) << parsed.status().message();
+    return;
+  }
+  protocol::TcKeyReq& req = *parsed;
+  const ApiKey key{signal.sender().node_id, req.api_tx};
+  ErrorCode refusal = ErrorCode::kOk;
+  Transaction* tx = find_or_create(key, &refusal);
+  if (tx == nullptr) {
+    ++stats_.refused_overload;
+    send_tc_error(signal.sender(), req.api_tx, refusal,
+                  "Out of transaction records in transaction coordinator "
+                  "(increase MaxNoOfConcurrentTransactions)");
+    return;
+  }
+  tx->client = signal.sender();
+  Operation op;
+  op.op_index = req.op_index;
+  op.flags = req.flags;
+  tx->ops.push_back(op);
+  Operation& added = tx->ops.back();
+  const uint32_t tc_op = static_cast<uint32_t>(tx->ops.size() - 1);
+  if ((req.flags & protocol::kOpExecute) != 0) {
+    tx->executing = true;
+    if ((req.flags & protocol::kOpCommit) != 0) tx->commit_requested = true;
+  }
+
+  auto refuse_op = [&](ErrorCode error, std::string message) {
+    added.done = true;
+    fail_operation(*tx, added, error, std::move(message),
+                   (req.flags & protocol::kOpIgnoreError) == 0);
+    maybe_finish_batch(*tx);
+  };
+  if (tx->state != Transaction::State::kActive) {
+    return refuse_op(ErrorCode::kTransactionState, "transaction is already committing or aborting");
+  }
+  if (tx->error != ErrorCode::kOk) {
+    return refuse_op(tx->error, "transaction already failed: " + tx->error_message);
+  }
+  if (operation_count_ >= options_.max_operations) {
+    ++stats_.refused_overload;
+    return refuse_op(ErrorCode::kTemporary,
+                     "Out of operation records in transaction coordinator "
+                     "(increase MaxNoOfConcurrentOperations)");
+  }
+  auto table = tables_.find(req.table_id);
+  if (table == tables_.end()) {
+    return refuse_op(ErrorCode::kNoSuchTable,
+                     "table " + std::to_string(req.table_id) + " does not exist");
+  }
+  const protocol::TableDef& def = table->second.def;
+  if (req.table_version != def.version) {
+    return refuse_op(ErrorCode::kSchemaVersion, "table definition has changed, please retry");
+  }
+  // Only the key is needed here; the rest of the body travels on untouched.
+  protocol::ByteReader reader(protocol::as_view(req.body));
+  storage::AttrValues key_values;
+  if (!protocol::decode_attr_values(&reader, &key_values)) {
+    return refuse_op(ErrorCode::kInvalidArgument, "malformed operation body");
+  }
+  Result<uint32_t> hash = protocol::distribution_hash(def.schema, key_values);
+  if (!hash.ok()) return refuse_op(hash.status().code(), hash.status().message());
+  const uint32_t fragment = *hash % def.fragment_count;
+  protocol::FragmentPlacement placement = protocol::place_fragment(topology_, fragment);
+
+  added.primary = placement.replicas.front();
+  if (is_write(req.type)) {
+    for (uint16_t node : placement.replicas) {
+      tx->participants.emplace_back(node, placement.log_part);
+    }
+  } else if (req.lock != storage::LockMode::kCommittedRead) {
+    tx->participants.emplace_back(placement.replicas.front(), placement.log_part);
+  }
+  protocol::LqhKeyReq lqh;
+  lqh.transid = tx->transid;
+  lqh.tc_op = tc_op;
+  lqh.table_id = req.table_id;
+  lqh.table_version = req.table_version;
+  lqh.fragment = fragment;
+  lqh.log_part = placement.log_part;
+  lqh.type = req.type;
+  lqh.lock = req.lock;
+  lqh.flags = req.flags;
+  lqh.coordinator = address();
+  lqh.api_node = key.node;
+  lqh.chain = std::move(placement.replicas);
+  lqh.position = 0;
+  lqh.body = std::move(req.body);
+  const BlockAddress primary = lqh_address(added.primary, lqh.log_part);
+  Signal out = std::move(lqh).to_signal();
+  out.set_receiver(primary);
+  if (Status sent = send(primary, std::move(out)); !sent.ok()) {
+    ++stats_.refused_overload;
+    return refuse_op(ErrorCode::kTemporary, "cannot reach data node " +
+                                                std::to_string(primary.node_id) + ": " +
+                                                sent.message());
+  }
+  ++tx->outstanding;
+  ++operation_count_;
+  ++stats_.operations;
+}
+
+void CoordinatorBlock::fail_operation(Transaction& tx, Operation& op, ErrorCode error,
+                                      std::string message, bool fatal) {
+  OpResultMsg result;
+  result.op_index = op.op_index;
+  result.error = error;
+  result.data.assign(message.begin(), message.end());
+  tx.results.push_back(std::move(result));
+  if (fatal && tx.error == ErrorCode::kOk) {
+    tx.error = error;
+    tx.error_message = std::move(message);
+  }
+}
+
+void CoordinatorBlock::on_tc_commit_req(Signal& signal) {
+  const ApiKey key{signal.sender().node_id, protocol::transaction_of(signal)};
+  auto it = transactions_.find(key);
+  if (it == transactions_.end()) {
+    // Nothing was executed (or it already ended): committing nothing succeeds.
+    protocol::TcKeyConf conf;
+    conf.api_tx = key.api_tx;
+    conf.flags = protocol::kTcBatchDone | protocol::kTcCommitted;
+    Signal out = std::move(conf).to_signal();
+    out.set_receiver(signal.sender());
+    [[maybe_unused]] Status sent = send(signal.sender(), std::move(out));
+    return;
+  }
+  Transaction& tx = *it->second;
+  tx.client = signal.sender();
+  tx.executing = true;
+  tx.commit_requested = true;
+  maybe_finish_batch(tx);
+}
+
+void CoordinatorBlock::on_tc_rollback_req(Signal& signal) {
+  const ApiKey key{signal.sender().node_id, protocol::transaction_of(signal)};
+  auto it = transactions_.find(key);
+  if (it == transactions_.end()) {
+    protocol::TcKeyConf conf;
+    conf.api_tx = key.api_tx;
+    conf.flags = protocol::kTcBatchDone | protocol::kTcAborted;
+    Signal out = std::move(conf).to_signal();
+    out.set_receiver(signal.sender());
+    [[maybe_unused]] Status sent = send(signal.sender(), std::move(out));
+    return;
+  }
+  Transaction& tx = *it->second;
+  tx.client = signal.sender();
+  tx.executing = true;
+  tx.rollback_requested = true;
+  maybe_finish_batch(tx);
+}
+
+void CoordinatorBlock::on_lqh_key_conf(Signal& signal) {
+  Result<protocol::LqhKeyConf> conf = protocol::LqhKeyConf::from_signal(signal);
+  Transaction* tx = conf.ok() ? by_transid(conf->transid) : nullptr;
+  if (tx == nullptr || conf->tc_op >= tx->ops.size() || tx->ops[conf->tc_op].done) {
+    ++stats_.malformed_signals;
+    DUO_BLOCK_LOG(WARNING) << "stray LQH_KEYCONF " << signal.describe();
+    return;
+  }
+  Operation& op = tx->ops[conf->tc_op];
+  op.done = true;
+  --tx->outstanding;
+  --operation_count_;
+  OpResultMsg result;
+  result.op_index = op.op_index;
+  result.flags = conf->flags;
+  result.data = std::move(conf->values);
+  tx->results.push_back(std::move(result));
+  maybe_finish_batch(*tx);
+}
+
+void CoordinatorBlock::on_lqh_key_ref(Signal& signal) {
+  Result<protocol::LqhKeyRef> ref = protocol::LqhKeyRef::from_signal(signal);
+  Transaction* tx = ref.ok() ? by_transid(ref->transid) : nullptr;
+  if (tx == nullptr || ref->tc_op >= tx->ops.size() || tx->ops[ref->tc_op].done) {
+    ++stats_.malformed_signals;
+    DUO_BLOCK_LOG(WARNING) << "stray LQH_KEYREF " << signal.describe();
+    return;
+  }
+  Operation& op = tx->ops[ref->tc_op];
+  op.done = true;
+  --tx->outstanding;
+  --operation_count_;
+  // Ignorable only when the primary refused (nothing was applied anywhere) and the
+  // error is not a lock wait timeout, which always aborts as in NDB.
+  const bool from_primary = signal.sender().node_id == op.primary;
+  const bool fatal = (op.flags & protocol::kOpIgnoreError) == 0 || !from_primary ||
+                     ref->error == ErrorCode::kLockWaitTimeout;
+  fail_operation(*tx, op, ref->error, std::move(ref->message), fatal);
+  maybe_finish_batch(*tx);
+}
+
+void CoordinatorBlock::maybe_finish_batch(Transaction& tx) {
+  if (tx.outstanding != 0 || !tx.executing || tx.state != Transaction::State::kActive) return;
+  if (tx.error != ErrorCode::kOk || tx.rollback_requested) {
+    start_abort(tx);
+  } else if (tx.commit_requested) {
+    start_commit(tx);
+  } else {
+    tx.executing = false;
+    reply(tx, protocol::kTcBatchDone);
+  }
+}
+
+void CoordinatorBlock::send_to_participants(Transaction& tx, kernel::SignalId id) {
+  // LQH_COMMITREQ carries the GCI the replicas record the commit under (word 2).
+  std::sort(tx.participants.begin(), tx.participants.end());
+  tx.participants.erase(std::unique(tx.participants.begin(), tx.participants.end()),
+                        tx.participants.end());
+  tx.awaiting = 0;
+  for (const auto& [node, log_part] : tx.participants) {
+    const BlockAddress target = lqh_address(node, log_part);
+    Signal out = protocol::transaction_signal(id, tx.transid);
+    if (id == protocol::kLqhCommitReq) out.set_word(2, tx.gci);
+    out.set_receiver(target);
+    if (Status sent = send(target, std::move(out)); !sent.ok()) {
+      // A replica we cannot reach is a node failure: handled by membership (takeover).
+      DUO_BLOCK_LOG(WARNING) << "cannot send " << kernel::signal_name(id) << " to "
+                             << target.to_string() << ": " << sent.message();
+      continue;
+    }
+    ++tx.awaiting;
+  }
+}
+
+void CoordinatorBlock::start_commit(Transaction& tx) {
+  tx.state = Transaction::State::kCommitting;
+  if (commits_blocked_) {
+    blocked_commits_.push_back(tx.transid);
+    return;
+  }
+  send_commit(tx);
+}
+
+void CoordinatorBlock::send_commit(Transaction& tx) {
+  tx.gci = current_gci_;
+  ++committing_in_gci_[tx.gci];
+  send_to_participants(tx, protocol::kLqhCommitReq);
+  if (tx.awaiting == 0) on_participant_done(tx.transid);
+}
+
+void CoordinatorBlock::start_abort(Transaction& tx) {
+  tx.state = Transaction::State::kAborting;
+  send_to_participants(tx, protocol::kLqhAbortReq);
+  if (tx.awaiting == 0) on_participant_done(tx.transid);
+}
+
+void CoordinatorBlock::on_lqh_commit_conf(Signal& signal) {
+  Transaction* tx = by_transid(protocol::transaction_of(signal));
+  if (tx == nullptr || tx->state != Transaction::State::kCommitting || tx->awaiting == 0) {
+    ++stats_.malformed_signals;
+    return;
+  }
+  --tx->awaiting;
+  if (tx->awaiting == 0) on_participant_done(tx->transid);
+}
+
+void CoordinatorBlock::on_lqh_abort_conf(Signal& signal) {
+  Transaction* tx = by_transid(protocol::transaction_of(signal));
+  if (tx == nullptr || tx->state != Transaction::State::kAborting || tx->awaiting == 0) {
+    ++stats_.malformed_signals;
+    return;
+  }
+  --tx->awaiting;
+  if (tx->awaiting == 0) on_participant_done(tx->transid);
+}
+
+void CoordinatorBlock::on_participant_done(uint64_t transid) {
+  Transaction* tx = by_transid(transid);
+  if (tx == nullptr) return;
+  if (tx->state == Transaction::State::kCommitting) {
+    ++stats_.committed;
+    reply(*tx, protocol::kTcBatchDone | protocol::kTcCommitted);
+    auto it = committing_in_gci_.find(tx->gci);
+    if (it != committing_in_gci_.end() && --it->second == 0) committing_in_gci_.erase(it);
+    release(*tx);
+    report_no_more_trans_if_done();
+    return;
+  }
+  ++stats_.aborted;
+  reply(*tx, protocol::kTcBatchDone | protocol::kTcAborted);
+  release(*tx);
+}
+
+void CoordinatorBlock::reply(Transaction& tx, uint32_t flags) {
+  if (tx.client.node_id == 0) return;  // the client is gone (NODE_FAILREP)
+  size_t next = 0;
+  do {
+    protocol::TcKeyConf conf;
+    conf.api_tx = tx.key.api_tx;
+    size_t bytes = 0;
+    while (next < tx.results.size() &&
+           (conf.results.empty() ||
+            bytes + protocol::TcKeyConf::encoded_size(tx.results[next]) <= kReplyBytesMax)) {
+      bytes += protocol::TcKeyConf::encoded_size(tx.results[next]);
+      conf.results.push_back(std::move(tx.results[next]));
+      ++next;
+    }
+    const bool last = next == tx.results.size();
+    if (last) {
+      conf.flags = flags;
+      if ((flags & protocol::kTcAborted) != 0) {
+        conf.tx_error = tx.error;
+        conf.tx_message = tx.error_message;
+      }
+    }
+    Signal out = std::move(conf).to_signal();
+    out.set_receiver(tx.client);
+    if (Status sent = send(tx.client, std::move(out)); !sent.ok()) {
+      DUO_BLOCK_LOG(WARNING) << "cannot answer client node " << tx.client.node_id << ": "
+                             << sent.message();
+    }
+  } while (next < tx.results.size());
+  tx.results.clear();
+}
+
+void CoordinatorBlock::release(Transaction& tx) {
+  operation_count_ -= tx.outstanding;
+  by_transid_.erase(tx.transid);
+  transactions_.erase(tx.key);  // destroys tx
+}
+
+// ---------------------------------------------------------------------------------------
+// Global checkpoints
+
+void CoordinatorBlock::on_gcp_block_req(Signal& signal) {
+  commits_blocked_ = true;
+  Signal conf(protocol::kGcpBlockConf, {signal.word(0)});
+  conf.set_receiver(signal.sender());
+  [[maybe_unused]] Status sent = send(signal.sender(), std::move(conf));
+}
+
+void CoordinatorBlock::on_gcp_switch_req(Signal& signal) {
+  closing_gci_ = current_gci_;
+  current_gci_ = signal.word(0);
+  gcp_requester_ = signal.sender();
+  commits_blocked_ = false;
+  std::vector<uint64_t> waiting = std::move(blocked_commits_);
+  blocked_commits_.clear();
+  for (uint64_t transid : waiting) {
+    if (Transaction* tx = by_transid(transid)) send_commit(*tx);
+  }
+  report_no_more_trans_if_done();
+}
+
+void CoordinatorBlock::report_no_more_trans_if_done() {
+  if (closing_gci_ == 0) return;
+  if (!committing_in_gci_.empty() && committing_in_gci_.begin()->first <= closing_gci_) return;
+  Signal report(protocol::kGcpNoMoreTrans, {closing_gci_});
+  report.set_receiver(gcp_requester_);
+  [[maybe_unused]] Status sent = send(gcp_requester_, std::move(report));
+  closing_gci_ = 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Scans
+
+CoordinatorBlock::Scan* CoordinatorBlock::find_scan(uint16_t api_node, uint64_t api_tx,
+                                                    uint32_t scan_id) {
+  for (auto& [ptr, scan] : scans_) {
+    if (scan->client.node_id == api_node && scan->api_tx == api_tx && scan->scan_id == scan_id) {
+      return scan.get();
+    }
+  }
+  return nullptr;
+}
+
+void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
+  Result<protocol::ScanTabReq> parsed = protocol::ScanTabReq::from_signal(signal);
+  if (!parsed.ok()) {
+    ++stats_.malformed_signals;
+    return;
+  }
+  protocol::ScanTabReq& req = *parsed;
+  auto refuse = [&](ErrorCode error, std::string message) {
+    protocol::ScanRef ref;
+    ref.tx = req.api_tx;
+    ref.id = req.scan_id;
+    ref.error = error;
+    ref.message = std::move(message);
+    Signal out = std::move(ref).to_signal(protocol::kScanTabRef);
+    out.set_receiver(signal.sender());
+    [[maybe_unused]] Status sent = send(signal.sender(), std::move(out));
+  };
+  if (scans_.size() >= options_.max_scans) {
+    ++stats_.refused_overload;
+    return refuse(ErrorCode::kTemporary,
+                  "Out of scan records in transaction coordinator (increase "
+                  "MaxNoOfConcurrentScans)");
+  }
+  auto table = tables_.find(req.table_id);
+  if (table == tables_.end()) {
+    return refuse(ErrorCode::kNoSuchTable, "table " + std::to_string(req.table_id) +
+                                               " does not exist");
+  }
+  if (table->second.def.version != req.table_version) {
+    return refuse(ErrorCode::kSchemaVersion, "table definition has changed, please retry");
+  }
+  auto scan = std::make_unique<Scan>();
+  scan->ptr = next_scan_ptr_++;
+  scan->client = signal.sender();
+  scan->api_tx = req.api_tx;
+  scan->scan_id = req.scan_id;
+  // Inside a transaction the scan sees that transaction's own writes.
+  auto tx = transactions_.find(ApiKey{signal.sender().node_id, req.api_tx});
+  scan->transid = tx != transactions_.end() ? tx->second->transid : next_transid();
+  const uint32_t fragment_count = table->second.def.fragment_count;
+  for (uint32_t f = 0; f < fragment_count; ++f) {
+    const protocol::FragmentPlacement placement = protocol::place_fragment(topology_, f);
+    Scan::Fragment fragment;
+    fragment.fragment = f;
+    fragment.node = placement.replicas.front();
+    fragment.log_part = placement.log_part;
+    scan->fragments.push_back(fragment);
+  }
+  ++stats_.scans;
+  Scan& s = *scan;
+  scans_.emplace(s.ptr, std::move(scan));
+  for (Scan::Fragment& fragment : s.fragments) {
+    protocol::ScanFragReq frag;
+    frag.transid = s.transid;
+    frag.scan_ptr = s.ptr;
+    frag.table_id = req.table_id;
+    frag.table_version = req.table_version;
+    frag.fragment = fragment.fragment;
+    frag.log_part = fragment.log_part;
+    frag.index = req.index;
+    frag.flags = req.flags;
+    frag.batch_rows = req.batch_rows != 0 ? req.batch_rows : options_.scan_batch_rows_default;
+    frag.body = req.body;  // each fragment gets its own copy of the (small) scan body
+    const BlockAddress target = lqh_address(fragment.node, fragment.log_part);
+    Signal out = std::move(frag).to_signal();
+    out.set_receiver(target);
+    if (Status sent = send(target, std::move(out)); !sent.ok()) {
+      fragment.done = true;
+      fail_scan(s, ErrorCode::kTemporary, "cannot reach data node " +
+                                              std::to_string(fragment.node) + ": " +
+                                              sent.message());
+      continue;
+    }
+    fragment.in_flight = true;
+  }
+  release_scan_if_idle(s);
+}
+
+void CoordinatorBlock::on_scan_tab_next_req(Signal& signal) {
+  Result<protocol::ScanNextReq> req = protocol::ScanNextReq::from_signal(signal);
+  Scan* scan = req.ok() ? find_scan(signal.sender().node_id, req->tx, req->id) : nullptr;
+  if (scan == nullptr) {
+    ++stats_.malformed_signals;
+    return;
+  }
+  if ((req->flags & protocol::kScanClose) != 0) {
+    scan->closing = true;
+    close_scan_fragments(*scan);
+    release_scan_if_idle(*scan);
+    return;
+  }
+  for (Scan::Fragment& fragment : scan->fragments) {
+    if (fragment.fragment != req->fragment) continue;
+    if (fragment.done || fragment.in_flight || scan->closing) return;
+    protocol::ScanNextReq next{scan->transid, scan->ptr, fragment.fragment, 0};
+    const BlockAddress target = lqh_address(fragment.node, fragment.log_part);
+    Signal out = next.to_signal(protocol::kScanFragNextReq);
+    out.set_receiver(target);
+    if (Status sent = send(target, std::move(out)); !sent.ok()) {
+      fragment.done = true;
+      fail_scan(*scan, ErrorCode::kTemporary, "cannot reach data node " +
+                                                  std::to_string(fragment.node));
+      release_scan_if_idle(*scan);
+      return;
+    }
+    fragment.in_flight = true;
+    return;
+  }
+}
+
+void CoordinatorBlock::close_scan_fragments(Scan& scan) {
+  for (Scan::Fragment& fragment : scan.fragments) {
+    if (fragment.done || fragment.in_flight) continue;
+    protocol::ScanNextReq close{scan.transid, scan.ptr, fragment.fragment, protocol::kScanClose};
+    const BlockAddress target = lqh_address(fragment.node, fragment.log_part);
+    Signal out = close.to_signal(protocol::kScanFragNextReq);
+    out.set_receiver(target);
+    if (send(target, std::move(out)).ok()) {
+      fragment.in_flight = true;
+    } else {
+      fragment.done = true;  // unreachable: its scan dies with the node
+    }
+  }
+}
+
+void CoordinatorBlock::on_scan_frag_conf(Signal& signal) {
+  Result<protocol::ScanBatch> batch = protocol::ScanBatch::from_signal(signal);
+  auto it = batch.ok() ? scans_.find(batch->id) : scans_.end();
+  if (it == scans_.end()) {
+    ++stats_.malformed_signals;
+    return;
+  }
+  Scan& scan = *it->second;
+  Scan::Fragment* fragment = nullptr;
+  for (Scan::Fragment& f : scan.fragments) {
+    if (f.fragment == batch->fragment) fragment = &f;
+  }
+  if (fragment == nullptr || !fragment->in_flight) {
+    ++stats_.malformed_signals;
+    return;
+  }
+  fragment->in_flight = false;
+  if ((batch->flags & protocol::kScanFragmentDone) != 0) fragment->done = true;
+  if (scan.closing) {
+    close_scan_fragments(scan);  // a fragment answered its last NEXTREQ before the close
+    release_scan_if_idle(scan);
+    return;
+  }
+  const bool all_done = std::all_of(scan.fragments.begin(), scan.fragments.end(),
+                                    [](const Scan::Fragment& f) { return f.done; });
+  protocol::ScanBatch out;
+  out.tx = scan.api_tx;
+  out.id = scan.scan_id;
+  out.fragment = batch->fragment;
+  out.rows = batch->rows;
+  out.flags = (fragment->done ? protocol::kScanFragmentDone : 0) |
+              (all_done ? protocol::kScanAllDone : 0);
+  out.batch = std::move(batch->batch);
+  Signal forward = std::move(out).to_signal(protocol::kScanTabConf);
+  forward.set_receiver(scan.client);
+  [[maybe_unused]] Status sent = send(scan.client, std::move(forward));
+  if (all_done) {
+    scan.client_done = true;
+    release_scan_if_idle(scan);
+  }
+}
+
+void CoordinatorBlock::on_scan_frag_ref(Signal& signal) {
+  Result<protocol::ScanRef> ref = protocol::ScanRef::from_signal(signal);
+  auto it = ref.ok() ? scans_.find(ref->id) : scans_.end();
+  if (it == scans_.end()) {
+    ++stats_.malformed_signals;
+    return;
+  }
+  Scan& scan = *it->second;
+  for (Scan::Fragment& f : scan.fragments) {
+    if (f.fragment == ref->fragment) {
+      f.in_flight = false;
+      f.done = true;  // local_query frees a scan it refuses
+    }
+  }
+  fail_scan(scan, ref->error, std::move(ref->message));
+  release_scan_if_idle(scan);
+}
+
+void CoordinatorBlock::fail_scan(Scan& scan, ErrorCode error, std::string message) {
+  if (!scan.client_done && scan.client.node_id != 0) {
+    protocol::ScanRef ref;
+    ref.tx = scan.api_tx;
+    ref.id = scan.scan_id;
+    ref.error = error;
+    ref.message = std::move(message);
+    Signal out = std::move(ref).to_signal(protocol::kScanTabRef);
+    out.set_receiver(scan.client);
+    [[maybe_unused]] Status sent = send(scan.client, std::move(out));
+  }
+  scan.client_done = true;
+  scan.closing = true;
+  close_scan_fragments(scan);
+}
+
+void CoordinatorBlock::release_scan_if_idle(Scan& scan) {
+  for (const Scan::Fragment& f : scan.fragments) {
+    if (f.in_flight) return;
+    if (!f.done && !scan.closing) return;
+  }
+  if (!scan.client_done && scan.client.node_id != 0) {
+    // Closed by the client: its final answer.
+    protocol::ScanBatch done;
+    done.tx = scan.api_tx;
+    done.id = scan.scan_id;
+    done.flags = protocol::kScanAllDone;
+    Signal out = std::move(done).to_signal(protocol::kScanTabConf);
+    out.set_receiver(scan.client);
+    [[maybe_unused]] Status sent = send(scan.client, std::move(out));
+  }
+  scans_.erase(scan.ptr);  // destroys scan
+}
+
+// ---------------------------------------------------------------------------------------
+// Schema and membership
+
+void CoordinatorBlock::on_table_add_req(Signal& signal) {
+  Result<protocol::TableMsg> msg = protocol::TableMsg::from_signal(signal);
+  protocol::DictMsg conf;
+  if (!msg.ok()) {
+    ++stats_.malformed_signals;
+    conf.c = static_cast<uint32_t>(msg.status().code());
+    conf.text = msg.status().message();
+  } else {
+    conf.request_id = msg->request_id;
+    conf.a = msg->table.schema.table_id;
+    tables_[conf.a] = Table{std::move(msg->table)};
+  }
+  Signal out = conf.to_signal(protocol::kTableAddConf);
+  out.set_receiver(signal.sender());
+  [[maybe_unused]] Status sent = send(signal.sender(), std::move(out));
+}
+
+void CoordinatorBlock::on_table_drop_req(Signal& signal) {
+  protocol::DictMsg msg = protocol::DictMsg::from_signal(signal);
+  tables_.erase(msg.a);
+  protocol::DictMsg conf;
+  conf.request_id = msg.request_id;
+  conf.a = msg.a;
+  Signal out = conf.to_signal(protocol::kTableDropConf);
+  out.set_receiver(signal.sender());
+  [[maybe_unused]] Status sent = send(signal.sender(), std::move(out));
+}
+
+void CoordinatorBlock::on_node_fail_rep(Signal& signal) {
+  const uint16_t node = static_cast<uint16_t>(signal.word(0));
+  // A client that disconnected: its transactions abort (those already committing
+  // complete, since replicas may have committed), its scans close. Nobody is answered.
+  std::vector<Transaction*> orphans;
+  for (auto& [key, tx] : transactions_) {
+    if (key.node == node) orphans.push_back(tx.get());
+  }
+  for (Transaction* tx : orphans) {
+    tx->client.node_id = 0;
+    if (tx->state != Transaction::State::kActive) continue;
+    tx->rollback_requested = true;
+    tx->executing = true;
+    maybe_finish_batch(*tx);  // aborts now, or when its outstanding operations return
+  }
+  std::vector<Scan*> scans;
+  for (auto& [ptr, scan] : scans_) {
+    if (scan->client.node_id == node) scans.push_back(scan.get());
+  }
+  for (Scan* scan : scans) {
+    scan->client.node_id = 0;
+    scan->client_done = true;
+    scan->closing = true;
+    close_scan_fragments(*scan);
+    release_scan_if_idle(*scan);
+  }
+  if (!orphans.empty() || !scans.empty()) {
+    DUO_BLOCK_LOG(INFO) << "node " << node << " failed: aborting " << orphans.size()
+                        << " transaction(s), closing " << scans.size() << " scan(s)";
+  }
+}
+
+}  // namespace duo::coordinator

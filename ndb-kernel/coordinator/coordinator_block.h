@@ -1,0 +1,163 @@
+// CoordinatorBlock: the transaction coordinator of a data node (NDB's DBTC).
+//
+// Clients (API nodes) send their operations here. For each operation the coordinator
+// finds the fragment (distribution hash of the key), the replica chain and log part
+// (protocol/distribution.h), and sends LQH_KEYREQ to the primary's local_query, which
+// passes writes down the chain; the last replica answers. When a batch is complete the
+// coordinator either answers the client (TC_KEYCONF with every operation's result),
+// or commits: LQH_COMMITREQ to every replica that took part, and only when all of them
+// have committed in memory is the client told "committed" — so no single node's death
+// loses an acknowledged commit (DESIGN.md §5). An operation error aborts the whole
+// transaction (LQH_ABORTREQ to every participant) unless the client marked that
+// operation kOpIgnoreError and the error came from the primary (a backup failing an
+// operation the primary applied would leave the replicas different: always fatal).
+// Lock wait timeouts (1205) abort the transaction, as in NDB.
+//
+// Scans fan out SCAN_FRAGREQ to the primary of every fragment at once; each fragment's
+// batches are forwarded to the client as SCAN_TABCONF, and the client's
+// SCAN_TABNEXTREQ for a fragment asks that fragment for its next batch, so at most one
+// batch per fragment is in flight (flow control end to end).
+//
+// Table definitions arrive from the local dictionary (TABLE_ADDREQ / TABLE_DROPREQ).
+// NODE_FAILREP for an API node aborts that client's transactions and closes its scans.
+//
+// Limits (MaxNoOfConcurrentTransactions, MaxNoOfConcurrentOperations,
+// MaxNoOfConcurrentScans): a request beyond them is refused with kTemporary (MySQL
+// 1297), nothing else is disturbed.
+//
+// Thread-safety: a Block; single-threaded by the runtime's contract.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ndb-kernel/protocol/distribution.h"
+#include "ndb-kernel/protocol/messages.h"
+#include "ndb-kernel/runtime/block.h"
+
+namespace duo::coordinator {
+
+struct CoordinatorOptions {
+  uint32_t max_transactions = 4096;   // MaxNoOfConcurrentTransactions
+  uint32_t max_operations = 32768;    // MaxNoOfConcurrentOperations
+  uint32_t max_scans = 256;           // MaxNoOfConcurrentScans
+  uint32_t scan_batch_rows_default = 64;
+  uint32_t first_gci = 1;             // the GCI commits use until the first GCP switch
+};
+
+struct CoordinatorStats {
+  uint64_t committed = 0;
+  uint64_t aborted = 0;
+  uint64_t operations = 0;
+  uint64_t scans = 0;
+  uint64_t refused_overload = 0;
+  uint64_t malformed_signals = 0;
+};
+
+class CoordinatorBlock : public kernel::Block {
+ public:
+  CoordinatorBlock(protocol::ClusterTopology topology, CoordinatorOptions options);
+  ~CoordinatorBlock() override;
+
+  size_t transaction_count() const { return transactions_.size(); }
+  size_t operation_count() const { return operation_count_; }
+  size_t scan_count() const { return scans_.size(); }
+  uint32_t current_gci() const { return current_gci_; }
+  const CoordinatorStats& stats() const { return stats_; }
+
+ private:
+  struct Operation;
+  struct Transaction;
+  struct Scan;
+  struct Table {
+    protocol::TableDef def;
+  };
+  // Key of a client's transaction: (API node, its api_tx).
+  struct ApiKey {
+    uint16_t node = 0;
+    uint64_t api_tx = 0;
+    friend bool operator==(const ApiKey&, const ApiKey&) = default;
+  };
+  struct ApiKeyHash {
+    size_t operator()(const ApiKey& key) const {
+      return std::hash<uint64_t>()(key.api_tx * 0x9E3779B97F4A7C15ull ^ key.node);
+    }
+  };
+
+  // Client requests.
+  void on_tc_key_req(kernel::Signal& signal);
+  void on_tc_commit_req(kernel::Signal& signal);
+  void on_tc_rollback_req(kernel::Signal& signal);
+  // Replica answers.
+  void on_lqh_key_conf(kernel::Signal& signal);
+  void on_lqh_key_ref(kernel::Signal& signal);
+  void on_lqh_commit_conf(kernel::Signal& signal);
+  void on_lqh_abort_conf(kernel::Signal& signal);
+  // Scans.
+  void on_scan_tab_req(kernel::Signal& signal);
+  void on_scan_tab_next_req(kernel::Signal& signal);
+  void on_scan_frag_conf(kernel::Signal& signal);
+  void on_scan_frag_ref(kernel::Signal& signal);
+  // Schema and membership.
+  void on_table_add_req(kernel::Signal& signal);
+  void on_table_drop_req(kernel::Signal& signal);
+  void on_node_fail_rep(kernel::Signal& signal);
+  // Global checkpoints (distribution block): hold commits, switch GCI, report.
+  void on_gcp_block_req(kernel::Signal& signal);
+  void on_gcp_switch_req(kernel::Signal& signal);
+  void report_no_more_trans_if_done();
+
+  Transaction* find_or_create(const ApiKey& key, ErrorCode* refusal);
+  Transaction* by_transid(uint64_t transid);
+  uint64_t next_transid();
+  // Records an operation's failure; decides whether it dooms the transaction.
+  void fail_operation(Transaction& tx, Operation& op, ErrorCode error, std::string message,
+                      bool fatal);
+  // Called whenever an operation finishes: completes the batch when nothing is pending.
+  void maybe_finish_batch(Transaction& tx);
+  void start_commit(Transaction& tx);
+  void send_commit(Transaction& tx);
+  void start_abort(Transaction& tx);
+  void on_participant_done(uint64_t transid);
+  // Sends the buffered results to the client (several signals if large) with `flags`
+  // on the last one, then resets the buffer.
+  void reply(Transaction& tx, uint32_t flags);
+  void release(Transaction& tx);
+  void send_to_participants(Transaction& tx, kernel::SignalId id);
+
+  Scan* find_scan(uint16_t api_node, uint64_t api_tx, uint32_t scan_id);
+  void finish_scan_fragment(Scan& scan, uint32_t fragment_index);
+  void fail_scan(Scan& scan, ErrorCode error, std::string message);
+  void close_scan_fragments(Scan& scan);
+  void release_scan_if_idle(Scan& scan);
+
+  void send_tc_error(const kernel::BlockAddress& client, uint64_t api_tx, ErrorCode error,
+                     std::string message);
+
+  const protocol::ClusterTopology topology_;
+  const CoordinatorOptions options_;
+
+  std::unordered_map<uint32_t, Table> tables_;
+  std::unordered_map<ApiKey, std::unique_ptr<Transaction>, ApiKeyHash> transactions_;
+  std::unordered_map<uint64_t, Transaction*> by_transid_;
+  std::map<uint32_t, std::unique_ptr<Scan>> scans_;  // by scan record id
+  uint32_t next_scan_ptr_ = 1;
+  uint64_t transid_counter_ = 0;
+  size_t operation_count_ = 0;
+
+  // Global checkpoints: every commit happens in current_gci_; between GCP_BLOCKREQ and
+  // GCP_SWITCHREQ new commits wait (in order) so no transaction straddles two GCIs.
+  uint32_t current_gci_;
+  bool commits_blocked_ = false;
+  std::vector<uint64_t> blocked_commits_;       // transids, in arrival order
+  std::map<uint32_t, uint32_t> committing_in_gci_;  // gci -> commits not yet complete
+  uint32_t closing_gci_ = 0;                    // GCI whose last commit we wait for
+  kernel::BlockAddress gcp_requester_;
+  CoordinatorStats stats_;
+};
+
+}  // namespace duo::coordinator

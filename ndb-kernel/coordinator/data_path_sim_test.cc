@@ -1,0 +1,548 @@
+// The data path end to end in the simulator: real dictionary, coordinator and
+// local_query blocks on two data nodes (one node group, two replicas), a scripted
+// client speaking the protocol. Checks what a client is promised: committed rows are on
+// both replicas, errors abort cleanly, lock waits time out with 1205, scans see every
+// row once, a departed client's transactions are aborted, and under concurrent
+// conflicting transfers (with deadlocks resolved by the lock timeout) money is
+// conserved and the replicas stay identical.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "ndb-kernel/coordinator/coordinator_block.h"
+#include "ndb-kernel/dictionary/dictionary_block.h"
+#include "ndb-kernel/local_query/local_query_block.h"
+#include "ndb-kernel/testing/sim_cluster.h"
+#include "storage/scan/filter.h"
+#include "storage/scan/interpreted_update.h"
+
+namespace duo::testing {
+namespace {
+
+using kernel::Signal;
+using protocol::OpBody;
+using protocol::TableDef;
+using storage::AttrValues;
+using storage::ColumnType;
+using storage::OpType;
+
+std::string i32(int32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
+std::string i64(int64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
+int64_t as_i64(std::string_view bytes) {
+  int64_t v = 0;
+  std::memcpy(&v, bytes.data(), 8);
+  return v;
+}
+
+// accounts(id INT PRIMARY KEY, balance BIGINT NOT NULL, note VARCHAR(20), KEY(balance))
+storage::TableSchema accounts_schema() {
+  storage::TableSchema schema;
+  schema.name = "bank/def/accounts";
+  schema.columns = {{"id", ColumnType::kInt, false, false},
+                    {"balance", ColumnType::kBigInt, false, false},
+                    {"note", ColumnType::kVarchar, false, true, 20}};
+  schema.primary_key = {0};
+  schema.ordered_indexes = {{"balance_idx", {1}, false}};
+  return schema;
+}
+
+class DataPathTest : public ::testing::Test {
+ protected:
+  explicit DataPathTest(SimClusterOptions options = {}) : cluster_(options) {}
+
+  ScriptClient& client() { return cluster_.client(); }
+
+  TableDef create_accounts() {
+    EXPECT_TRUE(client().send(SimCluster::dictionary(1), create_table_signal(1, accounts_schema())).ok());
+    EXPECT_TRUE(cluster_.run_until([&] { return client().has(protocol::kCreateTableConf); }));
+    protocol::DictMsg conf = protocol::DictMsg::from_signal(client().take(protocol::kCreateTableConf));
+    // Fetch the definition as a client would, from the other node.
+    EXPECT_TRUE(client()
+                    .send(SimCluster::dictionary(2),
+                          protocol::DictMsg{2, conf.a, 0, 0, ""}.to_signal(protocol::kGetTableReq))
+                    .ok());
+    EXPECT_TRUE(cluster_.run_until([&] { return client().has(protocol::kGetTableConf); }));
+    Result<protocol::TableMsg> table =
+        protocol::TableMsg::from_signal(client().take(protocol::kGetTableConf));
+    EXPECT_TRUE(table.ok());
+    return table->table;
+  }
+
+  static OpBody row(int32_t id, int64_t balance) {
+    OpBody body;
+    body.key_or_row.add(0, i32(id));
+    body.key_or_row.add(1, i64(balance));
+    body.key_or_row.add_null(2);
+    return body;
+  }
+  static OpBody key(int32_t id) {
+    OpBody body;
+    body.key_or_row.add(0, i32(id));
+    return body;
+  }
+  static OpBody add_balance(int32_t id, int64_t delta) {
+    OpBody body = key(id);
+    storage::InterpretedUpdate program;
+    program.add(1, delta);
+    body.program = program.encode();
+    return body;
+  }
+
+  void send_op(uint16_t tc, uint64_t api_tx, uint32_t op_index, OpType type, const OpBody& body,
+               uint8_t flags, storage::LockMode lock = storage::LockMode::kCommittedRead) {
+    ASSERT_TRUE(client()
+                    .send(SimCluster::coordinator(tc),
+                          key_signal(api_tx, op_index, table_, type, body, flags, lock))
+                    .ok());
+  }
+
+  // Waits for the TC_KEYCONF(s) of api_tx up to kTcBatchDone; merges their results.
+  protocol::TcKeyConf wait_conf(uint64_t api_tx, uint64_t limit_ms = 10'000) {
+    protocol::TcKeyConf merged;
+    merged.api_tx = api_tx;
+    for (;;) {
+      bool found = false;
+      EXPECT_TRUE(cluster_.run_until(
+          [&] {
+            for (const Signal& s : client().inbox()) {
+              if (s.id() == protocol::kTcKeyConf && protocol::transaction_of(s) == api_tx) {
+                return found = true;
+              }
+            }
+            return false;
+          },
+          limit_ms));
+      if (!found) return merged;
+      for (auto it = client().inbox().begin(); it != client().inbox().end(); ++it) {
+        if (it->id() != protocol::kTcKeyConf || protocol::transaction_of(*it) != api_tx) continue;
+        Result<protocol::TcKeyConf> conf = protocol::TcKeyConf::from_signal(*it);
+        client().inbox().erase(it);
+        EXPECT_TRUE(conf.ok());
+        for (auto& r : conf->results) merged.results.push_back(std::move(r));
+        merged.flags = conf->flags;
+        merged.tx_error = conf->tx_error;
+        merged.tx_message = conf->tx_message;
+        break;
+      }
+      if ((merged.flags & protocol::kTcBatchDone) != 0) return merged;
+    }
+  }
+
+  // Committed read of one account through coordinator `tc`; nullopt if absent.
+  std::optional<int64_t> read_balance(uint16_t tc, int32_t id) {
+    const uint64_t tx = next_tx_++;
+    OpBody body = key(id);
+    body.columns = {1};
+    send_op(tc, tx, 0, OpType::kRead, body, protocol::kOpExecute | protocol::kOpCommit);
+    protocol::TcKeyConf conf = wait_conf(tx);
+    EXPECT_EQ(conf.results.size(), 1u);
+    if (conf.results.empty() || conf.results[0].error != ErrorCode::kOk) return std::nullopt;
+    protocol::ByteReader in(protocol::as_view(conf.results[0].data));
+    AttrValues values;
+    EXPECT_TRUE(protocol::decode_attr_values(&in, &values));
+    EXPECT_EQ(values.size(), 1u);
+    return as_i64(values.value(0));
+  }
+
+  // Every committed row of the table on `node`: id -> balance (both replicas must agree).
+  std::map<int32_t, int64_t> replica_contents(uint16_t node) {
+    std::map<int32_t, int64_t> rows;
+    for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
+      auto* lqh = cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part);
+      for (uint32_t f : lqh->fragment_ids(table_.schema.table_id)) {
+        // Test-only: a committed-read scan does not change the fragment's contents.
+        auto* fragment = const_cast<storage::Fragment*>(lqh->fragment(table_.schema.table_id, f));
+        storage::Fragment::ScanSpec spec;
+        auto scan = fragment->open_scan(spec);
+        EXPECT_TRUE(scan.ok());
+        storage::RowBatch batch;
+        while (true) {
+          batch.clear();
+          Result<size_t> n = (*scan)->next(100, &batch);
+          EXPECT_TRUE(n.ok());
+          if (!n.ok() || *n == 0) break;
+          for (size_t r = 0; r < batch.rows(); ++r) {
+            int32_t id = 0;
+            std::memcpy(&id, batch.row(r).value(0).data(), 4);
+            rows[id] = as_i64(batch.row(r).value(1));
+          }
+        }
+      }
+    }
+    return rows;
+  }
+
+  SimCluster cluster_;
+  TableDef table_;
+  uint64_t next_tx_ = 1000;
+};
+
+TEST_F(DataPathTest, CreateTableReachesEveryNodeAndBlock) {
+  table_ = create_accounts();
+  EXPECT_EQ(table_.schema.name, "bank/def/accounts");
+  EXPECT_EQ(table_.fragment_count, 8u);  // 1 node group x 2 replicas x 4 log parts
+  for (uint16_t node : {1, 2}) {
+    auto* dict = cluster_.block<dictionary::DictionaryBlock>(node, protocol::kDictionaryBlock);
+    EXPECT_EQ(dict->tables().count(table_.schema.table_id), 1u);
+    size_t fragments = 0;
+    for (uint16_t part = 0; part < 4; ++part) {
+      fragments += cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part)
+                       ->fragment_ids(table_.schema.table_id)
+                       .size();
+    }
+    EXPECT_EQ(fragments, 8u) << "node " << node << " holds a replica of every fragment";
+  }
+}
+
+TEST_F(DataPathTest, CommittedInsertsAreOnBothReplicasAndReadableThroughAnyCoordinator) {
+  table_ = create_accounts();
+  const uint64_t tx = next_tx_++;
+  for (int32_t id = 0; id < 100; ++id) {
+    send_op(2, tx, static_cast<uint32_t>(id), OpType::kInsert, row(id, 1000 + id),
+            id == 99 ? protocol::kOpExecute | protocol::kOpCommit : 0);
+  }
+  protocol::TcKeyConf conf = wait_conf(tx);
+  EXPECT_TRUE(conf.flags & protocol::kTcCommitted);
+  ASSERT_EQ(conf.results.size(), 100u);
+  std::set<uint32_t> seen;
+  for (const auto& r : conf.results) {
+    EXPECT_EQ(r.error, ErrorCode::kOk);
+    seen.insert(r.op_index);
+  }
+  EXPECT_EQ(seen.size(), 100u);
+  const auto on_1 = replica_contents(1);
+  EXPECT_EQ(on_1.size(), 100u);
+  EXPECT_EQ(on_1, replica_contents(2));
+  EXPECT_EQ(read_balance(1, 42), 1042);
+  EXPECT_EQ(read_balance(2, 99), 1099);
+  EXPECT_EQ(read_balance(1, 100), std::nullopt);
+}
+
+TEST_F(DataPathTest, DuplicateKeyAbortsUnlessIgnored) {
+  table_ = create_accounts();
+  uint64_t tx = next_tx_++;
+  send_op(1, tx, 0, OpType::kInsert, row(1, 10), protocol::kOpExecute | protocol::kOpCommit);
+  ASSERT_TRUE(wait_conf(tx).flags & protocol::kTcCommitted);
+
+  tx = next_tx_++;
+  send_op(1, tx, 0, OpType::kInsert, row(2, 20), 0);
+  send_op(1, tx, 1, OpType::kInsert, row(1, 99), protocol::kOpExecute | protocol::kOpCommit);
+  protocol::TcKeyConf conf = wait_conf(tx);
+  EXPECT_TRUE(conf.flags & protocol::kTcAborted);
+  EXPECT_EQ(conf.tx_error, ErrorCode::kDuplicateKey);
+  EXPECT_EQ(read_balance(2, 2), std::nullopt) << "the whole transaction aborted";
+  EXPECT_EQ(read_balance(2, 1), 10);
+
+  tx = next_tx_++;  // INSERT IGNORE: the duplicate is reported, the rest commits
+  send_op(1, tx, 0, OpType::kInsert, row(3, 30), 0);
+  send_op(1, tx, 1, OpType::kInsert, row(1, 99),
+          protocol::kOpExecute | protocol::kOpCommit | protocol::kOpIgnoreError);
+  conf = wait_conf(tx);
+  EXPECT_TRUE(conf.flags & protocol::kTcCommitted);
+  for (const auto& r : conf.results) {
+    EXPECT_EQ(r.error, r.op_index == 1 ? ErrorCode::kDuplicateKey : ErrorCode::kOk);
+  }
+  EXPECT_EQ(read_balance(1, 3), 30);
+  EXPECT_EQ(read_balance(1, 1), 10);
+  EXPECT_EQ(replica_contents(1), replica_contents(2));
+}
+
+TEST_F(DataPathTest, InterpretedUpdateUpdateDeleteAndRollback) {
+  table_ = create_accounts();
+  uint64_t tx = next_tx_++;
+  send_op(1, tx, 0, OpType::kInsert, row(7, 100), protocol::kOpExecute | protocol::kOpCommit);
+  ASSERT_TRUE(wait_conf(tx).flags & protocol::kTcCommitted);
+
+  tx = next_tx_++;
+  send_op(2, tx, 0, OpType::kInterpretedUpdate, add_balance(7, 5),
+          protocol::kOpExecute | protocol::kOpCommit);
+  ASSERT_TRUE(wait_conf(tx).flags & protocol::kTcCommitted);
+  EXPECT_EQ(read_balance(1, 7), 105);
+
+  // Update then roll back: nothing changes anywhere.
+  tx = next_tx_++;
+  OpBody update = key(7);
+  update.values.add(1, i64(1));
+  send_op(1, tx, 0, OpType::kUpdate, update, protocol::kOpExecute);
+  protocol::TcKeyConf conf = wait_conf(tx);
+  EXPECT_EQ(conf.flags, protocol::kTcBatchDone) << "executed, not committed";
+  ASSERT_TRUE(client().send(SimCluster::coordinator(1),
+                            protocol::api_transaction_signal(protocol::kTcRollbackReq, tx)).ok());
+  EXPECT_TRUE(wait_conf(tx).flags & protocol::kTcAborted);
+  EXPECT_EQ(read_balance(2, 7), 105);
+
+  tx = next_tx_++;
+  send_op(2, tx, 0, OpType::kDelete, key(7), protocol::kOpExecute);
+  ASSERT_EQ(wait_conf(tx).flags, protocol::kTcBatchDone);
+  ASSERT_TRUE(client().send(SimCluster::coordinator(2),
+                            protocol::api_transaction_signal(protocol::kTcCommitReq, tx)).ok());
+  EXPECT_TRUE(wait_conf(tx).flags & protocol::kTcCommitted);
+  EXPECT_EQ(read_balance(1, 7), std::nullopt);
+  EXPECT_TRUE(replica_contents(1).empty());
+  EXPECT_TRUE(replica_contents(2).empty());
+}
+
+TEST_F(DataPathTest, LockWaitTimesOutWith1205AndTheHolderCommits) {
+  table_ = create_accounts();
+  uint64_t tx = next_tx_++;
+  send_op(1, tx, 0, OpType::kInsert, row(5, 50), protocol::kOpExecute | protocol::kOpCommit);
+  ASSERT_TRUE(wait_conf(tx).flags & protocol::kTcCommitted);
+
+  const uint64_t holder = next_tx_++;
+  send_op(1, holder, 0, OpType::kInterpretedUpdate, add_balance(5, 1), protocol::kOpExecute);
+  ASSERT_EQ(wait_conf(holder).flags, protocol::kTcBatchDone);
+
+  const uint64_t waiter = next_tx_++;
+  const uint64_t start = cluster_.sim().now_ns();
+  send_op(2, waiter, 0, OpType::kInterpretedUpdate, add_balance(5, 100),
+          protocol::kOpExecute | protocol::kOpCommit);
+  protocol::TcKeyConf conf = wait_conf(waiter, 5000);
+  EXPECT_TRUE(conf.flags & protocol::kTcAborted);
+  EXPECT_EQ(conf.tx_error, ErrorCode::kLockWaitTimeout);
+  EXPECT_EQ(error_info(conf.tx_error).mysql_errno, 1205);
+  EXPECT_GE(cluster_.sim().now_ns() - start, 1200 * kNanosPerMilli);
+
+  ASSERT_TRUE(client().send(SimCluster::coordinator(1),
+                            protocol::api_transaction_signal(protocol::kTcCommitReq, holder)).ok());
+  EXPECT_TRUE(wait_conf(holder).flags & protocol::kTcCommitted);
+  EXPECT_EQ(read_balance(2, 5), 51);
+}
+
+TEST_F(DataPathTest, WaiterProceedsWhenTheHolderCommits) {
+  table_ = create_accounts();
+  uint64_t tx = next_tx_++;
+  send_op(1, tx, 0, OpType::kInsert, row(5, 50), protocol::kOpExecute | protocol::kOpCommit);
+  ASSERT_TRUE(wait_conf(tx).flags & protocol::kTcCommitted);
+  const uint64_t holder = next_tx_++;
+  send_op(1, holder, 0, OpType::kInterpretedUpdate, add_balance(5, 1), protocol::kOpExecute);
+  ASSERT_EQ(wait_conf(holder).flags, protocol::kTcBatchDone);
+  const uint64_t waiter = next_tx_++;
+  send_op(2, waiter, 0, OpType::kInterpretedUpdate, add_balance(5, 10),
+          protocol::kOpExecute | protocol::kOpCommit);
+  cluster_.sim().run_for(100 * kNanosPerMilli);
+  EXPECT_FALSE(client().has(protocol::kTcKeyConf)) << "the waiter waits";
+  ASSERT_TRUE(client().send(SimCluster::coordinator(1),
+                            protocol::api_transaction_signal(protocol::kTcCommitReq, holder)).ok());
+  EXPECT_TRUE(wait_conf(holder).flags & protocol::kTcCommitted);
+  EXPECT_TRUE(wait_conf(waiter).flags & protocol::kTcCommitted);
+  EXPECT_EQ(read_balance(1, 5), 61);
+  EXPECT_EQ(replica_contents(1), replica_contents(2));
+}
+
+TEST_F(DataPathTest, ScansReturnEveryRowOnceWithFilterAndIndexRange) {
+  table_ = create_accounts();
+  uint64_t tx = next_tx_++;
+  for (int32_t id = 0; id < 300; ++id) {
+    send_op(1, tx, static_cast<uint32_t>(id), OpType::kInsert, row(id, id * 10),
+            id == 299 ? protocol::kOpExecute | protocol::kOpCommit : 0);
+  }
+  ASSERT_TRUE(wait_conf(tx).flags & protocol::kTcCommitted);
+
+  // Runs a scan to completion, asking for each fragment's next batch as a client does.
+  auto run_scan = [&](protocol::ScanTabReq req) {
+    std::vector<int64_t> balances;
+    const uint64_t api_tx = req.api_tx;
+    const uint32_t scan_id = req.scan_id;
+    EXPECT_TRUE(client().send(SimCluster::coordinator(2), std::move(req).to_signal()).ok());
+    for (bool done = false; !done;) {
+      EXPECT_TRUE(cluster_.run_until([&] { return client().has(protocol::kScanTabConf); }));
+      if (!client().has(protocol::kScanTabConf)) break;
+      Signal s = client().take(protocol::kScanTabConf);
+      Result<protocol::ScanBatch> batch = protocol::ScanBatch::from_signal(s);
+      EXPECT_TRUE(batch.ok());
+      storage::RowBatch rows;
+      EXPECT_TRUE(protocol::decode_row_batch(protocol::as_view(batch->batch), &rows).ok());
+      EXPECT_EQ(rows.rows(), batch->rows);
+      for (size_t r = 0; r < rows.rows(); ++r) {
+        EXPECT_EQ(rows.row(r).size(), 1u) << "projection: balance only";
+        balances.push_back(as_i64(rows.row(r).value(0)));
+      }
+      done = (batch->flags & protocol::kScanAllDone) != 0;
+      if (!done && (batch->flags & protocol::kScanFragmentDone) == 0) {
+        protocol::ScanNextReq next{api_tx, scan_id, batch->fragment, 0};
+        EXPECT_TRUE(client()
+                        .send(SimCluster::coordinator(2), next.to_signal(protocol::kScanTabNextReq))
+                        .ok());
+      }
+    }
+    return balances;
+  };
+
+  protocol::ScanBody body;
+  body.columns = {1};
+  storage::FilterBuilder b;
+  const storage::ColumnDef& balance_col = table_.schema.columns[1];
+  Result<storage::FilterProgram> filter =
+      b.build(b.cmp(1, storage::CmpOp::kGe, storage::encode_int(balance_col, 1000)));
+  ASSERT_TRUE(filter.ok());
+  body.filter = filter->encode();
+  protocol::ScanTabReq full;
+  full.api_tx = next_tx_++;
+  full.scan_id = 1;
+  full.table_id = table_.schema.table_id;
+  full.table_version = table_.version;
+  full.batch_rows = 16;
+  ASSERT_TRUE(body.encode(&full.body).ok());
+  std::vector<int64_t> seen = run_scan(std::move(full));
+  std::multiset<int64_t> got(seen.begin(), seen.end());
+  EXPECT_EQ(got.size(), 200u);  // balances 1000..2990
+  EXPECT_EQ(std::set<int64_t>(seen.begin(), seen.end()).size(), 200u) << "each row once";
+  EXPECT_EQ(*got.begin(), 1000);
+
+  // Ordered index range 100 <= balance < 200, per fragment ascending.
+  protocol::ScanBody range;
+  range.columns = {1};
+  range.low.add(1, i64(100));
+  range.high.add(1, i64(200));
+  protocol::ScanTabReq ranged;
+  ranged.api_tx = next_tx_++;
+  ranged.scan_id = 2;
+  ranged.table_id = table_.schema.table_id;
+  ranged.table_version = table_.version;
+  ranged.index = 0;
+  ranged.flags = protocol::kScanLowInclusive;
+  ASSERT_TRUE(range.encode(&ranged.body).ok());
+  seen = run_scan(std::move(ranged));
+  EXPECT_EQ(std::set<int64_t>(seen.begin(), seen.end()),
+            (std::set<int64_t>{100, 110, 120, 130, 140, 150, 160, 170, 180, 190}));
+  EXPECT_EQ(cluster_.block<coordinator::CoordinatorBlock>(2, protocol::kCoordinatorBlock)->scan_count(),
+            0u);
+}
+
+TEST_F(DataPathTest, DepartedClientsTransactionIsAbortedAndItsLocksReleased) {
+  table_ = create_accounts();
+  uint64_t tx = next_tx_++;
+  send_op(1, tx, 0, OpType::kInsert, row(9, 90), protocol::kOpExecute | protocol::kOpCommit);
+  ASSERT_TRUE(wait_conf(tx).flags & protocol::kTcCommitted);
+  const uint64_t orphan = next_tx_++;
+  send_op(1, orphan, 0, OpType::kInterpretedUpdate, add_balance(9, 1000), protocol::kOpExecute);
+  ASSERT_EQ(wait_conf(orphan).flags, protocol::kTcBatchDone);
+  // The client's link drops: the node's transport reports it.
+  Signal fail(protocol::kNodeFailRep, {kFirstClientNode});
+  fail.set_sender({1, 0, 0});
+  fail.set_receiver(SimCluster::coordinator(1));
+  ASSERT_TRUE(cluster_.sim().inject(std::move(fail)).ok());
+  cluster_.sim().run_for(10 * kNanosPerMilli);
+  EXPECT_EQ(cluster_.block<coordinator::CoordinatorBlock>(1, protocol::kCoordinatorBlock)
+                ->transaction_count(),
+            0u);
+  // Its lock is gone: another transaction updates the row at once.
+  tx = next_tx_++;
+  send_op(2, tx, 0, OpType::kInterpretedUpdate, add_balance(9, 1),
+          protocol::kOpExecute | protocol::kOpCommit);
+  EXPECT_TRUE(wait_conf(tx, 500).flags & protocol::kTcCommitted);
+  EXPECT_EQ(read_balance(1, 9), 91);
+}
+
+TEST_F(DataPathTest, DroppedTableRefusesOperations) {
+  table_ = create_accounts();
+  ASSERT_TRUE(client()
+                  .send(SimCluster::dictionary(1),
+                        protocol::DictMsg{5, table_.schema.table_id, 0, 0, ""}.to_signal(
+                            protocol::kDropTableReq))
+                  .ok());
+  ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kDropTableConf); }));
+  const uint64_t tx = next_tx_++;
+  send_op(2, tx, 0, OpType::kInsert, row(1, 1), protocol::kOpExecute | protocol::kOpCommit);
+  protocol::TcKeyConf conf = wait_conf(tx);
+  EXPECT_TRUE(conf.flags & protocol::kTcAborted);
+  EXPECT_EQ(conf.tx_error, ErrorCode::kNoSuchTable);
+  // The name is free again.
+  TableDef again = create_accounts();
+  EXPECT_NE(again.schema.table_id, table_.schema.table_id);
+}
+
+// Concurrent transfers between random accounts through both coordinators; conflicting
+// transfers deadlock now and then and are resolved by the lock wait timeout. Money is
+// conserved, every committed transfer is applied once, and the replicas are identical.
+class BankTransferTest : public DataPathTest, public ::testing::WithParamInterface<uint64_t> {
+ protected:
+  // Few accounts, many transfers in flight and jittery links: lock waits and deadlocks
+  // (resolved by the 200 ms lock timeout) happen in most seeds.
+  BankTransferTest()
+      : DataPathTest(SimClusterOptions{
+            .seed = GetParam(), .lock_wait_timeout_ms = 200, .link_jitter_ns = 2'000'000}) {}
+};
+
+TEST_P(BankTransferTest, MoneyIsConservedAndReplicasAgree) {
+  constexpr int32_t kAccounts = 5;
+  constexpr int64_t kInitial = 1000;
+  constexpr int kTransfers = 60;
+  constexpr int kInFlight = 8;
+  table_ = create_accounts();
+  uint64_t tx = next_tx_++;
+  for (int32_t id = 0; id < kAccounts; ++id) {
+    send_op(1, tx, static_cast<uint32_t>(id), OpType::kInsert, row(id, kInitial),
+            id == kAccounts - 1 ? protocol::kOpExecute | protocol::kOpCommit : 0);
+  }
+  ASSERT_TRUE(wait_conf(tx).flags & protocol::kTcCommitted);
+
+  uint64_t lock_timers = 0;
+  cluster_.sim().set_delivery_observer([&](uint64_t, const Signal& s) {
+    if (s.id() == protocol::kLqhLockTimeout) ++lock_timers;
+  });
+  SeededRandom random(GetParam());
+  std::map<uint64_t, std::pair<int32_t, int32_t>> in_flight;
+  std::map<int32_t, int64_t> expected;
+  for (int32_t id = 0; id < kAccounts; ++id) expected[id] = kInitial;
+  int started = 0, committed = 0, aborted = 0;
+  auto start_transfer = [&]() {
+    const int32_t from = static_cast<int32_t>(random.uniform(kAccounts));
+    int32_t to = static_cast<int32_t>(random.uniform(kAccounts - 1));
+    if (to >= from) ++to;
+    const uint64_t t = next_tx_++;
+    const uint16_t tc = static_cast<uint16_t>(1 + random.uniform(2));
+    send_op(tc, t, 0, OpType::kInterpretedUpdate, add_balance(from, -7), 0);
+    send_op(tc, t, 1, OpType::kInterpretedUpdate, add_balance(to, 7),
+            protocol::kOpExecute | protocol::kOpCommit);
+    in_flight[t] = {from, to};
+    ++started;
+  };
+  while (started < kInFlight) start_transfer();
+  while (!in_flight.empty()) {
+    ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kTcKeyConf); }, 60'000));
+    Signal s = client().take(protocol::kTcKeyConf);
+    Result<protocol::TcKeyConf> conf = protocol::TcKeyConf::from_signal(s);
+    ASSERT_TRUE(conf.ok());
+    ASSERT_TRUE(conf->flags & protocol::kTcBatchDone) << "two small results fit one signal";
+    auto it = in_flight.find(conf->api_tx);
+    ASSERT_NE(it, in_flight.end());
+    if (conf->flags & protocol::kTcCommitted) {
+      expected[it->second.first] -= 7;
+      expected[it->second.second] += 7;
+      ++committed;
+    } else {
+      EXPECT_EQ(conf->tx_error, ErrorCode::kLockWaitTimeout) << conf->tx_message;
+      ++aborted;
+    }
+    in_flight.erase(it);
+    if (started < kTransfers) start_transfer();
+  }
+  EXPECT_EQ(committed + aborted, kTransfers);
+  RecordProperty("aborted", aborted);
+  RecordProperty("lock_timers", static_cast<int>(lock_timers));
+  EXPECT_GT(committed, kTransfers / 2);
+  const auto on_1 = replica_contents(1);
+  EXPECT_EQ(on_1, replica_contents(2));
+  EXPECT_EQ(on_1, expected);
+  int64_t total = 0;
+  for (const auto& [id, balance] : on_1) total += balance;
+  EXPECT_EQ(total, kAccounts * kInitial);
+  for (uint16_t node : {1, 2}) {
+    EXPECT_EQ(cluster_.block<coordinator::CoordinatorBlock>(node, protocol::kCoordinatorBlock)
+                  ->transaction_count(),
+              0u);
+    for (uint16_t part = 0; part < 4; ++part) {
+      EXPECT_EQ(cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part)
+                    ->transaction_count(),
+                0u);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, BankTransferTest, ::testing::Range<uint64_t>(1, 41));
+
+}  // namespace
+}  // namespace duo::testing

@@ -1,0 +1,424 @@
+#include "ndb-kernel/dictionary/dictionary_block.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "ndb-kernel/protocol/block_numbers.h"
+
+namespace duo::dictionary {
+
+using kernel::BlockAddress;
+using kernel::Signal;
+using protocol::DictMsg;
+using protocol::TableMsg;
+
+namespace {
+constexpr uint32_t kCommit = 0;
+constexpr uint32_t kAbort = 1;
+}  // namespace
+
+DictionaryBlock::DictionaryBlock(protocol::ClusterTopology topology)
+    : Block("dictionary", protocol::kDictionaryBlock),
+      topology_(std::move(topology)),
+      data_nodes_(topology_.data_nodes()),
+      master_(data_nodes_.empty() ? 0 : data_nodes_.front()) {
+  protocol::register_protocol_signal_names();
+  on(protocol::kCreateTableReq, &DictionaryBlock::on_create_table_req);
+  on(protocol::kDropTableReq, &DictionaryBlock::on_drop_table_req);
+  on(protocol::kGetTableReq, &DictionaryBlock::on_get_table_req);
+  on(protocol::kListTablesReq, &DictionaryBlock::on_list_tables_req);
+  on(protocol::kSubscribeSchemaReq, &DictionaryBlock::on_subscribe_schema_req);
+  on(protocol::kNodeFailRep, &DictionaryBlock::on_node_fail_rep);
+  on(protocol::kSchemaPrepareReq, &DictionaryBlock::on_schema_prepare_req);
+  on(protocol::kSchemaPrepareConf, &DictionaryBlock::on_schema_prepare_conf);
+  on(protocol::kSchemaPrepareRef, &DictionaryBlock::on_schema_prepare_ref);
+  on(protocol::kSchemaCommitReq, &DictionaryBlock::on_schema_commit_req);
+  on(protocol::kSchemaCommitConf, &DictionaryBlock::on_schema_commit_conf);
+  on(protocol::kTableAddConf, &DictionaryBlock::on_table_add_conf);
+  on(protocol::kTableDropConf, &DictionaryBlock::on_table_drop_conf);
+}
+
+DictionaryBlock::~DictionaryBlock() = default;
+
+void DictionaryBlock::answer(const BlockAddress& to, kernel::SignalId id, DictMsg msg) {
+  if (to.node_id == 0) return;  // an internal request (no client)
+  Signal out = msg.to_signal(id);
+  out.set_receiver(to);
+  if (Status sent = send(to, std::move(out)); !sent.ok()) {
+    DUO_BLOCK_LOG(WARNING) << "cannot answer " << to.to_string() << ": " << sent.message();
+  }
+}
+
+const protocol::TableDef* DictionaryBlock::find_by_name(const std::string& name) const {
+  for (const auto& [id, table] : tables_) {
+    if (table.schema.name == name) return &table;
+  }
+  return nullptr;
+}
+
+void DictionaryBlock::send_to_every_dictionary(Signal signal) {
+  for (uint16_t node : data_nodes_) {
+    const BlockAddress target{node, protocol::kDictionaryBlock, 0};
+    Signal copy = signal.clone();
+    copy.set_receiver(target);
+    if (Status sent = send(target, std::move(copy)); !sent.ok()) {
+      // A data node that cannot be reached fails the schema transaction: its answer
+      // never comes. Node failure handling (the failover issue) will abort it.
+      DUO_BLOCK_LOG(WARNING) << "cannot reach the dictionary of node " << node << ": "
+                             << sent.message();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Client requests
+
+void DictionaryBlock::on_create_table_req(Signal& signal) {
+  Result<TableMsg> msg = TableMsg::from_signal(signal);
+  if (!msg.ok()) {
+    answer(signal.sender(), protocol::kCreateTableRef,
+           DictMsg{signal.word(0), static_cast<uint32_t>(ErrorCode::kInvalidArgument), 0, 0,
+                   msg.status().message()});
+    return;
+  }
+  if (!is_master()) {
+    answer(signal.sender(), protocol::kCreateTableRef,
+           DictMsg{msg->request_id, static_cast<uint32_t>(ErrorCode::kTemporary), master_, 0,
+                   "not the master dictionary; send schema changes to data node " +
+                       std::to_string(master_)});
+    return;
+  }
+  Request request;
+  request.client = signal.sender();
+  request.request_id = msg->request_id;
+  request.kind = protocol::kSchemaCreate;
+  request.table = std::move(msg->table);
+  queue_.push_back(std::move(request));
+  start_next();
+}
+
+void DictionaryBlock::on_drop_table_req(Signal& signal) {
+  DictMsg msg = DictMsg::from_signal(signal);
+  if (!is_master()) {
+    answer(signal.sender(), protocol::kDropTableRef,
+           DictMsg{msg.request_id, static_cast<uint32_t>(ErrorCode::kTemporary), master_, 0,
+                   "not the master dictionary; send schema changes to data node " +
+                       std::to_string(master_)});
+    return;
+  }
+  Request request;
+  request.client = signal.sender();
+  request.request_id = msg.request_id;
+  request.kind = protocol::kSchemaDrop;
+  request.table.schema.table_id = msg.a;
+  request.table.schema.name = msg.text;
+  queue_.push_back(std::move(request));
+  start_next();
+}
+
+void DictionaryBlock::on_get_table_req(Signal& signal) {
+  DictMsg msg = DictMsg::from_signal(signal);
+  const protocol::TableDef* table = nullptr;
+  if (msg.a != 0) {
+    auto it = tables_.find(msg.a);
+    if (it != tables_.end()) table = &it->second;
+  } else {
+    table = find_by_name(msg.text);
+  }
+  if (table == nullptr) {
+    answer(signal.sender(), protocol::kGetTableRef,
+           DictMsg{msg.request_id, static_cast<uint32_t>(ErrorCode::kNoSuchTable), 0, 0,
+                   "table '" + (msg.a != 0 ? std::to_string(msg.a) : msg.text) +
+                       "' does not exist"});
+    return;
+  }
+  Result<Signal> out = TableMsg{msg.request_id, 0, *table}.to_signal(protocol::kGetTableConf);
+  if (!out.ok()) {
+    answer(signal.sender(), protocol::kGetTableRef,
+           DictMsg{msg.request_id, static_cast<uint32_t>(out.status().code()), 0, 0,
+                   out.status().message()});
+    return;
+  }
+  out->set_receiver(signal.sender());
+  [[maybe_unused]] Status sent = send(signal.sender(), std::move(out).value());
+}
+
+void DictionaryBlock::on_list_tables_req(Signal& signal) {
+  std::vector<protocol::TableListEntry> list;
+  for (const auto& [id, table] : tables_) {
+    list.push_back(protocol::TableListEntry{id, table.version, table.schema.name});
+  }
+  Result<Signal> out = protocol::list_tables_conf(signal.word(0), list);
+  if (!out.ok()) {
+    DUO_BLOCK_LOG(WARNING) << "cannot list tables: " << out.status().message();
+    return;
+  }
+  out->set_receiver(signal.sender());
+  [[maybe_unused]] Status sent = send(signal.sender(), std::move(out).value());
+}
+
+void DictionaryBlock::on_subscribe_schema_req(Signal& signal) {
+  subscribers_.insert(signal.sender().node_id);
+}
+
+void DictionaryBlock::on_node_fail_rep(Signal& signal) {
+  const uint16_t node = static_cast<uint16_t>(signal.word(0));
+  subscribers_.erase(node);
+  std::erase_if(queue_, [node](const Request& r) { return r.client.node_id == node; });
+  if (running_ && running_->request.client.node_id == node) {
+    running_->request.client.node_id = 0;  // finishes, but nobody is told
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Master: one schema transaction at a time
+
+void DictionaryBlock::start_next() {
+  while (!running_ && !queue_.empty()) {
+    Request request = std::move(queue_.front());
+    queue_.pop_front();
+    const auto refuse = [&](ErrorCode error, std::string message) {
+      answer(request.client,
+             request.kind == protocol::kSchemaCreate ? protocol::kCreateTableRef
+                                                     : protocol::kDropTableRef,
+             DictMsg{request.request_id, static_cast<uint32_t>(error), 0, 0, std::move(message)});
+    };
+    if (request.kind == protocol::kSchemaCreate) {
+      protocol::TableDef& table = request.table;
+      if (find_by_name(table.schema.name) != nullptr) {
+        refuse(ErrorCode::kTableExists, "Table '" + table.schema.name + "' already exists");
+        continue;
+      }
+      if (Status valid = table.schema.validate(); !valid.ok()) {
+        refuse(valid.code(), valid.message());
+        continue;
+      }
+      table.schema.table_id = next_table_id_++;
+      table.version = 1;
+      if (table.fragment_count == 0) table.fragment_count = topology_.default_fragment_count();
+    } else {
+      const protocol::TableDef* existing = nullptr;
+      if (request.table.schema.table_id != 0) {
+        auto it = tables_.find(request.table.schema.table_id);
+        if (it != tables_.end()) existing = &it->second;
+      } else {
+        existing = find_by_name(request.table.schema.name);
+      }
+      if (existing == nullptr) {
+        refuse(ErrorCode::kNoSuchTable,
+               "Table '" +
+                   (request.table.schema.name.empty()
+                        ? std::to_string(request.table.schema.table_id)
+                        : request.table.schema.name) +
+                   "' does not exist");
+        continue;
+      }
+      request.table = *existing;
+    }
+    running_ = std::make_unique<Running>();
+    running_->request = std::move(request);
+    running_->schema_tx = next_schema_tx_++;
+    running_->awaiting = static_cast<uint32_t>(data_nodes_.size());
+    Result<Signal> prepare = TableMsg{running_->schema_tx, running_->request.kind,
+                                      running_->request.table}
+                                 .to_signal(protocol::kSchemaPrepareReq);
+    if (!prepare.ok()) {
+      refuse(prepare.status().code(), prepare.status().message());
+      running_.reset();
+      continue;
+    }
+    send_to_every_dictionary(std::move(prepare).value());
+  }
+}
+
+void DictionaryBlock::on_schema_prepare_conf(Signal& signal) {
+  if (!running_ || running_->committing || running_->aborting ||
+      signal.word(0) != running_->schema_tx || running_->awaiting == 0) {
+    return;
+  }
+  if (--running_->awaiting > 0) return;
+  const bool abort = running_->error != ErrorCode::kOk;
+  (abort ? running_->aborting : running_->committing) = true;
+  running_->awaiting = static_cast<uint32_t>(data_nodes_.size());
+  send_to_every_dictionary(
+      DictMsg{running_->schema_tx, abort ? kAbort : kCommit, 0, 0, ""}.to_signal(
+          protocol::kSchemaCommitReq));
+}
+
+void DictionaryBlock::on_schema_prepare_ref(Signal& signal) {
+  DictMsg ref = DictMsg::from_signal(signal);
+  if (!running_ || ref.request_id != running_->schema_tx) return;
+  if (running_->error == ErrorCode::kOk) {
+    running_->error = ref.a <= static_cast<uint32_t>(ErrorCode::kInternal)
+                          ? static_cast<ErrorCode>(ref.a)
+                          : ErrorCode::kInternal;
+    running_->message = ref.text;
+  }
+  on_schema_prepare_conf(signal);  // counts as an answer
+}
+
+void DictionaryBlock::on_schema_commit_conf(Signal& signal) {
+  DictMsg conf = DictMsg::from_signal(signal);
+  if (!running_ || conf.request_id != running_->schema_tx || running_->awaiting == 0 ||
+      !(running_->committing || running_->aborting)) {
+    return;
+  }
+  if (conf.c != 0 && running_->error == ErrorCode::kOk) {
+    running_->error = conf.c <= static_cast<uint32_t>(ErrorCode::kInternal)
+                          ? static_cast<ErrorCode>(conf.c)
+                          : ErrorCode::kInternal;
+    running_->message = conf.text;
+  }
+  if (--running_->awaiting == 0) finish_running();
+}
+
+void DictionaryBlock::finish_running() {
+  std::unique_ptr<Running> done = std::move(running_);
+  const Request& request = done->request;
+  const bool create = request.kind == protocol::kSchemaCreate;
+  if (done->error == ErrorCode::kOk) {
+    DUO_BLOCK_LOG(INFO) << (create ? "created" : "dropped") << " table '"
+                        << request.table.schema.name << "' (id " << request.table.schema.table_id
+                        << ", version " << request.table.version << ", "
+                        << request.table.fragment_count << " fragments)";
+    answer(request.client, create ? protocol::kCreateTableConf : protocol::kDropTableConf,
+           DictMsg{request.request_id, request.table.schema.table_id, request.table.version, 0,
+                   ""});
+  } else {
+    answer(request.client, create ? protocol::kCreateTableRef : protocol::kDropTableRef,
+           DictMsg{request.request_id, static_cast<uint32_t>(done->error), 0, 0, done->message});
+    if (create && done->committing) {
+      // Installed in the dictionaries but some node could not create its fragments:
+      // take it away again before anything else runs.
+      Request drop;
+      drop.kind = protocol::kSchemaDrop;
+      drop.table = request.table;
+      queue_.push_front(std::move(drop));
+    }
+  }
+  start_next();
+}
+
+// ---------------------------------------------------------------------------------------
+// Every dictionary: prepare and commit
+
+void DictionaryBlock::on_schema_prepare_req(Signal& signal) {
+  Result<TableMsg> msg = TableMsg::from_signal(signal);
+  const uint32_t schema_tx = signal.word(0);
+  ErrorCode error = ErrorCode::kOk;
+  std::string message;
+  if (!msg.ok()) {
+    error = msg.status().code();
+    message = msg.status().message();
+  } else if (msg->kind == protocol::kSchemaCreate) {
+    if (tables_.count(msg->table.schema.table_id) != 0 ||
+        find_by_name(msg->table.schema.name) != nullptr) {
+      error = ErrorCode::kTableExists;
+      message = "Table '" + msg->table.schema.name + "' already exists on node " +
+                std::to_string(node_id());
+    }
+  } else if (msg->kind == protocol::kSchemaDrop) {
+    if (tables_.count(msg->table.schema.table_id) == 0) {
+      error = ErrorCode::kNoSuchTable;
+      message = "table " + std::to_string(msg->table.schema.table_id) +
+                " does not exist on node " + std::to_string(node_id());
+    }
+  } else {
+    error = ErrorCode::kInvalidArgument;
+    message = "unknown schema change kind " + std::to_string(msg->kind);
+  }
+  if (error != ErrorCode::kOk) {
+    answer(signal.sender(), protocol::kSchemaPrepareRef,
+           DictMsg{schema_tx, static_cast<uint32_t>(error), 0, 0, std::move(message)});
+    return;
+  }
+  Prepared prepared;
+  prepared.kind = msg->kind;
+  prepared.table = std::move(msg->table);
+  prepared.master = signal.sender();
+  prepared_[schema_tx] = std::move(prepared);
+  answer(signal.sender(), protocol::kSchemaPrepareConf, DictMsg{schema_tx, 0, 0, 0, ""});
+}
+
+void DictionaryBlock::on_schema_commit_req(Signal& signal) {
+  DictMsg msg = DictMsg::from_signal(signal);
+  auto it = prepared_.find(msg.request_id);
+  if (it == prepared_.end() || msg.a == kAbort) {
+    if (it != prepared_.end()) prepared_.erase(it);
+    answer(signal.sender(), protocol::kSchemaCommitConf, DictMsg{msg.request_id, 0, 0, 0, ""});
+    return;
+  }
+  Prepared& prepared = it->second;
+  prepared.master = signal.sender();
+  std::vector<BlockAddress> locals{BlockAddress{node_id(), protocol::kCoordinatorBlock, 0}};
+  for (uint16_t part = 0; part < topology_.log_parts; ++part) {
+    locals.push_back(BlockAddress{node_id(), protocol::kLocalQueryBlock, part});
+  }
+  Signal change;
+  if (prepared.kind == protocol::kSchemaCreate) {
+    tables_[prepared.table.schema.table_id] = prepared.table;
+    Result<Signal> add =
+        TableMsg{msg.request_id, 0, prepared.table}.to_signal(protocol::kTableAddReq);
+    if (!add.ok()) {
+      answer(signal.sender(), protocol::kSchemaCommitConf,
+             DictMsg{msg.request_id, 0, 0, static_cast<uint32_t>(add.status().code()),
+                     add.status().message()});
+      prepared_.erase(it);
+      return;
+    }
+    change = std::move(add).value();
+  } else {
+    tables_.erase(prepared.table.schema.table_id);
+    change = DictMsg{msg.request_id, prepared.table.schema.table_id, 0, 0, ""}.to_signal(
+        protocol::kTableDropReq);
+  }
+  prepared.awaiting_local = 0;
+  for (const BlockAddress& local : locals) {
+    Signal copy = change.clone();
+    copy.set_receiver(local);
+    if (send(local, std::move(copy)).ok()) ++prepared.awaiting_local;
+  }
+  if (prepared.awaiting_local == 0) local_done(msg.request_id);
+}
+
+void DictionaryBlock::on_table_add_conf(Signal& signal) {
+  DictMsg conf = DictMsg::from_signal(signal);
+  auto it = prepared_.find(conf.request_id);
+  if (it == prepared_.end() || it->second.awaiting_local == 0) return;
+  if (conf.c != 0) {
+    DUO_BLOCK_LOG(WARNING) << "table " << conf.a << " could not be created by "
+                           << signal.sender().to_string() << ": " << conf.text;
+    // Reported to the master with the commit answer; the master drops the table again.
+    it->second.local_error = conf.c;
+    it->second.local_message = conf.text;
+  }
+  if (--it->second.awaiting_local == 0) local_done(conf.request_id);
+}
+
+void DictionaryBlock::on_table_drop_conf(Signal& signal) {
+  DictMsg conf = DictMsg::from_signal(signal);
+  auto it = prepared_.find(conf.request_id);
+  if (it == prepared_.end() || it->second.awaiting_local == 0) return;
+  if (--it->second.awaiting_local == 0) local_done(conf.request_id);
+}
+
+void DictionaryBlock::local_done(uint32_t schema_tx) {
+  auto it = prepared_.find(schema_tx);
+  if (it == prepared_.end()) return;
+  Prepared prepared = std::move(it->second);
+  prepared_.erase(it);
+  answer(prepared.master, protocol::kSchemaCommitConf,
+         DictMsg{schema_tx, 0, 0, prepared.local_error,
+                 prepared.local_error != 0 ? "node " + std::to_string(node_id()) +
+                                                 " could not create the table's fragments: " +
+                                                 prepared.local_message
+                                           : ""});
+  // Tell this node's subscribed clients (each dictionary tells its own).
+  for (uint16_t subscriber : subscribers_) {
+    answer(BlockAddress{subscriber, protocol::kApiBlock, 0}, protocol::kSchemaEvent,
+           DictMsg{prepared.kind, prepared.table.schema.table_id, prepared.table.version, 0,
+                   prepared.table.schema.name});
+  }
+}
+
+}  // namespace duo::dictionary

@@ -1,0 +1,116 @@
+// DictionaryBlock: the schema of the cluster (NDB's DBDICT) — tables with their
+// columns, primary key, ordered and unique indexes, version and fragment count.
+//
+// Every data node runs one; they hold identical copies. Changes are schema
+// transactions run by the master (the lowest data node id): the master validates the
+// request, assigns the table id and version, then
+//   SCHEMA_PREPAREREQ -> every dictionary (each checks it can apply the change)
+//   SCHEMA_COMMITREQ  -> every dictionary: each installs the change, tells its node's
+//                        coordinator and local_query instances (TABLE_ADDREQ /
+//                        TABLE_DROPREQ), waits for them, answers SCHEMA_COMMITCONF,
+//                        and pushes SCHEMA_EVENT to the API nodes subscribed to it
+// and answers the client only when every node has the change, so a client that is told
+// "created" can use the table through any data node. A prepare refused anywhere aborts
+// the change everywhere (SCHEMA_COMMITREQ with a = 1). The master runs one schema
+// transaction at a time and queues the rest (NDB serialises them too).
+//
+// Reads (GET_TABLEREQ by id or name, LIST_TABLESREQ) are answered by any dictionary.
+// Names are the client's full names (the SQL layer uses "db/def/table" like NDB).
+//
+// Not yet: persistence of the schema in the node's file system (the durability
+// increment), master takeover after a node failure (the failover issue).
+//
+// Thread-safety: a Block; single-threaded by the runtime's contract.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+
+#include "ndb-kernel/protocol/distribution.h"
+#include "ndb-kernel/protocol/messages.h"
+#include "ndb-kernel/runtime/block.h"
+
+namespace duo::dictionary {
+
+class DictionaryBlock : public kernel::Block {
+ public:
+  explicit DictionaryBlock(protocol::ClusterTopology topology);
+  ~DictionaryBlock() override;
+
+  // The tables this node has installed (tests, the node's reports).
+  const std::map<uint32_t, protocol::TableDef>& tables() const { return tables_; }
+  bool is_master() const { return node_id() == master_; }
+
+ private:
+  // A client's request waiting at the master for its schema transaction.
+  struct Request {
+    kernel::BlockAddress client;
+    uint32_t request_id = 0;
+    uint32_t kind = 0;  // kSchemaCreate / kSchemaDrop
+    protocol::TableDef table;
+  };
+  // The schema transaction the master is running.
+  struct Running {
+    Request request;
+    uint32_t schema_tx = 0;
+    uint32_t awaiting = 0;  // prepare or commit answers still expected
+    bool committing = false;
+    bool aborting = false;
+    ErrorCode error = ErrorCode::kOk;
+    std::string message;
+  };
+  // A change this node prepared and has not committed yet.
+  struct Prepared {
+    uint32_t kind = 0;
+    protocol::TableDef table;
+    kernel::BlockAddress master;
+    uint32_t awaiting_local = 0;  // local TABLE_ADD/DROP confirmations while committing
+    uint32_t local_error = 0;     // an ErrorCode from a local block that failed the change
+    std::string local_message;
+  };
+
+  // Client side.
+  void on_create_table_req(kernel::Signal& signal);
+  void on_drop_table_req(kernel::Signal& signal);
+  void on_get_table_req(kernel::Signal& signal);
+  void on_list_tables_req(kernel::Signal& signal);
+  void on_subscribe_schema_req(kernel::Signal& signal);
+  void on_node_fail_rep(kernel::Signal& signal);
+  // Master side.
+  void start_next();
+  void on_schema_prepare_conf(kernel::Signal& signal);
+  void on_schema_prepare_ref(kernel::Signal& signal);
+  void on_schema_commit_conf(kernel::Signal& signal);
+  void finish_running();
+  // Participant side.
+  void on_schema_prepare_req(kernel::Signal& signal);
+  void on_schema_commit_req(kernel::Signal& signal);
+  void on_table_add_conf(kernel::Signal& signal);
+  void on_table_drop_conf(kernel::Signal& signal);
+  void local_done(uint32_t schema_tx);
+
+  void send_to_every_dictionary(kernel::Signal signal);
+  void answer(const kernel::BlockAddress& to, kernel::SignalId id, protocol::DictMsg msg);
+  const protocol::TableDef* find_by_name(const std::string& name) const;
+
+  const protocol::ClusterTopology topology_;
+  const std::vector<uint16_t> data_nodes_;
+  const uint16_t master_;
+
+  std::map<uint32_t, protocol::TableDef> tables_;
+  std::set<uint16_t> subscribers_;
+
+  // Master state.
+  uint32_t next_table_id_ = 1;
+  uint32_t next_schema_tx_ = 1;
+  std::deque<Request> queue_;
+  std::unique_ptr<Running> running_;
+
+  // Participant state, by schema transaction id.
+  std::map<uint32_t, Prepared> prepared_;
+};
+
+}  // namespace duo::dictionary

@@ -1,0 +1,81 @@
+#include "ndb-kernel/protocol/distribution.h"
+
+#include <algorithm>
+#include <map>
+
+namespace duo::protocol {
+
+namespace {
+// Any constant other than the hash index's seed; fixed forever (it places rows).
+constexpr uint64_t kDistributionSeed = 0x9E3779B97F4A7C15ull;
+}  // namespace
+
+Result<ClusterTopology> ClusterTopology::from_config(const config::ClusterConfig& config) {
+  ClusterTopology topology;
+  std::map<uint64_t, std::vector<uint16_t>> groups;
+  bool first = true;
+  for (const config::ConfigSection* section : config.sections_of(config::SectionType::kDataNode)) {
+    DUO_ASSIGN_OR_RETURN(uint64_t group, section->get_uint("Nodegroup"));
+    if (group == config::kNoNodegroup) continue;  // configured but holds no data
+    DUO_ASSIGN_OR_RETURN(uint64_t parts, section->get_uint("NoOfFragmentLogParts"));
+    if (first) {
+      topology.log_parts = static_cast<uint32_t>(parts);
+      first = false;
+    } else if (parts != topology.log_parts) {
+      return Status(ErrorCode::kConfigError,
+                    "NoOfFragmentLogParts differs between data nodes; all data nodes must have "
+                    "the same NoOfFragmentLogParts");
+    }
+    groups[group].push_back(static_cast<uint16_t>(section->node_id()));
+  }
+  if (groups.empty()) return Status(ErrorCode::kConfigError, "no data nodes configured");
+  for (auto& [group, nodes] : groups) {
+    std::sort(nodes.begin(), nodes.end());
+    topology.node_groups.push_back(std::move(nodes));
+  }
+  return topology;
+}
+
+std::vector<uint16_t> ClusterTopology::data_nodes() const {
+  std::vector<uint16_t> nodes;
+  for (const auto& group : node_groups) nodes.insert(nodes.end(), group.begin(), group.end());
+  std::sort(nodes.begin(), nodes.end());
+  return nodes;
+}
+
+FragmentPlacement place_fragment(const ClusterTopology& topology, uint32_t fragment) {
+  const uint32_t groups = static_cast<uint32_t>(topology.node_groups.size());
+  FragmentPlacement placement;
+  placement.node_group = fragment % groups;
+  const uint32_t round = fragment / groups;
+  const std::vector<uint16_t>& nodes = topology.node_groups[placement.node_group];
+  const size_t rotate = round % nodes.size();
+  // Divided by the replica count so that consecutive rounds (whose primaries rotate)
+  // share a log part: every log part of a node then holds primaries and backups alike,
+  // and reads (served by primaries) spread over all of a node's LDM threads.
+  placement.log_part = static_cast<uint16_t>((round / nodes.size()) % topology.log_parts);
+  placement.replicas.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    placement.replicas.push_back(nodes[(i + rotate) % nodes.size()]);
+  }
+  return placement;
+}
+
+Result<uint32_t> distribution_hash(const storage::TableSchema& schema,
+                                   const storage::AttrValues& key) {
+  uint64_t h = kDistributionSeed;
+  for (uint16_t column : schema.primary_key) {
+    if (column >= schema.columns.size()) {
+      return Status(ErrorCode::kInvalidArgument, "primary key names a column that does not exist");
+    }
+    const int i = key.find(column);
+    if (i < 0 || key.entry(static_cast<size_t>(i)).is_null) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "primary key column '" + schema.columns[column].name + "' missing");
+    }
+    h = storage::hash_value(schema.columns[column], key.value(static_cast<size_t>(i)), h);
+  }
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+}  // namespace duo::protocol

@@ -1,0 +1,62 @@
+// Where rows live: the cluster's node groups, the distribution hash of a primary key,
+// and the placement of a table's fragments on node groups, replicas and local_query
+// instances (DESIGN.md §5). Every data node and the client library compute the same
+// answers from the same configuration, so placement needs no messages.
+//
+// Rules (docs/formats/kernel-protocol.md "Distribution"):
+//   fragment   = distribution_hash(key) % fragment_count
+//   node group = fragment % node_groups
+//   round      = fragment / node_groups
+//   replicas   = the group's nodes ascending, rotated left by round % replicas, so
+//                primaries spread evenly; the first is the primary.
+//   log part   = (round / replicas) % log_parts   (local_query instance; NDB's redo
+//                log part, NoOfFragmentLogParts, the same on every data node). Dividing
+//                by replicas gives every log part of a node as many primaries as
+//                backups, so reads use all LDM threads.
+// A table's fragment_count defaults to node_groups * replicas * log_parts (every log
+// part of every node holds one primary and replicas-1 backups) and is fixed when the
+// table is created. Nodes with Nodegroup=65536 hold no data and are left out.
+//
+// Thread-safety: values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ndb-kernel/common/config/config_parser.h"
+#include "ndb-kernel/common/status.h"
+#include "storage/row/attr_values.h"
+#include "storage/row/table_schema.h"
+
+namespace duo::protocol {
+
+struct ClusterTopology {
+  std::vector<std::vector<uint16_t>> node_groups;  // data node ids per group, ascending
+  uint32_t log_parts = 4;                          // NoOfFragmentLogParts
+
+  // From a validated configuration (node groups assigned, equal NoOfReplicas).
+  static Result<ClusterTopology> from_config(const config::ClusterConfig& config);
+
+  uint32_t default_fragment_count() const {
+    const size_t replicas = node_groups.empty() ? 0 : node_groups.front().size();
+    return static_cast<uint32_t>(node_groups.size() * replicas) * log_parts;
+  }
+  std::vector<uint16_t> data_nodes() const;  // ascending
+};
+
+struct FragmentPlacement {
+  uint32_t node_group = 0;
+  uint16_t log_part = 0;
+  std::vector<uint16_t> replicas;  // primary first
+};
+
+FragmentPlacement place_fragment(const ClusterTopology& topology, uint32_t fragment);
+
+// Hash of the primary-key columns of `key` (in schema.primary_key order, each column's
+// collation respected, so 'abc' and 'ABC ' hash alike in a CI column). A different seed
+// from the fragment's own hash index, so the two hashes are independent.
+// kInvalidArgument when a key column is missing or NULL.
+Result<uint32_t> distribution_hash(const storage::TableSchema& schema,
+                                   const storage::AttrValues& key);
+
+}  // namespace duo::protocol

@@ -1,0 +1,270 @@
+// The data-path signals as typed messages: each struct is one signal's payload, with
+// to_signal() (id, words and section filled in; the caller sets the receiver and
+// sends) and from_signal() (which moves the section out of the signal). Word layouts
+// are in docs/formats/kernel-protocol.md; keep both in step.
+//
+// The flow (NDB's, simplified; docs/formats/kernel-protocol.md has the diagrams):
+//   client --TC_KEYREQ*--> coordinator --LQH_KEYREQ--> primary local_query
+//          --LQH_KEYREQ--> backup local_query --LQH_KEYCONF--> coordinator
+//   coordinator --LQH_COMMITREQ--> every replica --LQH_COMMITCONF--> coordinator
+//   coordinator --TC_KEYCONF--> client
+//
+// Thread-safety: values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ndb-kernel/common/status.h"
+#include "ndb-kernel/protocol/signal_ids.h"
+#include "ndb-kernel/protocol/wire_codec.h"
+#include "ndb-kernel/runtime/signal.h"
+#include "storage/fragment/fragment.h"
+
+namespace duo::protocol {
+
+using kernel::Signal;
+using storage::LockMode;
+using storage::OpType;
+
+// ---------------------------------------------------------------------------------------
+// Key operations.
+
+// Operation flags (TC_KEYREQ / LQH_KEYREQ).
+inline constexpr uint8_t kOpExecute = 1;      // last operation of a batch: run the batch
+inline constexpr uint8_t kOpCommit = 2;       // with kOpExecute: commit after the batch
+inline constexpr uint8_t kOpIgnoreError = 4;  // an error of this op does not abort the tx
+
+// What an operation carries besides its header: the key (or the whole row for insert
+// and write), the values to set (update), the columns to read (read; empty = all) and
+// an interpreted-update program (storage/scan/interpreted_update.h wire format).
+struct OpBody {
+  storage::AttrValues key_or_row;
+  storage::AttrValues values;
+  std::vector<uint16_t> columns;
+  std::string program;
+
+  Status encode(Bytes* out) const;
+  static Result<OpBody> decode(std::string_view bytes);
+};
+
+struct TcKeyReq {
+  uint64_t api_tx = 0;       // the client's transaction id (unique per API node)
+  uint32_t op_index = 0;     // the client's number for this operation in its transaction
+  uint32_t table_id = 0;
+  uint32_t table_version = 0;
+  OpType type = OpType::kRead;
+  LockMode lock = LockMode::kCommittedRead;
+  uint8_t flags = 0;
+  Bytes body;                // OpBody, passed through to local_query untouched
+
+  Signal to_signal() &&;
+  static Result<TcKeyReq> from_signal(Signal& signal);
+};
+
+// A replica chain: the nodes holding a fragment, primary first.
+inline constexpr uint32_t kMaxReplicas = 4;
+
+struct LqhKeyReq {
+  uint64_t transid = 0;      // the coordinator's transaction id (unique per TC node)
+  uint32_t tc_op = 0;        // the coordinator's operation record
+  uint32_t table_id = 0;
+  uint32_t table_version = 0;
+  uint32_t fragment = 0;
+  uint16_t log_part = 0;     // local_query instance on every replica
+  OpType type = OpType::kRead;
+  LockMode lock = LockMode::kCommittedRead;
+  uint8_t flags = 0;
+  kernel::BlockAddress coordinator;  // where the last replica answers
+  uint16_t api_node = 0;
+  std::vector<uint16_t> chain;       // replica nodes, primary first
+  uint32_t position = 0;             // index of the receiver in chain
+  Bytes body;
+
+  Signal to_signal() &&;
+  static Result<LqhKeyReq> from_signal(Signal& signal);
+};
+
+inline constexpr uint8_t kConfFiltered = 1;  // interpreted update's guard was not TRUE
+
+struct LqhKeyConf {
+  uint64_t transid = 0;
+  uint32_t tc_op = 0;
+  uint8_t flags = 0;
+  Bytes values;  // reads: encoded AttrValues of the row
+
+  Signal to_signal() &&;
+  static Result<LqhKeyConf> from_signal(Signal& signal);
+};
+
+struct LqhKeyRef {
+  uint64_t transid = 0;
+  uint32_t tc_op = 0;
+  ErrorCode error = ErrorCode::kOk;
+  std::string message;
+
+  Signal to_signal() &&;
+  static Result<LqhKeyRef> from_signal(Signal& signal);
+};
+
+// LQH_COMMITREQ / LQH_COMMITCONF / LQH_ABORTREQ / LQH_ABORTCONF: the transaction id is
+// the whole payload; the answer goes to the request's sender.
+Signal transaction_signal(kernel::SignalId id, uint64_t transid);
+uint64_t transaction_of(const Signal& signal);
+
+// Flags of TC_KEYCONF.
+inline constexpr uint32_t kTcBatchDone = 1;  // last TC_KEYCONF of the executed batch
+inline constexpr uint32_t kTcCommitted = 2;  // the transaction committed
+inline constexpr uint32_t kTcAborted = 4;    // the transaction aborted (tx_error says why)
+
+struct OpResultMsg {
+  uint32_t op_index = 0;
+  ErrorCode error = ErrorCode::kOk;
+  uint8_t flags = 0;      // kConfFiltered
+  Bytes data;             // read values (encoded AttrValues), or the error message
+};
+
+struct TcKeyConf {
+  uint64_t api_tx = 0;
+  uint32_t flags = 0;
+  ErrorCode tx_error = ErrorCode::kOk;  // with kTcAborted
+  std::string tx_message;
+  std::vector<OpResultMsg> results;
+
+  // Bytes of a result in the section, for the sender's splitting.
+  static size_t encoded_size(const OpResultMsg& result) { return 11 + result.data.size(); }
+  Signal to_signal() &&;
+  static Result<TcKeyConf> from_signal(Signal& signal);
+};
+
+// TC_COMMITREQ / TC_ROLLBACKREQ: the client's transaction id.
+Signal api_transaction_signal(kernel::SignalId id, uint64_t api_tx);
+
+// ---------------------------------------------------------------------------------------
+// Scans.
+
+inline constexpr uint32_t kScanDescending = 1;
+inline constexpr uint32_t kScanLowInclusive = 2;
+inline constexpr uint32_t kScanHighInclusive = 4;
+
+struct ScanBody {
+  std::string filter;  // FilterProgram wire format; empty = every row
+  std::vector<uint16_t> columns;
+  storage::AttrValues low, high;
+
+  Status encode(Bytes* out) const;
+  static Result<ScanBody> decode(std::string_view bytes);
+};
+
+struct ScanTabReq {
+  uint64_t api_tx = 0;
+  uint32_t scan_id = 0;
+  uint32_t table_id = 0;
+  uint32_t table_version = 0;
+  int32_t index = -1;          // ordered index number; -1 = full scan
+  uint32_t flags = 0;          // kScan*
+  uint32_t batch_rows = 0;     // rows per fragment batch (0 = default)
+  Bytes body;                  // ScanBody
+
+  Signal to_signal() &&;
+  static Result<ScanTabReq> from_signal(Signal& signal);
+};
+
+struct ScanFragReq {
+  uint64_t transid = 0;
+  uint32_t scan_ptr = 0;       // the coordinator's scan record
+  uint32_t table_id = 0;
+  uint32_t table_version = 0;
+  uint32_t fragment = 0;
+  uint16_t log_part = 0;
+  int32_t index = -1;
+  uint32_t flags = 0;
+  uint32_t batch_rows = 0;
+  Bytes body;
+
+  Signal to_signal() &&;
+  static Result<ScanFragReq> from_signal(Signal& signal);
+};
+
+inline constexpr uint32_t kScanFragmentDone = 1;  // no more rows from this fragment
+inline constexpr uint32_t kScanAllDone = 2;       // SCAN_TABCONF: the whole scan is done
+
+// SCAN_FRAGCONF (local_query -> coordinator) and SCAN_TABCONF (coordinator -> client)
+// share one layout: `id` is the scan record (coordinator's) or scan id (client's).
+struct ScanBatch {
+  uint64_t tx = 0;             // transid, or the client's api_tx
+  uint32_t id = 0;
+  uint32_t fragment = 0;
+  uint32_t rows = 0;
+  uint32_t flags = 0;
+  Bytes batch;                 // encoded RowBatch
+
+  Signal to_signal(kernel::SignalId id_of_signal) &&;
+  static Result<ScanBatch> from_signal(Signal& signal);
+};
+
+// SCAN_FRAGREF / SCAN_TABREF.
+struct ScanRef {
+  uint64_t tx = 0;
+  uint32_t id = 0;
+  uint32_t fragment = 0;
+  ErrorCode error = ErrorCode::kOk;
+  std::string message;
+
+  Signal to_signal(kernel::SignalId id_of_signal) &&;
+  static Result<ScanRef> from_signal(Signal& signal);
+};
+
+inline constexpr uint32_t kScanClose = 1;
+
+// SCAN_FRAGNEXTREQ / SCAN_TABNEXTREQ.
+struct ScanNextReq {
+  uint64_t tx = 0;
+  uint32_t id = 0;
+  uint32_t fragment = 0;
+  uint32_t flags = 0;  // kScanClose
+
+  Signal to_signal(kernel::SignalId id_of_signal) const;
+  static Result<ScanNextReq> from_signal(const Signal& signal);
+};
+
+// ---------------------------------------------------------------------------------------
+// Dictionary.
+
+// CREATE_TABLEREQ, SCHEMA_PREPAREREQ, TABLE_ADDREQ, GET_TABLECONF: a request id (or
+// schema transaction id) and a table definition.
+struct TableMsg {
+  uint32_t request_id = 0;
+  uint32_t kind = 0;  // SCHEMA_PREPAREREQ: kSchemaCreate / kSchemaDrop
+  TableDef table;
+
+  Result<Signal> to_signal(kernel::SignalId id) const;
+  static Result<TableMsg> from_signal(const Signal& signal);
+};
+inline constexpr uint32_t kSchemaCreate = 1;
+inline constexpr uint32_t kSchemaDrop = 2;
+
+// Every other dictionary signal: request id, three numbers and a name/message. The
+// meaning per signal is in docs/formats/kernel-protocol.md (e.g. CREATE_TABLECONF:
+// a = table id, b = version; *_REF: a = error code, text = message; DROP_TABLEREQ and
+// GET_TABLEREQ: a = table id, or 0 and text = name).
+struct DictMsg {
+  uint32_t request_id = 0;
+  uint32_t a = 0, b = 0, c = 0;
+  std::string text;
+
+  Signal to_signal(kernel::SignalId id) const;
+  static DictMsg from_signal(const Signal& signal);
+};
+
+// LIST_TABLESCONF: the tables a dictionary knows.
+struct TableListEntry {
+  uint32_t table_id = 0;
+  uint32_t version = 0;
+  std::string name;
+};
+Result<Signal> list_tables_conf(uint32_t request_id, const std::vector<TableListEntry>& tables);
+Result<std::vector<TableListEntry>> decode_table_list(const Signal& signal);
+
+}  // namespace duo::protocol

@@ -1,0 +1,86 @@
+#include "ndb-kernel/protocol/signal_ids.h"
+
+namespace duo::protocol {
+
+void register_protocol_signal_names() {
+  static const struct {
+    SignalId id;
+    const char* name;
+  } kNames[] = {
+      {kTcKeyReq, "TC_KEYREQ"},
+      {kTcKeyConf, "TC_KEYCONF"},
+      {kTcCommitReq, "TC_COMMITREQ"},
+      {kTcRollbackReq, "TC_ROLLBACKREQ"},
+      {kScanTabReq, "SCAN_TABREQ"},
+      {kScanTabConf, "SCAN_TABCONF"},
+      {kScanTabRef, "SCAN_TABREF"},
+      {kScanTabNextReq, "SCAN_TABNEXTREQ"},
+      {kLqhKeyReq, "LQH_KEYREQ"},
+      {kLqhKeyConf, "LQH_KEYCONF"},
+      {kLqhKeyRef, "LQH_KEYREF"},
+      {kLqhCommitReq, "LQH_COMMITREQ"},
+      {kLqhCommitConf, "LQH_COMMITCONF"},
+      {kLqhAbortReq, "LQH_ABORTREQ"},
+      {kLqhAbortConf, "LQH_ABORTCONF"},
+      {kScanFragReq, "SCAN_FRAGREQ"},
+      {kScanFragConf, "SCAN_FRAGCONF"},
+      {kScanFragRef, "SCAN_FRAGREF"},
+      {kScanFragNextReq, "SCAN_FRAGNEXTREQ"},
+      {kLqhLockTimeout, "LQH_LOCK_TIMEOUT"},
+      {kCreateTableReq, "CREATE_TABLEREQ"},
+      {kCreateTableConf, "CREATE_TABLECONF"},
+      {kCreateTableRef, "CREATE_TABLEREF"},
+      {kDropTableReq, "DROP_TABLEREQ"},
+      {kDropTableConf, "DROP_TABLECONF"},
+      {kDropTableRef, "DROP_TABLEREF"},
+      {kGetTableReq, "GET_TABLEREQ"},
+      {kGetTableConf, "GET_TABLECONF"},
+      {kGetTableRef, "GET_TABLEREF"},
+      {kListTablesReq, "LIST_TABLESREQ"},
+      {kListTablesConf, "LIST_TABLESCONF"},
+      {kSchemaEvent, "SCHEMA_EVENT"},
+      {kSchemaPrepareReq, "SCHEMA_PREPAREREQ"},
+      {kSchemaPrepareConf, "SCHEMA_PREPARECONF"},
+      {kSchemaPrepareRef, "SCHEMA_PREPAREREF"},
+      {kSchemaCommitReq, "SCHEMA_COMMITREQ"},
+      {kSchemaCommitConf, "SCHEMA_COMMITCONF"},
+      {kTableAddReq, "TABLE_ADDREQ"},
+      {kTableAddConf, "TABLE_ADDCONF"},
+      {kTableDropReq, "TABLE_DROPREQ"},
+      {kTableDropConf, "TABLE_DROPCONF"},
+      {kSubscribeSchemaReq, "SUBSCRIBE_SCHEMAREQ"},
+      {kNodeFailRep, "NODE_FAILREP"},
+      {kGcpPrepareReq, "GCP_PREPAREREQ"},
+      {kGcpPrepareConf, "GCP_PREPARECONF"},
+      {kGcpBlockReq, "GCP_BLOCKREQ"},
+      {kGcpBlockConf, "GCP_BLOCKCONF"},
+      {kGcpCommitReq, "GCP_COMMITREQ"},
+      {kGcpSwitchReq, "GCP_SWITCHREQ"},
+      {kGcpNoMoreTrans, "GCP_NOMORETRANS"},
+      {kGcpCommitConf, "GCP_COMMITCONF"},
+      {kGcpSaveReq, "GCP_SAVEREQ"},
+      {kGcpSaveConf, "GCP_SAVECONF"},
+      {kGcpCompleteRep, "GCP_COMPLETEREP"},
+      {kGcpTimer, "GCP_TIMER"},
+      {kFsOpenReq, "FS_OPENREQ"},
+      {kFsOpenConf, "FS_OPENCONF"},
+      {kFsRef, "FS_REF"},
+      {kFsWriteReq, "FS_WRITEREQ"},
+      {kFsWriteConf, "FS_WRITECONF"},
+      {kFsReadReq, "FS_READREQ"},
+      {kFsReadConf, "FS_READCONF"},
+      {kFsSyncReq, "FS_SYNCREQ"},
+      {kFsSyncConf, "FS_SYNCCONF"},
+      {kFsCloseReq, "FS_CLOSEREQ"},
+      {kFsCloseConf, "FS_CLOSECONF"},
+      {kFsRemoveReq, "FS_REMOVEREQ"},
+      {kFsRemoveConf, "FS_REMOVECONF"},
+      {kFsListReq, "FS_LISTREQ"},
+      {kFsListConf, "FS_LISTCONF"},
+  };
+  for (const auto& entry : kNames) {
+    [[maybe_unused]] Status registered = kernel::register_signal_name(entry.id, entry.name);
+  }
+}
+
+}  // namespace duo::protocol

@@ -1,0 +1,106 @@
+// Signal numbers (NDB's GSNs) of the data path: client library <-> coordinator <->
+// local_query, and the dictionary. Payload layouts are the structs of messages.h and
+// docs/formats/kernel-protocol.md. Numbers are part of the wire protocol: never reuse
+// one; add new signals at the end of their range.
+//
+// Thread-safety: constants; register_protocol_signal_names() is safe to call from any
+// thread, any number of times.
+#pragma once
+
+#include "ndb-kernel/runtime/signal.h"
+
+namespace duo::protocol {
+
+using kernel::SignalId;
+
+// Client library <-> coordinator (100..139).
+inline constexpr SignalId kTcKeyReq = 100;      // one key operation of a transaction
+inline constexpr SignalId kTcKeyConf = 101;     // results of an executed batch / commit
+inline constexpr SignalId kTcCommitReq = 102;   // commit what was executed so far
+inline constexpr SignalId kTcRollbackReq = 103; // abort the transaction
+inline constexpr SignalId kScanTabReq = 110;    // start a scan of a whole table
+inline constexpr SignalId kScanTabConf = 111;   // one batch of rows of one fragment
+inline constexpr SignalId kScanTabRef = 112;    // the scan failed
+inline constexpr SignalId kScanTabNextReq = 113;  // ask for the next batch / close
+
+// Coordinator <-> local_query (140..179).
+inline constexpr SignalId kLqhKeyReq = 140;
+inline constexpr SignalId kLqhKeyConf = 141;
+inline constexpr SignalId kLqhKeyRef = 142;
+inline constexpr SignalId kLqhCommitReq = 143;
+inline constexpr SignalId kLqhCommitConf = 144;
+inline constexpr SignalId kLqhAbortReq = 145;
+inline constexpr SignalId kLqhAbortConf = 146;
+inline constexpr SignalId kScanFragReq = 150;
+inline constexpr SignalId kScanFragConf = 151;
+inline constexpr SignalId kScanFragRef = 152;
+inline constexpr SignalId kScanFragNextReq = 153;
+// Lock-wait timer of local_query (to itself).
+inline constexpr SignalId kLqhLockTimeout = 160;
+
+// Dictionary (180..219).
+inline constexpr SignalId kCreateTableReq = 180;  // client -> master dictionary
+inline constexpr SignalId kCreateTableConf = 181;
+inline constexpr SignalId kCreateTableRef = 182;
+inline constexpr SignalId kDropTableReq = 183;
+inline constexpr SignalId kDropTableConf = 184;
+inline constexpr SignalId kDropTableRef = 185;
+inline constexpr SignalId kGetTableReq = 186;     // client -> any dictionary
+inline constexpr SignalId kGetTableConf = 187;
+inline constexpr SignalId kGetTableRef = 188;
+inline constexpr SignalId kListTablesReq = 189;
+inline constexpr SignalId kListTablesConf = 190;
+inline constexpr SignalId kSchemaEvent = 191;     // dictionary -> subscribed clients
+inline constexpr SignalId kSchemaPrepareReq = 200;  // master -> every dictionary
+inline constexpr SignalId kSchemaPrepareConf = 201;
+inline constexpr SignalId kSchemaPrepareRef = 202;
+inline constexpr SignalId kSchemaCommitReq = 203;
+inline constexpr SignalId kSchemaCommitConf = 204;
+inline constexpr SignalId kTableAddReq = 205;     // dictionary -> local blocks
+inline constexpr SignalId kTableAddConf = 206;
+inline constexpr SignalId kTableDropReq = 207;
+inline constexpr SignalId kTableDropConf = 208;
+inline constexpr SignalId kSubscribeSchemaReq = 209;  // client -> dictionary
+
+// Membership (220..259).
+// A node's link went down (word 0: the node id): delivered by the node's transport to
+// the coordinator and dictionary, which abort / forget what that node owned.
+inline constexpr SignalId kNodeFailRep = 220;
+
+// Global checkpoints (280..299): the distribution block's GCP protocol (NDB's DBDIH),
+// word 0 = the GCI concerned (docs/formats/kernel-protocol.md "Global checkpoints").
+inline constexpr SignalId kGcpPrepareReq = 280;    // master -> every distribution
+inline constexpr SignalId kGcpPrepareConf = 281;
+inline constexpr SignalId kGcpBlockReq = 282;      // distribution -> local coordinator
+inline constexpr SignalId kGcpBlockConf = 283;
+inline constexpr SignalId kGcpCommitReq = 284;     // master -> every distribution
+inline constexpr SignalId kGcpSwitchReq = 285;     // distribution -> local coordinator
+inline constexpr SignalId kGcpNoMoreTrans = 286;   // coordinator: no commit of GCI left
+inline constexpr SignalId kGcpCommitConf = 287;
+inline constexpr SignalId kGcpSaveReq = 288;       // master -> distribution -> local_query
+inline constexpr SignalId kGcpSaveConf = 289;
+inline constexpr SignalId kGcpCompleteRep = 290;   // master -> every distribution
+inline constexpr SignalId kGcpTimer = 291;         // master's own tick
+
+// File system (260..279): requests to the node's file system block (NDB's NDBFS),
+// answered to the sender. Layouts: ndb-kernel/fs/fs_messages.h.
+inline constexpr SignalId kFsOpenReq = 260;
+inline constexpr SignalId kFsOpenConf = 261;
+inline constexpr SignalId kFsRef = 262;  // any request failed
+inline constexpr SignalId kFsWriteReq = 263;
+inline constexpr SignalId kFsWriteConf = 264;
+inline constexpr SignalId kFsReadReq = 265;
+inline constexpr SignalId kFsReadConf = 266;
+inline constexpr SignalId kFsSyncReq = 267;
+inline constexpr SignalId kFsSyncConf = 268;
+inline constexpr SignalId kFsCloseReq = 269;
+inline constexpr SignalId kFsCloseConf = 270;
+inline constexpr SignalId kFsRemoveReq = 271;
+inline constexpr SignalId kFsRemoveConf = 272;
+inline constexpr SignalId kFsListReq = 273;
+inline constexpr SignalId kFsListConf = 274;
+
+// Registers the names above for logs (idempotent).
+void register_protocol_signal_names();
+
+}  // namespace duo::protocol

@@ -1,0 +1,133 @@
+#include "ndb-kernel/testing/sim_cluster.h"
+
+#include <cstdlib>
+#include <utility>
+
+#include "ndb-kernel/coordinator/coordinator_block.h"
+#include "ndb-kernel/dictionary/dictionary_block.h"
+#include "ndb-kernel/local_query/local_query_block.h"
+#include "storage/memory/test_memory.h"
+
+namespace duo::testing {
+
+using kernel::BlockAddress;
+using kernel::Signal;
+
+ScriptClient::ScriptClient(sim::Simulator* simulator)
+    : Block("script_client", protocol::kApiBlock), simulator_(simulator) {
+  for (kernel::SignalId id = 1; id < 300; ++id) on(id, &ScriptClient::on_any);
+}
+
+Status ScriptClient::send(const BlockAddress& to, Signal signal) {
+  signal.set_sender(address());
+  signal.set_receiver(to);
+  return simulator_->inject(std::move(signal));
+}
+
+bool ScriptClient::has(kernel::SignalId id) const {
+  for (const Signal& s : inbox_) {
+    if (s.id() == id) return true;
+  }
+  return false;
+}
+
+Signal ScriptClient::take(kernel::SignalId id) {
+  for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
+    if (it->id() == id) {
+      Signal s = std::move(*it);
+      inbox_.erase(it);
+      return s;
+    }
+  }
+  std::abort();  // the test asked for a signal it did not check for
+}
+
+void ScriptClient::on_any(Signal& signal) { inbox_.push_back(std::move(signal)); }
+
+SimCluster::SimCluster(SimClusterOptions options) : options_(options) {
+  topology_.log_parts = options.log_parts;
+  uint16_t next = 1;
+  for (uint32_t g = 0; g < options.node_groups; ++g) {
+    std::vector<uint16_t> group;
+    for (uint32_t r = 0; r < options.replicas; ++r) {
+      group.push_back(next);
+      data_nodes_.push_back(next);
+      ++next;
+    }
+    topology_.node_groups.push_back(std::move(group));
+  }
+  sim::SimulatorOptions sim_options;
+  sim_options.seed = options.seed;
+  sim_options.link_jitter_ns = options.link_jitter_ns;
+  sim_ = std::make_unique<sim::Simulator>(sim_options);
+  for (uint16_t node : data_nodes_) {
+    memory_[node] = storage::make_test_memory(options.memory_pages_per_node);
+    storage::GlobalMemory* memory = memory_[node].get();
+    const protocol::ClusterTopology topology = topology_;
+    const SimClusterOptions opts = options_;
+    Status added = sim_->add_node(node, [memory, topology, opts](sim::NodeId) {
+      std::vector<std::unique_ptr<kernel::Block>> blocks;
+      blocks.push_back(std::make_unique<dictionary::DictionaryBlock>(topology));
+      blocks.push_back(
+          std::make_unique<coordinator::CoordinatorBlock>(topology, coordinator::CoordinatorOptions{}));
+      local_query::LocalQueryOptions lqh;
+      lqh.lock_wait_timeout_ms = opts.lock_wait_timeout_ms;
+      for (uint16_t part = 0; part < topology.log_parts; ++part) {
+        blocks.push_back(
+            std::make_unique<local_query::LocalQueryBlock>(part, memory, topology, lqh));
+      }
+      return blocks;
+    });
+    if (!added.ok()) std::abort();
+  }
+  for (uint32_t c = 0; c < options.clients; ++c) {
+    ScriptClient** slot = &clients_.emplace_back(nullptr);
+    sim::Simulator* simulator = sim_.get();
+    Status added = sim_->add_node(static_cast<uint16_t>(kFirstClientNode + c),
+                                  [slot, simulator](sim::NodeId) {
+                                    std::vector<std::unique_ptr<kernel::Block>> blocks;
+                                    auto client = std::make_unique<ScriptClient>(simulator);
+                                    *slot = client.get();
+                                    blocks.push_back(std::move(client));
+                                    return blocks;
+                                  });
+    if (!added.ok()) std::abort();
+  }
+  sim_->run_for(0);  // every node's on_start
+}
+
+SimCluster::~SimCluster() {
+  sim_.reset();  // blocks (and their fragments) go before the memory they use
+}
+
+bool SimCluster::run_until(const std::function<bool()>& predicate, uint64_t limit_ms) {
+  return sim_->run_until(predicate, limit_ms * kNanosPerMilli);
+}
+
+Signal create_table_signal(uint32_t request_id, const storage::TableSchema& schema,
+                           uint32_t fragment_count) {
+  protocol::TableMsg msg;
+  msg.request_id = request_id;
+  msg.table.schema = schema;
+  msg.table.fragment_count = fragment_count;
+  Result<Signal> signal = msg.to_signal(protocol::kCreateTableReq);
+  if (!signal.ok()) std::abort();
+  return std::move(signal).value();
+}
+
+Signal key_signal(uint64_t api_tx, uint32_t op_index, const protocol::TableDef& table,
+                  storage::OpType type, const protocol::OpBody& body, uint8_t flags,
+                  storage::LockMode lock) {
+  protocol::TcKeyReq req;
+  req.api_tx = api_tx;
+  req.op_index = op_index;
+  req.table_id = table.schema.table_id;
+  req.table_version = table.version;
+  req.type = type;
+  req.lock = lock;
+  req.flags = flags;
+  if (!body.encode(&req.body).ok()) std::abort();
+  return std::move(req).to_signal();
+}
+
+}  // namespace duo::testing
