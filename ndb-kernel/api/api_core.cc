@@ -1,0 +1,937 @@
+#include "ndb-kernel/api/api_core.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "ndb-kernel/common/logging.h"
+#include "ndb-kernel/protocol/block_numbers.h"
+#include "storage/scan/byte_codec.h"
+
+namespace duo::api {
+
+using kernel::Signal;
+using protocol::Bytes;
+
+namespace {
+
+constexpr const char* kLog = "api";
+
+// An ErrorCode received from a peer: anything out of range is the peer's bug.
+ErrorCode error_code_from_wire(uint32_t code) {
+  if (code == 0 || code > static_cast<uint32_t>(ErrorCode::kInternal)) return ErrorCode::kInternal;
+  return static_cast<ErrorCode>(code);
+}
+
+// A Status kept in a record for the caller to look at later (an operation's result, why
+// a transaction aborted). Results nobody inspects are normal for a client, so they must
+// not trip the debug build's unchecked-error abort.
+Status stored(Status status) {
+  status.ignore_error();
+  return status;
+}
+
+Status unknown_transaction(uint64_t api_tx) {
+  return Status(ErrorCode::kInvalidArgument, "unknown transaction " + std::to_string(api_tx));
+}
+
+}  // namespace
+
+const char* tx_state_name(TxState state) {
+  switch (state) {
+    case TxState::kOpen:
+      return "open";
+    case TxState::kExecuting:
+      return "executing";
+    case TxState::kCommitted:
+      return "committed";
+    case TxState::kAborted:
+      return "aborted";
+  }
+  return "?";
+}
+
+std::string node_failure_message(uint16_t node) {
+  // NDB's 4010 "Node failure caused abort of transaction": the client retries.
+  return "node failure caused abort of transaction (data node " + std::to_string(node) +
+         " disconnected)";
+}
+
+// ---- Records ----
+
+struct ApiCore::Operation {
+  uint32_t table_id = 0;
+  uint32_t table_version = 0;
+  OpType type = OpType::kRead;
+  LockMode lock = LockMode::kCommittedRead;
+  uint8_t flags = 0;  // kOpIgnoreError; kOpExecute/kOpCommit are added at execute
+  Bytes body;         // encoded OpBody, moved into the TC_KEYREQ when sent
+  OpResult result;
+};
+
+struct ApiCore::Transaction {
+  uint64_t api_tx = 0;
+  uint16_t coordinator = 0;
+  TxState state = TxState::kOpen;
+  Status error;  // why it aborted
+  std::vector<Operation> ops;
+  // ops[batch_begin, batch_end) is the batch in flight; ops from batch_end on are
+  // defined and not yet sent.
+  size_t batch_begin = 0;
+  size_t batch_end = 0;
+  // The coordinator may hold state for this transaction (an operation or scan was sent):
+  // closing it then needs a TC_ROLLBACKREQ.
+  bool coordinator_knows = false;
+  ExecType executing = ExecType::kNoCommit;
+  ExecuteCallback done;
+  std::vector<uint32_t> scans;
+};
+
+struct ApiCore::Scan {
+  struct Batch {
+    uint32_t fragment = 0;
+    uint32_t flags = 0;
+    storage::RowBatch rows;
+  };
+  uint32_t scan_id = 0;
+  uint64_t api_tx = 0;
+  uint16_t coordinator = 0;
+  ScanCallback ready;
+  std::deque<Batch> batches;
+  size_t next_row = 0;  // in batches.front()
+  bool all_done = false;
+  bool failed = false;
+  Status error;
+};
+
+struct ApiCore::DictRequest {
+  enum class Kind : uint8_t { kCreate, kDrop, kGet, kList };
+  Kind kind = Kind::kGet;
+  uint16_t node = 0;
+  TableDef created;  // kCreate: completed with id and version from the CONF
+  uint32_t table_id = 0;
+  TableCallback table_done;
+  StatusCallback status_done;
+  TableListCallback list_done;
+
+  // Completes the request with an error, whatever its kind.
+  void fail(const Status& why) {
+    why.ignore_error();
+    switch (kind) {
+      case Kind::kCreate:
+      case Kind::kGet:
+        table_done(why);
+        break;
+      case Kind::kDrop:
+        status_done(why);
+        break;
+      case Kind::kList:
+        list_done(why);
+        break;
+    }
+  }
+};
+
+// ---- Construction and links ----
+
+ApiCore::ApiCore(ApiCoreOptions options, protocol::ClusterTopology topology, SignalSink* sink)
+    : options_(std::move(options)),
+      topology_(std::move(topology)),
+      data_nodes_(topology_.data_nodes()),
+      sink_(sink) {
+  protocol::register_protocol_signal_names();
+}
+
+ApiCore::~ApiCore() = default;
+
+Status ApiCore::send_to(uint16_t node, uint16_t block, Signal signal) {
+  signal.set_sender(address());
+  signal.set_receiver(kernel::BlockAddress{node, block, 0});
+  return sink_->send(std::move(signal));
+}
+
+uint16_t ApiCore::next_node_round_robin() {
+  if (connected_.empty()) return 0;
+  for (size_t i = 0; i < data_nodes_.size(); ++i) {
+    const uint16_t node = data_nodes_[round_robin_++ % data_nodes_.size()];
+    if (connected_.count(node) != 0) return node;
+  }
+  return 0;
+}
+
+uint16_t ApiCore::lowest_connected_node() const {
+  return connected_.empty() ? 0 : *connected_.begin();
+}
+
+void ApiCore::set_node_connected(uint16_t node, bool connected) {
+  if (!std::binary_search(data_nodes_.begin(), data_nodes_.end(), node)) return;
+  if (connected) {
+    if (!connected_.insert(node).second) return;
+    if (subscribed_node_ == 0) subscribe_schema_events();
+    return;
+  }
+  if (connected_.erase(node) == 0) return;
+  const std::string message = node_failure_message(node);
+
+  // Collect first: callbacks may close or begin transactions and scans.
+  std::vector<uint64_t> failed_txs;
+  for (auto& [id, tx] : transactions_) {
+    if (tx->coordinator != node) continue;
+    if (tx->state == TxState::kOpen && !tx->coordinator_knows) {
+      // Nothing reached the dead node yet: the transaction just moves.
+      tx->coordinator = next_node_round_robin();
+      continue;
+    }
+    if (tx->state == TxState::kOpen || tx->state == TxState::kExecuting) failed_txs.push_back(id);
+  }
+  std::vector<uint32_t> failed_scans;
+  for (auto& [id, scan] : scans_) {
+    if (scan->coordinator == node && !scan->failed && !scan->all_done) failed_scans.push_back(id);
+  }
+  std::vector<uint32_t> failed_requests;
+  for (auto& [id, request] : dict_requests_) {
+    if (request->node == node) failed_requests.push_back(id);
+  }
+
+  for (uint64_t id : failed_txs) {
+    auto it = transactions_.find(id);
+    if (it == transactions_.end()) continue;
+    Transaction& tx = *it->second;
+    // The coordinator died with the transaction: nothing to roll back at it.
+    tx.coordinator_knows = false;
+    if (tx.state == TxState::kExecuting) {
+      finish_execute(tx, Status(ErrorCode::kTemporary, message), false);
+    } else {
+      abort_transaction(tx, Status(ErrorCode::kTemporary, message));
+    }
+  }
+  for (uint32_t id : failed_scans) {
+    auto it = scans_.find(id);
+    if (it == scans_.end()) continue;
+    fail_scan(*it->second, Status(ErrorCode::kTemporary, message));
+    ScanCallback ready = it->second->ready;
+    if (ready) ready(id);
+  }
+  for (uint32_t id : failed_requests) {
+    auto it = dict_requests_.find(id);
+    if (it == dict_requests_.end()) continue;
+    std::unique_ptr<DictRequest> request = std::move(it->second);
+    dict_requests_.erase(it);
+    request->fail(Status(ErrorCode::kTemporary, message));
+  }
+  if (subscribed_node_ == node) {
+    subscribed_node_ = 0;
+    subscribe_schema_events();
+  }
+}
+
+// ---- Signals ----
+
+void ApiCore::on_signal(Signal& signal) {
+  switch (signal.id()) {
+    case protocol::kTcKeyConf:
+      on_tc_key_conf(signal);
+      return;
+    case protocol::kScanTabConf:
+      on_scan_tab_conf(signal);
+      return;
+    case protocol::kScanTabRef:
+      on_scan_tab_ref(signal);
+      return;
+    case protocol::kCreateTableConf:
+    case protocol::kCreateTableRef:
+    case protocol::kDropTableConf:
+    case protocol::kDropTableRef:
+    case protocol::kGetTableConf:
+    case protocol::kGetTableRef:
+    case protocol::kListTablesConf:
+      on_dict_answer(signal);
+      return;
+    case protocol::kSchemaEvent:
+      on_schema_event(signal);
+      return;
+    default:
+      ++stats_.malformed_signals;
+      DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": unexpected signal "
+                             << signal.describe();
+      return;
+  }
+}
+
+// ---- Dictionary ----
+
+Status ApiCore::start_dict_request(uint16_t node, Signal signal, DictRequest request) {
+  if (node == 0) return Status(ErrorCode::kTemporary, "no data node connected");
+  if (dict_requests_.size() >= options_.dictionary_requests_max) {
+    return Status(ErrorCode::kTemporary, "too many dictionary requests in flight (max " +
+                                             std::to_string(options_.dictionary_requests_max) +
+                                             ")");
+  }
+  const uint32_t request_id = next_request_id_++;
+  signal.set_word(0, request_id);
+  request.node = node;
+  DUO_RETURN_IF_ERROR(send_to(node, protocol::kDictionaryBlock, std::move(signal)));
+  dict_requests_[request_id] = std::make_unique<DictRequest>(std::move(request));
+  return Status::OK();
+}
+
+Status ApiCore::create_table(TableDef table, TableCallback done) {
+  if (table.fragment_count == 0) table.fragment_count = topology_.default_fragment_count();
+  DUO_RETURN_IF_ERROR(table.schema.validate());
+  protocol::TableMsg message;
+  message.table = table;
+  DUO_ASSIGN_OR_RETURN(Signal signal, message.to_signal(protocol::kCreateTableReq));
+  DictRequest request;
+  request.kind = DictRequest::Kind::kCreate;
+  request.created = std::move(table);
+  request.table_done = std::move(done);
+  return start_dict_request(lowest_connected_node(), std::move(signal), std::move(request));
+}
+
+Status ApiCore::drop_table(uint32_t table_id, StatusCallback done) {
+  protocol::DictMsg message;
+  message.a = table_id;
+  DictRequest request;
+  request.kind = DictRequest::Kind::kDrop;
+  request.table_id = table_id;
+  request.status_done = std::move(done);
+  return start_dict_request(lowest_connected_node(), message.to_signal(protocol::kDropTableReq),
+                            std::move(request));
+}
+
+Status ApiCore::get_table(const std::string& name, TableCallback done) {
+  if (TablePtr cached = cached_table(name)) {
+    ++stats_.cache_hits;
+    done(std::move(cached));
+    return Status::OK();
+  }
+  ++stats_.cache_misses;
+  protocol::DictMsg message;
+  message.text = name;
+  DictRequest request;
+  request.kind = DictRequest::Kind::kGet;
+  request.table_done = std::move(done);
+  return start_dict_request(next_node_round_robin(), message.to_signal(protocol::kGetTableReq),
+                            std::move(request));
+}
+
+TablePtr ApiCore::cached_table(const std::string& name) const {
+  auto it = table_cache_.find(name);
+  return it == table_cache_.end() ? nullptr : it->second;
+}
+
+Status ApiCore::list_tables(TableListCallback done) {
+  DictRequest request;
+  request.kind = DictRequest::Kind::kList;
+  request.list_done = std::move(done);
+  return start_dict_request(next_node_round_robin(),
+                            protocol::DictMsg{}.to_signal(protocol::kListTablesReq),
+                            std::move(request));
+}
+
+void ApiCore::on_dict_answer(Signal& signal) {
+  auto it = dict_requests_.find(signal.word(0));
+  if (it == dict_requests_.end()) {
+    ++stats_.stray_signals;
+    return;
+  }
+  using Kind = DictRequest::Kind;
+  const Kind kind = it->second->kind;
+  const bool matches =
+      ((signal.id() == protocol::kCreateTableConf || signal.id() == protocol::kCreateTableRef) &&
+       kind == Kind::kCreate) ||
+      ((signal.id() == protocol::kDropTableConf || signal.id() == protocol::kDropTableRef) &&
+       kind == Kind::kDrop) ||
+      ((signal.id() == protocol::kGetTableConf || signal.id() == protocol::kGetTableRef) &&
+       kind == Kind::kGet) ||
+      (signal.id() == protocol::kListTablesConf && kind == Kind::kList);
+  if (!matches) {
+    ++stats_.malformed_signals;
+    DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": dictionary answer "
+                           << signal.describe() << " does not match its request";
+    return;
+  }
+  // Unlink before the callback: it may start new requests.
+  std::unique_ptr<DictRequest> request = std::move(it->second);
+  dict_requests_.erase(it);
+
+  switch (signal.id()) {
+    case protocol::kCreateTableRef:
+    case protocol::kDropTableRef:
+    case protocol::kGetTableRef: {
+      const protocol::DictMsg ref = protocol::DictMsg::from_signal(signal);
+      request->fail(Status(error_code_from_wire(ref.a), ref.text));
+      return;
+    }
+    case protocol::kCreateTableConf: {
+      const protocol::DictMsg conf = protocol::DictMsg::from_signal(signal);
+      request->created.schema.table_id = conf.a;
+      request->created.version = conf.b;
+      request->table_done(std::make_shared<const TableDef>(std::move(request->created)));
+      return;
+    }
+    case protocol::kDropTableConf:
+      forget_table(request->table_id, "");
+      request->status_done(Status::OK());
+      return;
+    case protocol::kGetTableConf: {
+      Result<protocol::TableMsg> message = protocol::TableMsg::from_signal(signal);
+      if (!message.ok()) {
+        ++stats_.malformed_signals;
+        request->fail(message.status());
+        return;
+      }
+      auto table = std::make_shared<const TableDef>(std::move(message->table));
+      // Only a subscribed API node learns of changes, so only then may it cache.
+      if (subscribed_node_ != 0) table_cache_[table->schema.name] = table;
+      request->table_done(std::move(table));
+      return;
+    }
+    case protocol::kListTablesConf: {
+      Result<std::vector<protocol::TableListEntry>> tables = protocol::decode_table_list(signal);
+      if (!tables.ok()) ++stats_.malformed_signals;
+      request->list_done(std::move(tables));
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void ApiCore::subscribe_schema_events() {
+  const uint16_t node = lowest_connected_node();
+  if (node == 0) return;
+  // Events sent while nobody listened are lost: start from an empty cache.
+  table_cache_.clear();
+  protocol::DictMsg message;
+  message.a = options_.node_id;
+  Status sent =
+      send_to(node, protocol::kDictionaryBlock, message.to_signal(protocol::kSubscribeSchemaReq));
+  if (!sent.ok()) {
+    DUO_LOG(WARNING, kLog) << "API node " << options_.node_id
+                           << ": cannot subscribe to schema events at data node " << node << ": "
+                           << sent.message();
+    return;
+  }
+  subscribed_node_ = node;
+}
+
+void ApiCore::on_schema_event(const Signal& signal) {
+  // a = table id, b = new version, c = kSchemaCreate / kSchemaDrop, text = table name.
+  const protocol::DictMsg event = protocol::DictMsg::from_signal(signal);
+  forget_table(event.a, event.text);
+}
+
+void ApiCore::forget_table(uint32_t table_id, const std::string& name) {
+  for (auto it = table_cache_.begin(); it != table_cache_.end();) {
+    if (it->first == name || it->second->schema.table_id == table_id) {
+      it = table_cache_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+// ---- Transactions ----
+
+Result<uint64_t> ApiCore::begin(const TableDef* hint_table, const storage::AttrValues* hint_key) {
+  if (transactions_.size() >= options_.transactions_open_max) {
+    return Status(ErrorCode::kTemporary, "too many open transactions (max " +
+                                             std::to_string(options_.transactions_open_max) + ")");
+  }
+  uint16_t coordinator = 0;
+  if (hint_table != nullptr && hint_key != nullptr && hint_table->fragment_count != 0) {
+    DUO_ASSIGN_OR_RETURN(uint32_t hash, protocol::distribution_hash(hint_table->schema, *hint_key));
+    const protocol::FragmentPlacement placement =
+        protocol::place_fragment(topology_, hash % hint_table->fragment_count);
+    if (node_connected(placement.replicas.front())) coordinator = placement.replicas.front();
+  }
+  if (coordinator == 0) coordinator = next_node_round_robin();
+  if (coordinator == 0) return Status(ErrorCode::kTemporary, "no data node connected");
+  auto tx = std::make_unique<Transaction>();
+  tx->api_tx = (uint64_t{options_.node_id} << 48) | next_api_tx_++;
+  tx->coordinator = coordinator;
+  const uint64_t id = tx->api_tx;
+  transactions_[id] = std::move(tx);
+  ++stats_.transactions_begun;
+  return id;
+}
+
+Result<uint16_t> ApiCore::coordinator_of(uint64_t api_tx) const {
+  auto it = transactions_.find(api_tx);
+  if (it == transactions_.end()) return unknown_transaction(api_tx);
+  return it->second->coordinator;
+}
+
+Result<uint32_t> ApiCore::define(uint64_t api_tx, const TableDef& table, OpType type, LockMode lock,
+                                 protocol::OpBody body, OpOptions options) {
+  auto it = transactions_.find(api_tx);
+  if (it == transactions_.end()) return unknown_transaction(api_tx);
+  Transaction& tx = *it->second;
+  if (tx.state != TxState::kOpen) {
+    return Status(
+        ErrorCode::kTransactionState,
+        std::string("cannot define an operation: transaction is ") + tx_state_name(tx.state));
+  }
+  if (tx.ops.size() >= options_.operations_per_transaction_max) {
+    return Status(ErrorCode::kTemporary,
+                  "too many operations in one transaction (max " +
+                      std::to_string(options_.operations_per_transaction_max) + ")");
+  }
+  Operation op;
+  op.table_id = table.schema.table_id;
+  op.table_version = table.version;
+  op.type = type;
+  op.lock = lock;
+  op.flags = options.ignore_error ? protocol::kOpIgnoreError : 0;
+  DUO_RETURN_IF_ERROR(body.encode(&op.body));
+  tx.ops.push_back(std::move(op));
+  return static_cast<uint32_t>(tx.ops.size() - 1);
+}
+
+Result<uint32_t> ApiCore::read(uint64_t api_tx, const TableDef& table, storage::AttrValues key,
+                               std::vector<uint16_t> columns, LockMode lock, OpOptions options) {
+  protocol::OpBody body;
+  body.key_or_row = std::move(key);
+  body.columns = std::move(columns);
+  return define(api_tx, table, OpType::kRead, lock, std::move(body), options);
+}
+
+Result<uint32_t> ApiCore::insert(uint64_t api_tx, const TableDef& table, storage::AttrValues row,
+                                 OpOptions options) {
+  protocol::OpBody body;
+  body.key_or_row = std::move(row);
+  return define(api_tx, table, OpType::kInsert, LockMode::kExclusive, std::move(body), options);
+}
+
+Result<uint32_t> ApiCore::update(uint64_t api_tx, const TableDef& table, storage::AttrValues key,
+                                 storage::AttrValues values, OpOptions options) {
+  protocol::OpBody body;
+  body.key_or_row = std::move(key);
+  body.values = std::move(values);
+  return define(api_tx, table, OpType::kUpdate, LockMode::kExclusive, std::move(body), options);
+}
+
+Result<uint32_t> ApiCore::write(uint64_t api_tx, const TableDef& table, storage::AttrValues row,
+                                OpOptions options) {
+  protocol::OpBody body;
+  body.key_or_row = std::move(row);
+  return define(api_tx, table, OpType::kWrite, LockMode::kExclusive, std::move(body), options);
+}
+
+Result<uint32_t> ApiCore::remove(uint64_t api_tx, const TableDef& table, storage::AttrValues key,
+                                 OpOptions options) {
+  protocol::OpBody body;
+  body.key_or_row = std::move(key);
+  return define(api_tx, table, OpType::kDelete, LockMode::kExclusive, std::move(body), options);
+}
+
+Result<uint32_t> ApiCore::interpreted_update(uint64_t api_tx, const TableDef& table,
+                                             storage::AttrValues key,
+                                             const storage::InterpretedUpdate& program,
+                                             OpOptions options) {
+  DUO_RETURN_IF_ERROR(program.validate(table.schema));
+  protocol::OpBody body;
+  body.key_or_row = std::move(key);
+  body.program = program.encode();
+  return define(api_tx, table, OpType::kInterpretedUpdate, LockMode::kExclusive, std::move(body),
+                options);
+}
+
+Status ApiCore::execute(uint64_t api_tx, ExecType type, ExecuteCallback done) {
+  auto it = transactions_.find(api_tx);
+  if (it == transactions_.end()) return unknown_transaction(api_tx);
+  Transaction& tx = *it->second;
+  if (tx.state != TxState::kOpen) {
+    return Status(ErrorCode::kTransactionState,
+                  std::string("cannot execute: transaction is ") + tx_state_name(tx.state));
+  }
+  if (!tx.coordinator_knows && !node_connected(tx.coordinator)) {
+    // Nothing reached the chosen coordinator yet: any connected node will do.
+    tx.coordinator = next_node_round_robin();
+  }
+  const size_t first = tx.batch_end;
+  const size_t end = tx.ops.size();
+  if (tx.coordinator == 0 && first != end) {
+    return Status(ErrorCode::kTemporary, "no data node connected");
+  }
+
+  if (type == ExecType::kRollback) {
+    for (size_t i = first; i < end; ++i) {
+      tx.ops[i].result.status =
+          stored(Status(ErrorCode::kTransactionState, "operation dropped by rollback"));
+    }
+    tx.batch_begin = tx.batch_end = end;
+    if (!tx.coordinator_knows) {
+      tx.state = TxState::kAborted;
+      ++stats_.transactions_aborted;
+      done(api_tx, Status::OK());
+      return Status::OK();
+    }
+    Status sent = send_to(tx.coordinator, protocol::kCoordinatorBlock,
+                          protocol::api_transaction_signal(protocol::kTcRollbackReq, api_tx));
+    if (!sent.ok()) {
+      abort_transaction(tx, sent);
+      return sent;
+    }
+    tx.state = TxState::kExecuting;
+    tx.executing = type;
+    tx.done = std::move(done);
+    return Status::OK();
+  }
+
+  if (first == end) {
+    // Nothing new to run.
+    if (type == ExecType::kNoCommit || !tx.coordinator_knows) {
+      if (type == ExecType::kCommit) {
+        tx.state = TxState::kCommitted;
+        ++stats_.transactions_committed;
+      }
+      done(api_tx, Status::OK());
+      return Status::OK();
+    }
+    Status sent = send_to(tx.coordinator, protocol::kCoordinatorBlock,
+                          protocol::api_transaction_signal(protocol::kTcCommitReq, api_tx));
+    if (!sent.ok()) {
+      abort_transaction(tx, sent);
+      return sent;
+    }
+    tx.state = TxState::kExecuting;
+    tx.executing = type;
+    tx.done = std::move(done);
+    return Status::OK();
+  }
+
+  for (size_t i = first; i < end; ++i) {
+    Operation& op = tx.ops[i];
+    protocol::TcKeyReq req;
+    req.api_tx = api_tx;
+    req.op_index = static_cast<uint32_t>(i);
+    req.table_id = op.table_id;
+    req.table_version = op.table_version;
+    req.type = op.type;
+    req.lock = op.lock;
+    req.flags = op.flags;
+    if (i + 1 == end) {
+      req.flags |= protocol::kOpExecute;
+      if (type == ExecType::kCommit) req.flags |= protocol::kOpCommit;
+    }
+    req.body = std::move(op.body);
+    Status sent = send_to(tx.coordinator, protocol::kCoordinatorBlock, std::move(req).to_signal());
+    if (!sent.ok()) {
+      // The coordinator holds a partial batch it will never execute: tell it to drop it.
+      tx.batch_begin = first;
+      tx.batch_end = end;
+      abort_transaction(tx, sent);
+      return sent;
+    }
+    tx.coordinator_knows = true;
+    ++stats_.operations_sent;
+  }
+  tx.batch_begin = first;
+  tx.batch_end = end;
+  tx.state = TxState::kExecuting;
+  tx.executing = type;
+  tx.done = std::move(done);
+  ++stats_.batches_executed;
+  return Status::OK();
+}
+
+void ApiCore::abort_transaction(Transaction& tx, Status why) {
+  why.ignore_error();
+  if (tx.coordinator_knows) {
+    // Best effort: if this fails too, the coordinator's own timeout aborts it.
+    Status sent = send_to(tx.coordinator, protocol::kCoordinatorBlock,
+                          protocol::api_transaction_signal(protocol::kTcRollbackReq, tx.api_tx));
+    sent.ignore_error();
+    tx.coordinator_knows = false;
+  }
+  for (size_t i = tx.batch_begin; i < tx.ops.size(); ++i) {
+    if (!tx.ops[i].result.executed) tx.ops[i].result.status = why;
+  }
+  tx.state = TxState::kAborted;
+  tx.error = std::move(why);
+  tx.done = nullptr;
+  ++stats_.transactions_aborted;
+}
+
+void ApiCore::on_tc_key_conf(Signal& signal) {
+  Result<protocol::TcKeyConf> decoded = protocol::TcKeyConf::from_signal(signal);
+  if (!decoded.ok()) {
+    ++stats_.malformed_signals;
+    DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": " << decoded.status().message();
+    return;
+  }
+  protocol::TcKeyConf& conf = *decoded;
+  auto it = transactions_.find(conf.api_tx);
+  if (it == transactions_.end() || it->second->state != TxState::kExecuting) {
+    ++stats_.stray_signals;
+    return;
+  }
+  Transaction& tx = *it->second;
+  for (protocol::OpResultMsg& result : conf.results) {
+    if (result.op_index < tx.batch_begin || result.op_index >= tx.batch_end) {
+      ++stats_.malformed_signals;
+      DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": result for operation "
+                             << result.op_index << " outside the batch of transaction "
+                             << conf.api_tx;
+      continue;
+    }
+    OpResult& out = tx.ops[result.op_index].result;
+    out.executed = true;
+    out.filtered = (result.flags & protocol::kConfFiltered) != 0;
+    if (result.error != ErrorCode::kOk) {
+      out.status = stored(Status(result.error, protocol::as_view(result.data)));
+      continue;
+    }
+    out.status = Status::OK();
+    if (!result.data.empty()) {
+      storage::scan_codec::ByteReader in(protocol::as_view(result.data));
+      out.values.clear();
+      if (!protocol::decode_attr_values(&in, &out.values) || !in.done()) {
+        ++stats_.malformed_signals;
+        out.status =
+            stored(Status(ErrorCode::kInternal, "malformed row values from the coordinator"));
+      }
+    }
+  }
+  if ((conf.flags & protocol::kTcBatchDone) == 0) return;
+
+  if ((conf.flags & protocol::kTcAborted) != 0) {
+    Status why;
+    if (conf.tx_error != ErrorCode::kOk) {
+      why = Status(conf.tx_error, conf.tx_message);
+    } else if (tx.executing != ExecType::kRollback) {
+      why = Status(ErrorCode::kInternal, "transaction aborted by the coordinator without a reason");
+    }
+    finish_execute(tx, std::move(why), false);
+    return;
+  }
+  if (tx.executing == ExecType::kCommit && (conf.flags & protocol::kTcCommitted) == 0) {
+    finish_execute(
+        tx, Status(ErrorCode::kInternal, "coordinator ended a commit without committing"), false);
+    return;
+  }
+  finish_execute(tx, Status::OK(), (conf.flags & protocol::kTcCommitted) != 0);
+}
+
+void ApiCore::finish_execute(Transaction& tx, Status status, bool committed) {
+  const bool aborted = !status.ok() || tx.executing == ExecType::kRollback;
+  for (size_t i = tx.batch_begin; i < tx.batch_end; ++i) {
+    OpResult& result = tx.ops[i].result;
+    if (result.executed) continue;
+    if (!aborted) {
+      result.status = stored(Status(ErrorCode::kInternal, "coordinator sent no result"));
+    } else if (status.ok()) {
+      result.status = stored(Status(ErrorCode::kTransactionState, "operation dropped by rollback"));
+    } else {
+      result.status = stored(status);
+    }
+  }
+  if (aborted) {
+    tx.state = TxState::kAborted;
+    tx.error = status;
+    tx.coordinator_knows = false;
+    ++stats_.transactions_aborted;
+  } else if (committed) {
+    tx.state = TxState::kCommitted;
+    tx.coordinator_knows = false;
+    ++stats_.transactions_committed;
+  } else {
+    tx.state = TxState::kOpen;
+  }
+  ExecuteCallback done = std::move(tx.done);
+  tx.done = nullptr;
+  // Last: the callback may close the transaction.
+  if (done) done(tx.api_tx, status);
+}
+
+Result<TxState> ApiCore::state(uint64_t api_tx) const {
+  auto it = transactions_.find(api_tx);
+  if (it == transactions_.end()) return unknown_transaction(api_tx);
+  return it->second->state;
+}
+
+Status ApiCore::error(uint64_t api_tx) const {
+  auto it = transactions_.find(api_tx);
+  if (it == transactions_.end()) return unknown_transaction(api_tx);
+  return it->second->error;
+}
+
+Result<const OpResult*> ApiCore::op_result(uint64_t api_tx, uint32_t op_index) const {
+  auto it = transactions_.find(api_tx);
+  if (it == transactions_.end()) return unknown_transaction(api_tx);
+  if (op_index >= it->second->ops.size()) {
+    return Status(ErrorCode::kInvalidArgument, "no operation " + std::to_string(op_index));
+  }
+  return &it->second->ops[op_index].result;
+}
+
+size_t ApiCore::operation_count(uint64_t api_tx) const {
+  auto it = transactions_.find(api_tx);
+  return it == transactions_.end() ? 0 : it->second->ops.size();
+}
+
+void ApiCore::close(uint64_t api_tx) {
+  auto it = transactions_.find(api_tx);
+  if (it == transactions_.end()) return;
+  std::unique_ptr<Transaction> tx = std::move(it->second);
+  transactions_.erase(it);
+  for (uint32_t scan_id : tx->scans) close_scan(scan_id);
+  if (tx->coordinator_knows && (tx->state == TxState::kOpen || tx->state == TxState::kExecuting)) {
+    Status sent = send_to(tx->coordinator, protocol::kCoordinatorBlock,
+                          protocol::api_transaction_signal(protocol::kTcRollbackReq, api_tx));
+    // Best effort: a coordinator that does not hear it times the transaction out.
+    sent.ignore_error();
+  }
+}
+
+// ---- Scans ----
+
+Result<uint32_t> ApiCore::scan(uint64_t api_tx, const TableDef& table, const ScanSpec& spec,
+                               ScanCallback ready) {
+  auto it = transactions_.find(api_tx);
+  if (it == transactions_.end()) return unknown_transaction(api_tx);
+  Transaction& tx = *it->second;
+  if (tx.state != TxState::kOpen) {
+    return Status(ErrorCode::kTransactionState,
+                  std::string("cannot scan: transaction is ") + tx_state_name(tx.state));
+  }
+  if (scans_.size() >= options_.scans_open_max) {
+    return Status(ErrorCode::kTemporary,
+                  "too many open scans (max " + std::to_string(options_.scans_open_max) + ")");
+  }
+  protocol::ScanBody body;
+  body.filter = spec.filter;
+  body.columns = spec.columns;
+  body.low = spec.low;
+  body.high = spec.high;
+  protocol::ScanTabReq req;
+  req.api_tx = api_tx;
+  req.scan_id = next_scan_id_++;
+  req.table_id = table.schema.table_id;
+  req.table_version = table.version;
+  req.index = spec.index;
+  req.flags = (spec.descending ? protocol::kScanDescending : 0) |
+              (spec.low_inclusive ? protocol::kScanLowInclusive : 0) |
+              (spec.high_inclusive ? protocol::kScanHighInclusive : 0);
+  req.batch_rows = spec.batch_rows;
+  DUO_RETURN_IF_ERROR(body.encode(&req.body));
+  const uint32_t scan_id = req.scan_id;
+  DUO_RETURN_IF_ERROR(
+      send_to(tx.coordinator, protocol::kCoordinatorBlock, std::move(req).to_signal()));
+  tx.coordinator_knows = true;
+  tx.scans.push_back(scan_id);
+  auto scan = std::make_unique<Scan>();
+  scan->scan_id = scan_id;
+  scan->api_tx = api_tx;
+  scan->coordinator = tx.coordinator;
+  scan->ready = std::move(ready);
+  scans_[scan_id] = std::move(scan);
+  ++stats_.scans_started;
+  return scan_id;
+}
+
+void ApiCore::on_scan_tab_conf(Signal& signal) {
+  Result<protocol::ScanBatch> decoded = protocol::ScanBatch::from_signal(signal);
+  if (!decoded.ok()) {
+    ++stats_.malformed_signals;
+    return;
+  }
+  auto it = scans_.find(decoded->id);
+  if (it == scans_.end() || it->second->api_tx != decoded->tx || it->second->failed) {
+    ++stats_.stray_signals;
+    return;
+  }
+  Scan& scan = *it->second;
+  ++stats_.scan_batches_received;
+  Scan::Batch batch;
+  batch.fragment = decoded->fragment;
+  batch.flags = decoded->flags;
+  Status parsed = protocol::decode_row_batch(protocol::as_view(decoded->batch), &batch.rows);
+  if (!parsed.ok()) {
+    ++stats_.malformed_signals;
+    fail_scan(scan, Status(ErrorCode::kInternal, "malformed scan batch: " + parsed.message()));
+  } else {
+    if ((batch.flags & protocol::kScanAllDone) != 0) scan.all_done = true;
+    scan.batches.push_back(std::move(batch));
+  }
+  ScanCallback ready = scan.ready;
+  if (ready) ready(scan.scan_id);
+}
+
+void ApiCore::on_scan_tab_ref(Signal& signal) {
+  Result<protocol::ScanRef> ref = protocol::ScanRef::from_signal(signal);
+  if (!ref.ok()) {
+    ++stats_.malformed_signals;
+    return;
+  }
+  auto it = scans_.find(ref->id);
+  if (it == scans_.end() || it->second->api_tx != ref->tx || it->second->failed) {
+    ++stats_.stray_signals;
+    return;
+  }
+  fail_scan(*it->second,
+            Status(ref->error == ErrorCode::kOk ? ErrorCode::kInternal : ref->error, ref->message));
+  ScanCallback ready = it->second->ready;
+  if (ready) ready(ref->id);
+}
+
+void ApiCore::fail_scan(Scan& scan, Status why) {
+  why.ignore_error();
+  scan.failed = true;
+  scan.error = std::move(why);
+  scan.batches.clear();
+  scan.next_row = 0;
+}
+
+Result<ScanFetch> ApiCore::next_row(uint32_t scan_id, std::optional<storage::RowBatch::Row>* row) {
+  auto it = scans_.find(scan_id);
+  if (it == scans_.end()) {
+    return Status(ErrorCode::kInvalidArgument, "unknown scan " + std::to_string(scan_id));
+  }
+  Scan& scan = *it->second;
+  while (!scan.failed && !scan.batches.empty()) {
+    Scan::Batch& front = scan.batches.front();
+    if (scan.next_row < front.rows.rows()) {
+      *row = front.rows.row(scan.next_row++);
+      return ScanFetch::kRow;
+    }
+    // The caller is past the batch's last row: only now may the fragment send more.
+    const bool ask_more =
+        (front.flags & (protocol::kScanFragmentDone | protocol::kScanAllDone)) == 0;
+    const uint32_t fragment = front.fragment;
+    scan.batches.pop_front();
+    scan.next_row = 0;
+    if (ask_more) {
+      protocol::ScanNextReq next;
+      next.tx = scan.api_tx;
+      next.id = scan.scan_id;
+      next.fragment = fragment;
+      Status sent = send_to(scan.coordinator, protocol::kCoordinatorBlock,
+                            next.to_signal(protocol::kScanTabNextReq));
+      if (!sent.ok()) fail_scan(scan, sent);
+    }
+  }
+  if (scan.failed) return scan.error;
+  return scan.all_done ? ScanFetch::kDone : ScanFetch::kWaiting;
+}
+
+void ApiCore::close_scan(uint32_t scan_id) {
+  auto it = scans_.find(scan_id);
+  if (it == scans_.end()) return;
+  std::unique_ptr<Scan> scan = std::move(it->second);
+  scans_.erase(it);
+  auto tx = transactions_.find(scan->api_tx);
+  if (tx != transactions_.end()) std::erase(tx->second->scans, scan_id);
+  if (!scan->failed && !scan->all_done) {
+    protocol::ScanNextReq close;
+    close.tx = scan->api_tx;
+    close.id = scan_id;
+    close.flags = protocol::kScanClose;  // fragment is not looked at: the whole scan closes
+    Status sent = send_to(scan->coordinator, protocol::kCoordinatorBlock,
+                          close.to_signal(protocol::kScanTabNextReq));
+    sent.ignore_error();  // a lost link closes the scan at the coordinator anyway
+  }
+}
+
+}  // namespace duo::api

@@ -1,0 +1,236 @@
+// Cluster: an application's connection to a DuoDB cluster (NDB's
+// Ndb_cluster_connection + Ndb + NdbTransaction, simplified; DESIGN.md §8).
+//
+// Cluster::connect() parses the connect string, takes an API node id from duo_mgmd
+// (`get nodeid`, nodetype api) and keeps that session open for the connection's life
+// (the id stays ours; `get status` once a second keeps it alive and tells us the
+// transporter ports data nodes reported), fetches the configuration (`get config`),
+// builds the ClusterTopology, and starts a Transporter that dials every data node (API
+// ids are higher, so API nodes dial). Received signals and link events feed one ApiCore
+// under mutex_. Protocol: docs/formats/mgm-protocol.md, docs/formats/transport.md.
+//
+// Callers use Sessions (NDB's Ndb object: one per thread). A Session begins
+// Transactions, which run either synchronously (execute() blocks until the batch
+// completed) or asynchronously (execute_async() with a callback; Session::poll() runs
+// completed callbacks on the calling thread) — many transactions in flight from one
+// thread is the flexAsynch pattern duo_bench uses.
+//
+// Every wait is bounded by ClusterOptions::request_timeout_ms; a transaction that times
+// out is closed (rolled back at its coordinator) and fails with kTemporary.
+//
+// Thread-safety: Cluster is safe from any thread. A Session and its Transactions and
+// ScanCursors belong to one thread at a time. Destroy every Transaction and Session
+// before their Cluster.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mgmd/client/mgm_connection.h"
+#include "ndb-kernel/api/api_core.h"
+#include "ndb-kernel/common/config/config_parser.h"
+#include "ndb-kernel/transport/transporter.h"
+
+namespace duo::api {
+
+struct ClusterOptions {
+  std::string connect_string = "localhost:1186";
+  uint32_t node_id = 0;          // API node id to ask for; 0 = any free API id
+  std::string name = "duo_api";  // shown by `duo_mgm SHOW`
+  uint64_t mgm_timeout_ms = 5000;
+  // `get status` period: keeps the mgmd session alive (its idle timeout is minutes) and
+  // learns data nodes' ports when they (re)start.
+  uint64_t mgm_poll_interval_ms = 1000;
+  // Longest wait of any blocking call (execute, dictionary requests, scan rows).
+  uint64_t request_timeout_ms = 30000;
+  size_t send_buffer_bytes_max = 4 * 1024 * 1024;  // per data node link
+  ApiCoreOptions core;                             // core.node_id is set from mgmd
+};
+
+// Transporter peers for every data node of `config`: HostName (127.0.0.1 when empty)
+// and ServerPort (0 = dynamic, learned from `get status`).
+std::vector<transport::PeerConfig> data_node_peers(const config::ClusterConfig& config);
+
+class Session;
+class Transaction;
+
+class Cluster {
+ public:
+  // Connects as described above. kIoError when mgmd is unreachable, kConfigError when
+  // it refuses an API node id or serves a configuration without data nodes.
+  static Result<std::unique_ptr<Cluster>> connect(ClusterOptions options);
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  // Waits until every data node is linked, or `timeout_ms` passed. Returns the number
+  // of linked data nodes: all of them, or at the timeout at least one; kTemporary when
+  // none is linked by then.
+  Result<size_t> wait_until_ready(uint64_t timeout_ms);
+  // Stops the links and ends the mgmd session (freeing the API node id). Idempotent;
+  // in-flight requests fail with kTemporary.
+  void disconnect();
+
+  uint16_t node_id() const { return node_id_; }
+  const protocol::ClusterTopology& topology() const { return topology_; }
+
+  std::unique_ptr<Session> new_session();
+
+  // Dictionary, synchronous.
+  Result<TablePtr> get_table(const std::string& name);
+  Result<TablePtr> create_table(TableDef table);
+  Status drop_table(const std::string& name);
+  Result<std::vector<protocol::TableListEntry>> list_tables();
+
+  ApiCoreStats stats();
+
+ private:
+  friend class Session;
+  friend class Transaction;
+  friend class ScanCursor;
+  class TransporterSink;
+
+  Cluster(ClusterOptions options, uint16_t node_id, protocol::ClusterTopology topology);
+  Status start(const config::ClusterConfig& config, const std::string& secret);
+  // Takes node id `node_id` (0 = any) on a fresh session to mgmd.
+  static Result<uint16_t> allocate_node_id(mgm::MgmConnection& connection,
+                                           const mgm::ConnectString& target, uint32_t node_id,
+                                           const ClusterOptions& options);
+  void run_mgm_poller();
+  void poll_mgm_status();
+  // Waits on `cv` (with mutex_ held in `lock`) until `done()` or the request timeout.
+  bool wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+            const std::function<bool()>& done);
+
+  // Constant after connect().
+  const ClusterOptions options_;
+  const uint16_t node_id_;
+  const protocol::ClusterTopology topology_;
+  std::vector<transport::PeerConfig> peers_;
+  std::unique_ptr<TransporterSink> sink_;
+  std::unique_ptr<transport::Transporter> transporter_;
+
+  std::mutex mutex_;
+  std::condition_variable links_changed_;  // a link came up or went down
+  ApiCore core_;                           // GUARDED_BY(mutex_)
+  bool disconnected_ = false;              // GUARDED_BY(mutex_)
+
+  // The mgmd session: the poller thread's, after connect().
+  mgm::ConnectString mgm_target_;
+  std::unique_ptr<mgm::MgmConnection> mgm_;
+  std::vector<uint16_t> peer_ports_;  // what each peer is dialled at, by index in peers_
+  std::thread mgm_poller_;
+  std::mutex poller_mutex_;
+  std::condition_variable poller_wake_;
+  bool poller_stop_ = false;  // GUARDED_BY(poller_mutex_)
+};
+
+// One thread's context: begins transactions and runs their async callbacks.
+class Session {
+ public:
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Begins a transaction; with a hint (table and a key with its primary key columns) at
+  // the node holding that key's primary replica. kTemporary when no data node is linked
+  // or too many transactions are open.
+  Result<std::unique_ptr<Transaction>> begin(const TableDef* hint_table = nullptr,
+                                             const storage::AttrValues* hint_key = nullptr);
+  // Runs the callbacks of async executes that completed, waiting up to `timeout_ms` for
+  // the first one. Returns how many ran.
+  size_t poll(uint64_t timeout_ms);
+
+  Cluster& cluster() { return *cluster_; }
+
+ private:
+  friend class Cluster;
+  friend class Transaction;
+  friend class ScanCursor;
+  explicit Session(Cluster* cluster) : cluster_(cluster) {}
+
+  Cluster* const cluster_;
+  std::condition_variable changed_;     // a transaction or scan of this session progressed
+  std::deque<Transaction*> completed_;  // GUARDED_BY(cluster_->mutex_)
+};
+
+class ScanCursor;
+
+class Transaction {
+ public:
+  using AsyncCallback = std::function<void(Transaction& tx, const Status& status)>;
+
+  // Closes the transaction (rolled back at the coordinator if still open).
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  uint64_t id() const { return api_tx_; }
+
+  // Operation definitions (ApiCore's); each returns the operation's index.
+  Result<uint32_t> read(const TableDef& table, storage::AttrValues key,
+                        std::vector<uint16_t> columns = {},
+                        LockMode lock = LockMode::kCommittedRead, OpOptions options = {});
+  Result<uint32_t> insert(const TableDef& table, storage::AttrValues row, OpOptions options = {});
+  Result<uint32_t> update(const TableDef& table, storage::AttrValues key,
+                          storage::AttrValues values, OpOptions options = {});
+  Result<uint32_t> write(const TableDef& table, storage::AttrValues row, OpOptions options = {});
+  Result<uint32_t> remove(const TableDef& table, storage::AttrValues key, OpOptions options = {});
+  Result<uint32_t> interpreted_update(const TableDef& table, storage::AttrValues key,
+                                      const storage::InterpretedUpdate& program,
+                                      OpOptions options = {});
+
+  // Runs the defined operations and waits for the outcome (ApiCore::execute's status).
+  Status execute(ExecType type);
+  // Starts the batch; `done` runs from the session's poll() once it completed. An error
+  // return means `done` will not run.
+  Status execute_async(ExecType type, AsyncCallback done);
+
+  // A copy of operation `op_index`'s result.
+  Result<OpResult> result(uint32_t op_index);
+  TxState state();
+
+  // Starts a scan within this transaction.
+  Result<std::unique_ptr<ScanCursor>> scan(const TableDef& table, const ScanSpec& spec);
+
+ private:
+  friend class Session;
+  Transaction(Session* session, uint64_t api_tx) : session_(session), api_tx_(api_tx) {}
+  // Starts the execute; mutex_ held.
+  Status start_execute(ExecType type);
+
+  Session* const session_;
+  const uint64_t api_tx_;
+  // GUARDED_BY(session_->cluster_->mutex_):
+  bool executing_ = false;
+  Status status_;  // the last execute's outcome
+  AsyncCallback async_done_;
+  bool closed_ = false;  // closed by a timeout
+};
+
+// Rows of one scan, fetched synchronously. Closes the scan when destroyed.
+class ScanCursor {
+ public:
+  ~ScanCursor();
+  ScanCursor(const ScanCursor&) = delete;
+  ScanCursor& operator=(const ScanCursor&) = delete;
+
+  // The next row's values (in projection order) into *row: true, or false at the end.
+  Result<bool> next(storage::AttrValues* row);
+
+ private:
+  friend class Transaction;
+  ScanCursor(Session* session, uint32_t scan_id) : session_(session), scan_id_(scan_id) {}
+
+  Session* const session_;
+  const uint32_t scan_id_;
+};
+
+}  // namespace duo::api
