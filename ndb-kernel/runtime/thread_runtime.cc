@@ -89,7 +89,7 @@ class ThreadRuntime::Context final : public BlockContext {
   Context(ThreadRuntime& runtime, uint32_t thread_index, uint64_t seed)
       : runtime_(runtime), thread_index_(thread_index), random_(seed) {}
 
-  Status send(Signal signal) override { return runtime_.route(std::move(signal)); }
+  Status send(Signal signal) override { return runtime_.route(signal); }
   Status send_delayed(Signal signal, uint64_t delay_ms) override {
     return runtime_.schedule_delayed(thread_index_, std::move(signal), delay_ms);
   }
@@ -219,10 +219,14 @@ void ThreadRuntime::stop() {
 }
 
 Status ThreadRuntime::send_from_outside(Signal signal) {
-  return route(std::move(signal));
+  return route(signal);
 }
 
-Status ThreadRuntime::route(Signal signal) {
+Status ThreadRuntime::try_send_from_outside(Signal& signal) {
+  return route(signal);
+}
+
+Status ThreadRuntime::route(Signal& signal) {
   DUO_RETURN_IF_ERROR(signal.check_sendable());
   const BlockAddress& receiver = signal.receiver();
   if (receiver.node_id != options_.node_id) {

@@ -114,8 +114,13 @@ class ThreadRuntime {
   bool running() const { return started_ && !stopped_; }
 
   // Sends a signal from outside any block (test harness; later the receive path). Same
-  // errors as BlockContext::send.
+  // errors as BlockContext::send. The signal is consumed whatever the outcome.
   Status send_from_outside(Signal signal);
+  // As send_from_outside, but a signal refused with kTemporary (the receiver's queue is
+  // full) is left intact in `signal`, so a producer thread that must not lose it (the
+  // file system block's IO threads delivering answers) can pause and retry. Moved from
+  // when accepted, and when handed to the RemoteSender (whose answer decides its fate).
+  Status try_send_from_outside(Signal& signal);
 
   ThreadRuntimeStats stats() const;
   const ThreadLayout& layout() const { return options_.layout; }
@@ -133,8 +138,9 @@ class ThreadRuntime {
   explicit ThreadRuntime(ThreadRuntimeOptions options, uint64_t seed);
 
   // Validates and routes `signal` to the queue of its receiver's thread (or the
-  // RemoteSender). The send path of every block and of send_from_outside.
-  Status route(Signal signal);
+  // RemoteSender). The send path of every block and of send_from_outside. Leaves
+  // `signal` intact when its receiver's queue is full (kTemporary).
+  Status route(Signal& signal);
   // Arms a delayed signal on `thread_index`, the calling block's own thread.
   Status schedule_delayed(uint32_t thread_index, Signal signal, uint64_t delay_ms);
   // Pushes onto thread `thread_index`'s queue and wakes it if asleep. On failure

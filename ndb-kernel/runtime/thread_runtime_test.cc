@@ -197,6 +197,30 @@ TEST(ThreadRuntime, FullQueueAnswersTemporaryWithoutBlocking) {
   ASSERT_TRUE(wait_for([&] { return stall->data.load() == 5; }));
 }
 
+// try_send_from_outside keeps a refused signal (words and section) for a retry: the file
+// system block's IO threads depend on it not to lose an answer.
+TEST(ThreadRuntime, TrySendFromOutsideKeepsARefusedSignalForARetry) {
+  auto runtime = make_runtime(small_layout(1), /*queue_capacity=*/4);
+  StallBlock* stall =
+      add(*runtime, std::make_unique<StallBlock>(), runtime->layout().ldm_thread(0));
+  ASSERT_TRUE(runtime->start().ok());
+  ASSERT_TRUE(runtime->send_from_outside(to_stall(kTick)).ok());
+  ASSERT_TRUE(wait_for([&] { return stall->stalled.load(); }));
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(runtime->send_from_outside(to_stall(kData)).ok());
+  Signal kept = to_stall(kData);
+  kept.set_word(3, 77);
+  kept.set_section({1, 2, 3});
+  const Status refused = runtime->try_send_from_outside(kept);
+  EXPECT_TRUE(refused.is(ErrorCode::kTemporary)) << refused.to_string();
+  EXPECT_EQ(kept.id(), kData);
+  EXPECT_EQ(kept.word(3), 77u);
+  EXPECT_EQ(kept.section(), (std::vector<uint8_t>{1, 2, 3}));
+  EXPECT_EQ(kept.receiver(), (BlockAddress{1, 50, 0}));
+  stall->release.store(true);
+  ASSERT_TRUE(wait_for([&] { return runtime->try_send_from_outside(kept).ok(); }));
+  ASSERT_TRUE(wait_for([&] { return stall->data.load() == 5; }));
+}
+
 // On TICK, arms a delayed DATA to the stall block.
 class ArmBlock final : public Block {
  public:
