@@ -73,6 +73,7 @@ struct ApiCore::Transaction {
   uint16_t coordinator = 0;
   TxState state = TxState::kOpen;
   Status error;  // why it aborted
+  uint32_t commit_gci = 0;  // once committed: the GCI it is durable with
   std::vector<Operation> ops;
   // ops[batch_begin, batch_end) is the batch in flight; ops from batch_end on are
   // defined and not yet sent.
@@ -711,6 +712,7 @@ void ApiCore::on_tc_key_conf(Signal& signal) {
         tx, Status(ErrorCode::kInternal, "coordinator ended a commit without committing"), false);
     return;
   }
+  if ((conf.flags & protocol::kTcCommitted) != 0) tx.commit_gci = conf.gci;
   finish_execute(tx, Status::OK(), (conf.flags & protocol::kTcCommitted) != 0);
 }
 
@@ -749,6 +751,12 @@ Result<TxState> ApiCore::state(uint64_t api_tx) const {
   auto it = transactions_.find(api_tx);
   if (it == transactions_.end()) return unknown_transaction(api_tx);
   return it->second->state;
+}
+
+Result<uint32_t> ApiCore::commit_gci(uint64_t api_tx) const {
+  auto it = transactions_.find(api_tx);
+  if (it == transactions_.end()) return unknown_transaction(api_tx);
+  return it->second->commit_gci;
 }
 
 Status ApiCore::error(uint64_t api_tx) const {

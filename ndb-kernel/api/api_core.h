@@ -227,6 +227,9 @@ class ApiCore {
   Status execute(uint64_t api_tx, ExecType type, ExecuteCallback done);
 
   Result<TxState> state(uint64_t api_tx) const;
+  // The GCI a committed transaction committed in (0 before it committed): it survives a
+  // crash of the whole cluster once that GCI is complete.
+  Result<uint32_t> commit_gci(uint64_t api_tx) const;
   // Why the transaction aborted: OK while it has not (and after a requested rollback);
   // kInvalidArgument for an unknown transaction.
   Status error(uint64_t api_tx) const;

@@ -158,17 +158,19 @@ Status Cluster::start(const config::ClusterConfig& config, const std::string& se
                              return Status::OK();
                            },
                            [this](const transport::LinkEvent& event) {
+                             bool disconnecting = false;
                              {
                                std::lock_guard<std::mutex> lock(mutex_);
                                core_.set_node_connected(
                                    event.node_id, event.state == transport::LinkState::kConnected);
+                               disconnecting = disconnected_;
                              }
                              links_changed_.notify_all();
                              if (event.state == transport::LinkState::kConnected) {
                                DUO_LOG(INFO, kLog)
                                    << "API node " << node_id_ << ": link to data node "
                                    << event.node_id << " up (" << event.peer_address << ")";
-                             } else {
+                             } else if (!disconnecting) {  // our own disconnect is no news
                                DUO_LOG(WARNING, kLog)
                                    << "API node " << node_id_ << ": link to data node "
                                    << event.node_id << " down: " << event.reason;
@@ -491,6 +493,12 @@ TxState Transaction::state() {
   if (closed_) return TxState::kAborted;
   Result<TxState> state = session_->cluster_->core_.state(api_tx_);
   return state.ok() ? *state : TxState::kAborted;
+}
+
+uint32_t Transaction::commit_gci() {
+  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
+  Result<uint32_t> gci = session_->cluster_->core_.commit_gci(api_tx_);
+  return gci.ok() ? *gci : 0;
 }
 
 Result<std::unique_ptr<ScanCursor>> Transaction::scan(const TableDef& table, const ScanSpec& spec) {

@@ -196,6 +196,8 @@ class Transaction {
   // A copy of operation `op_index`'s result.
   Result<OpResult> result(uint32_t op_index);
   TxState state();
+  // Once committed: the GCI the transaction committed in (durable when it is complete).
+  uint32_t commit_gci();
 
   // Starts a scan within this transaction.
   Result<std::unique_ptr<ScanCursor>> scan(const TableDef& table, const ScanSpec& spec);

@@ -442,6 +442,7 @@ void CoordinatorBlock::reply(Transaction& tx, uint32_t flags) {
     const bool last = next == tx.results.size();
     if (last) {
       conf.flags = flags;
+      if ((flags & protocol::kTcCommitted) != 0) conf.gci = tx.gci;
       if ((flags & protocol::kTcAborted) != 0) {
         conf.tx_error = tx.error;
         conf.tx_message = tx.error_message;

@@ -40,6 +40,14 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
   out.max_operations = static_cast<uint32_t>(bytes("MaxNoOfConcurrentOperations"));
   out.max_scans = static_cast<uint32_t>(bytes("MaxNoOfConcurrentScans"));
   out.deadlock_timeout_ms = bytes("TransactionDeadlockDetectionTimeout");
+  out.gcp_interval_ms = bytes("TimeBetweenGlobalCheckpoints");
+  out.redo_buffer_bytes = bytes("RedoBuffer");
+  out.redo_file_bytes = bytes("FragmentLogFileSize");
+  out.lcp_log2_words = static_cast<uint32_t>(bytes("TimeBetweenLocalCheckpoints"));
+  out.disk_io_threads = static_cast<uint32_t>(bytes("DiskIOThreadPool"));
+  if (Result<bool> compressed = own->get_bool("CompressedLCP"); compressed.ok()) {
+    out.compressed_lcp = *compressed;
+  }
   for (uint32_t id : config.node_ids(config::SectionType::kApiNode)) {
     out.api_nodes.push_back(static_cast<uint16_t>(id));
   }

@@ -40,6 +40,13 @@ struct DataNodeConfig {
   uint32_t max_operations = 0;         // MaxNoOfConcurrentOperations
   uint32_t max_scans = 0;              // MaxNoOfConcurrentScans
   uint64_t deadlock_timeout_ms = 0;    // TransactionDeadlockDetectionTimeout
+  // Durability.
+  uint64_t gcp_interval_ms = 0;        // TimeBetweenGlobalCheckpoints
+  uint64_t redo_buffer_bytes = 0;      // RedoBuffer
+  uint64_t redo_file_bytes = 0;        // FragmentLogFileSize
+  uint32_t lcp_log2_words = 0;         // TimeBetweenLocalCheckpoints
+  bool compressed_lcp = false;         // CompressedLCP
+  uint32_t disk_io_threads = 0;        // DiskIOThreadPool
   // Memory parameters (bytes), built-in defaults when not configured.
   uint64_t data_memory = 0;              // DataMemory
   uint64_t disk_page_buffer_memory = 0;  // DiskPageBufferMemory
@@ -84,8 +91,9 @@ enum class StartPhase : uint8_t {
   kRuntime = 1,      // phase 1: memory budget allocated, block threads running
   kTransporter = 2,  // phase 2: transporter listening, port reported to mgmd
   kLinks = 3,        // phase 3: links to all other data nodes up
+  kRestored = 4,     // phase 4: system restart (schema, checkpoint, redo) done
 };
-inline constexpr uint32_t kLastStartPhase = 3;
+inline constexpr uint32_t kLastStartPhase = 4;
 
 // Peers (ids) whose links are not up, given the set that is up; empty = node can start.
 std::vector<uint16_t> missing_links(const DataNodeConfig& config,

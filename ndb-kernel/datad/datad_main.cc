@@ -6,11 +6,14 @@
 // state and start phase to mgmd (`report status`) until it is told to stop (`node stop`
 // from mgmd, or SIGTERM/SIGINT). Protocol: docs/formats/mgm-protocol.md.
 //
-// Start phases of this increment (real ones, with restore from checkpoints and redo and
-// node recovery, come with durability): 0 configuration and directories ready, 1 memory
-// budget allocated (GlobalMemory; failure ends the start) and block threads running,
-// 2 transporter listening and its port reported, 3 links to every other configured data
-// node up; then the node is STARTED.
+// Start phases: 0 configuration and directories ready, 1 memory budget allocated
+// (GlobalMemory; failure ends the start) and block threads running (file system,
+// distribution, dictionary, coordinator, one local_query per log part), 2 transporter
+// listening and its port reported, 3 links to every other configured data node up,
+// 4 the blocks' system restart done (every data node agreed on the last complete GCI,
+// schema, checkpoint and redo restored up to it; an empty file system is an initial
+// start); then the node is STARTED. Restarting one node while the others run (node
+// recovery) is the failover issue.
 //
 // A lost mgmd connection is logged and retried with bounded backoff (100 ms doubling to
 // 5 s); the node keeps running meanwhile and takes its id again when mgmd is back.
@@ -47,6 +50,8 @@
 #include "ndb-kernel/coordinator/coordinator_block.h"
 #include "ndb-kernel/datad/data_node_config.h"
 #include "ndb-kernel/dictionary/dictionary_block.h"
+#include "ndb-kernel/distribution/distribution_block.h"
+#include "ndb-kernel/fs/file_system_block.h"
 #include "ndb-kernel/local_query/local_query_block.h"
 #include "ndb-kernel/protocol/block_numbers.h"
 #include "ndb-kernel/protocol/distribution.h"
@@ -76,6 +81,8 @@ constexpr uint64_t kLoopWaitMs = 100;
 constexpr uint64_t kMgmCallTimeoutMs = 5000;
 constexpr uint64_t kReconnectDelayMinMs = 100;
 constexpr uint64_t kReconnectDelayMaxMs = 5000;
+// How long a stopping node lets its links carry the stop announcement.
+constexpr uint64_t kStopAnnounceMs = 100;
 
 struct Options {
   std::string connect_string = "localhost:1186";
@@ -99,6 +106,9 @@ uint64_t monotonic_ms() {
                                    std::chrono::steady_clock::now().time_since_epoch())
                                    .count());
 }
+
+// Sleeps about `ms` (a signal may cut it short).
+void sleep_ms(uint64_t ms) { ::poll(nullptr, 0, static_cast<int>(ms)); }
 
 // Sleeps up to `ms`, returning early on a stop signal (poll returns EINTR).
 void interruptible_sleep(uint64_t ms) {
@@ -197,12 +207,13 @@ Result<uint32_t> connect_and_allocate(mgm::MgmConnection& connection,
 class DataNode {
  public:
   DataNode(Options options, mgm::ConnectString target, DataNodeConfig config,
-           protocol::ClusterTopology topology, std::string cluster_secret)
+           protocol::ClusterTopology topology, std::string cluster_secret, std::string fs_dir)
       : options_(std::move(options)),
         target_(std::move(target)),
         config_(std::move(config)),
         topology_(std::move(topology)),
-        cluster_secret_(std::move(cluster_secret)) {}
+        cluster_secret_(std::move(cluster_secret)),
+        fs_dir_(std::move(fs_dir)) {}
 
   // Takes over the session that allocated the node id.
   void adopt_session(mgm::MgmConnection* connection) { connection_ = connection; }
@@ -222,22 +233,29 @@ class DataNode {
   void check_links();
   void reconnect_if_due();
   void shut_down(const std::string& why);
+  // Tells every peer data node this node stops on purpose, and gives the links a moment
+  // to carry that before they close.
+  void announce_stop();
 
   const Options options_;
   const mgm::ConnectString target_;
   const DataNodeConfig config_;
   const protocol::ClusterTopology topology_;
   const std::string cluster_secret_;
+  const std::string fs_dir_;  // <FileSystemPath>/ndb_<id>_fs
   mgm::MgmConnection* connection_ = nullptr;
 
   std::unique_ptr<storage::GlobalMemory> memory_;  // the node's memory budget (phase 1)
   std::unique_ptr<kernel::ThreadRuntime> runtime_;
+  // Owned by runtime_; its start state is read (atomically) by the control loop.
+  const distribution::DistributionBlock* distribution_ = nullptr;
   std::unique_ptr<transport::Transporter> transporter_;
   uint16_t port_ = 0;
   std::string state_ = "STARTING";
   uint32_t phase_ = 0;
   std::map<uint16_t, uint16_t> peer_ports_;  // what we dial each peer at
   std::string stop_reason_;
+  int exit_code_ = 0;
 
   uint64_t next_report_ms_ = 0;
   uint64_t next_status_poll_ms_ = 0;
@@ -279,6 +297,20 @@ Status DataNode::start_runtime() {
 // per log part spread over the LDM threads (DESIGN.md §3).
 Status DataNode::add_blocks() {
   const kernel::ThreadLayout& layout = runtime_->layout();
+  fs::FileSystemOptions fs_options;
+  fs_options.directory = fs_dir_;
+  fs_options.io_threads = config_.disk_io_threads;
+  kernel::ThreadRuntime* runtime = runtime_.get();
+  DUO_ASSIGN_OR_RETURN(std::unique_ptr<fs::FileSystemBlock> file_system,
+                       fs::FileSystemBlock::create(fs_options, [runtime](kernel::Signal& signal) {
+                         return runtime->try_send_from_outside(signal);
+                       }));
+  DUO_RETURN_IF_ERROR(runtime_->add_block(std::move(file_system), layout.main_thread()));
+  distribution::DistributionOptions dih;
+  dih.gcp_interval_ms = config_.gcp_interval_ms;
+  auto distribution = std::make_unique<distribution::DistributionBlock>(topology_, dih);
+  distribution_ = distribution.get();
+  DUO_RETURN_IF_ERROR(runtime_->add_block(std::move(distribution), layout.main_thread()));
   DUO_RETURN_IF_ERROR(runtime_->add_block(std::make_unique<dictionary::DictionaryBlock>(topology_),
                                           layout.main_thread()));
   coordinator::CoordinatorOptions tc;
@@ -290,6 +322,12 @@ Status DataNode::add_blocks() {
   local_query::LocalQueryOptions lqh;
   lqh.lock_wait_timeout_ms = config_.deadlock_timeout_ms;
   lqh.concurrent_scans_max = config_.max_scans;
+  lqh.redo_buffer_bytes = config_.redo_buffer_bytes;
+  lqh.redo_file_bytes = config_.redo_file_bytes;
+  // TimeBetweenLocalCheckpoints is log2 of 4-byte words of redo between checkpoints;
+  // checkpoints are full (not partial) for now, so never more often than every 64 MiB.
+  lqh.lcp_redo_bytes = std::max<uint64_t>(uint64_t{4} << config_.lcp_log2_words, 64ull << 20);
+  lqh.compress_lcp = config_.compressed_lcp;
   for (uint16_t part = 0; part < topology_.log_parts; ++part) {
     DUO_RETURN_IF_ERROR(runtime_->add_block(
         std::make_unique<local_query::LocalQueryBlock>(part, memory_.get(), topology_, lqh),
@@ -298,11 +336,13 @@ Status DataNode::add_blocks() {
   return Status::OK();
 }
 
-// Tells the node's coordinator and dictionary that `node` is gone (its link closed):
-// they abort its transactions and forget its subscriptions. Called on the transporter's
+// Tells the node's coordinator, dictionary and distribution block that `node` is gone
+// (its link closed): they abort its transactions, forget its subscriptions, and for a
+// data node stop this node (no takeover yet, see distribution_block.h). Called on the transporter's
 // thread; ThreadRuntime::send_from_outside is safe there.
 void report_node_failure(kernel::ThreadRuntime* runtime, uint16_t own_id, uint16_t node) {
-  for (uint16_t block : {protocol::kCoordinatorBlock, protocol::kDictionaryBlock}) {
+  for (uint16_t block : {protocol::kCoordinatorBlock, protocol::kDictionaryBlock,
+                         protocol::kDistributionBlock}) {
     // A full queue is retried briefly: losing this report would leave the dead client's
     // locks held until its transactions time out.
     for (int attempt = 0; attempt < 100; ++attempt) {
@@ -454,20 +494,45 @@ void DataNode::check_links() {
   }
   const std::vector<uint16_t> missing = missing_links(config_, connected);
   const uint64_t now = monotonic_ms();
-  if (state_ == "STARTING") {
+  if (state_ == "STARTED" &&
+      distribution_->start_state() == distribution::NodeStartState::kFailed) {
+    stop_reason_ = distribution_->failure();
+    if (!distribution_->failure_is_clean()) exit_code_ = kExitError;
+    return;
+  }
+  if (state_ != "STARTING") return;
+  if (phase_ < 3) {
     if (missing.empty()) {
       complete_phase(3, "links up to data nodes " + format_ids(connected));
-      state_ = "STARTED";
-      DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": Started (DuoDB-" << DUO_VERSION
-                          << ")";
-      send_report();
     } else if (now >= next_progress_ms_) {
       next_progress_ms_ = now + kProgressLogIntervalMs;
       DUO_LOG(INFO, kLog) << "Node " << config_.node_id
                           << ": start phase 3: waiting for data nodes " << format_ids(missing)
                           << " (links up: " << format_ids(connected) << ")";
     }
+    return;
   }
+  // Phase 4: the blocks' own start (system restart: schema, checkpoint and redo up to
+  // the last complete GCI agreed by all data nodes), driven by the distribution block.
+  const distribution::NodeStartState start = distribution_->start_state();
+  if (start == distribution::NodeStartState::kFailed) {
+    stop_reason_ = "start failed: " + distribution_->failure();
+    exit_code_ = kExitError;
+    return;
+  }
+  if (start != distribution::NodeStartState::kStarted) {
+    if (now >= next_progress_ms_) {
+      next_progress_ms_ = now + kProgressLogIntervalMs;
+      DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": start phase 4: "
+                          << distribution::node_start_state_name(start);
+    }
+    return;
+  }
+  complete_phase(4, "restored up to GCI " + std::to_string(distribution_->restart_gci()) +
+                        ", committing from GCI " + std::to_string(distribution_->current_gci()));
+  state_ = "STARTED";
+  DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": Started (DuoDB-" << DUO_VERSION << ")";
+  send_report();
 }
 
 void DataNode::reconnect_if_due() {
@@ -486,10 +551,24 @@ void DataNode::reconnect_if_due() {
   send_report();
 }
 
+void DataNode::announce_stop() {
+  if (!runtime_ || !transporter_ || exit_code_ != 0) return;
+  bool sent_any = false;
+  for (const PeerDataNode& peer : config_.peers) {
+    if (!transporter_->is_connected(peer.node_id)) continue;
+    kernel::Signal signal(protocol::kNodeStoppingRep, {config_.node_id});
+    signal.set_sender(kernel::BlockAddress{config_.node_id, protocol::kDistributionBlock, 0});
+    signal.set_receiver(kernel::BlockAddress{peer.node_id, protocol::kDistributionBlock, 0});
+    sent_any |= transporter_->send_remote(std::move(signal)).ok();
+  }
+  if (sent_any) sleep_ms(kStopAnnounceMs);
+}
+
 void DataNode::shut_down(const std::string& why) {
   DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": stopping: " << why;
   state_ = "STOPPING";
   send_report();
+  announce_stop();
   if (transporter_) transporter_->stop();
   if (runtime_) runtime_->stop();
   if (connection_->connected()) {
@@ -549,7 +628,7 @@ int DataNode::run() {
     check_links();
   }
   shut_down(stop_reason_);
-  return 0;
+  return exit_code_;
 }
 
 int run_datad(int argc, char** argv) {
@@ -677,7 +756,8 @@ int run_datad(int argc, char** argv) {
     DUO_LOG(ERROR, kLog) << "Node " << node_id << ": " << topology.status().message();
     return kExitError;
   }
-  DataNode node(options, *target, std::move(own).value(), std::move(topology).value(), secret);
+  DataNode node(options, *target, std::move(own).value(), std::move(topology).value(), secret,
+                fs_dir);
   node.adopt_session(&connection);
   const int exit_code = node.run();
   ::unlink((prefix + ".pid").c_str());

@@ -15,6 +15,10 @@ using protocol::TableMsg;
 namespace {
 constexpr uint32_t kCommit = 0;
 constexpr uint32_t kAbort = 1;
+// TABLE_ADDREQ request id of the tables re-created at a system restart.
+constexpr uint32_t kRestoreRequest = 0xFFFFFFFF;
+constexpr uint16_t kSchemaFileTag = 1;
+constexpr const char* kSchemaFilePath = "dict/schema";
 }  // namespace
 
 DictionaryBlock::DictionaryBlock(protocol::ClusterTopology topology)
@@ -36,9 +40,28 @@ DictionaryBlock::DictionaryBlock(protocol::ClusterTopology topology)
   on(protocol::kSchemaCommitConf, &DictionaryBlock::on_schema_commit_conf);
   on(protocol::kTableAddConf, &DictionaryBlock::on_table_add_conf);
   on(protocol::kTableDropConf, &DictionaryBlock::on_table_drop_conf);
+  on(protocol::kDictRestoreReq, &DictionaryBlock::on_dict_restore_req);
+  for (kernel::SignalId id : {protocol::kFsOpenConf, protocol::kFsRef, protocol::kFsWriteConf,
+                              protocol::kFsReadConf, protocol::kFsCloseConf}) {
+    on(id, &DictionaryBlock::on_fs_answer);
+  }
 }
 
 DictionaryBlock::~DictionaryBlock() = default;
+
+void DictionaryBlock::on_start() {
+  schema_file_ = std::make_unique<fs_client::DualCopyFile>(
+      kSchemaFilePath, kSchemaFileTag, node_id(),
+      [this](Signal signal) { return send(signal.receiver(), std::move(signal)); });
+}
+
+std::vector<BlockAddress> DictionaryBlock::local_blocks() const {
+  std::vector<BlockAddress> locals{BlockAddress{node_id(), protocol::kCoordinatorBlock, 0}};
+  for (uint16_t part = 0; part < topology_.log_parts; ++part) {
+    locals.push_back(BlockAddress{node_id(), protocol::kLocalQueryBlock, part});
+  }
+  return locals;
+}
 
 void DictionaryBlock::answer(const BlockAddress& to, kernel::SignalId id, DictMsg msg) {
   if (to.node_id == 0) return;  // an internal request (no client)
@@ -350,39 +373,62 @@ void DictionaryBlock::on_schema_commit_req(Signal& signal) {
   }
   Prepared& prepared = it->second;
   prepared.master = signal.sender();
-  std::vector<BlockAddress> locals{BlockAddress{node_id(), protocol::kCoordinatorBlock, 0}};
-  for (uint16_t part = 0; part < topology_.log_parts; ++part) {
-    locals.push_back(BlockAddress{node_id(), protocol::kLocalQueryBlock, part});
+  const uint32_t table_id = prepared.table.schema.table_id;
+  if (prepared.kind == protocol::kSchemaCreate) {
+    tables_[table_id] = prepared.table;
+  } else {
+    tables_.erase(table_id);
+  }
+  next_table_id_ = std::max(next_table_id_, table_id + 1);
+  // The change is confirmed only once it is on disk here.
+  Result<fs_client::Bytes> schema = encode_schema();
+  if (!schema.ok()) return apply_committed(msg.request_id, schema.status());
+  const uint32_t schema_tx = msg.request_id;
+  schema_file_->write(std::move(schema).value(),
+                      [this, schema_tx](Status written) { apply_committed(schema_tx, written); });
+}
+
+void DictionaryBlock::apply_committed(uint32_t schema_tx, Status persisted) {
+  auto it = prepared_.find(schema_tx);
+  if (it == prepared_.end()) return;
+  Prepared& prepared = it->second;
+  if (!persisted.ok()) {
+    DUO_BLOCK_LOG(ERROR) << "cannot write the schema file: " << persisted.message();
+    prepared.local_error = static_cast<uint32_t>(ErrorCode::kIoError);
+    prepared.local_message = "schema file not written: " + persisted.message();
   }
   Signal change;
   if (prepared.kind == protocol::kSchemaCreate) {
-    tables_[prepared.table.schema.table_id] = prepared.table;
-    Result<Signal> add =
-        TableMsg{msg.request_id, 0, prepared.table}.to_signal(protocol::kTableAddReq);
+    Result<Signal> add = TableMsg{schema_tx, 0, prepared.table}.to_signal(protocol::kTableAddReq);
     if (!add.ok()) {
-      answer(signal.sender(), protocol::kSchemaCommitConf,
-             DictMsg{msg.request_id, 0, 0, static_cast<uint32_t>(add.status().code()),
-                     add.status().message()});
-      prepared_.erase(it);
-      return;
+      prepared.local_error = static_cast<uint32_t>(add.status().code());
+      prepared.local_message = add.status().message();
+      return local_done(schema_tx);
     }
     change = std::move(add).value();
   } else {
-    tables_.erase(prepared.table.schema.table_id);
-    change = DictMsg{msg.request_id, prepared.table.schema.table_id, 0, 0, ""}.to_signal(
+    change = DictMsg{schema_tx, prepared.table.schema.table_id, 0, 0, ""}.to_signal(
         protocol::kTableDropReq);
   }
   prepared.awaiting_local = 0;
-  for (const BlockAddress& local : locals) {
+  for (const BlockAddress& local : local_blocks()) {
     Signal copy = change.clone();
     copy.set_receiver(local);
     if (send(local, std::move(copy)).ok()) ++prepared.awaiting_local;
   }
-  if (prepared.awaiting_local == 0) local_done(msg.request_id);
+  if (prepared.awaiting_local == 0) local_done(schema_tx);
 }
 
 void DictionaryBlock::on_table_add_conf(Signal& signal) {
   DictMsg conf = DictMsg::from_signal(signal);
+  if (conf.request_id == kRestoreRequest) {
+    if (conf.c != 0) {
+      DUO_BLOCK_LOG(ERROR) << "restart: table " << conf.a << " could not be re-created by "
+                           << signal.sender().to_string() << ": " << conf.text;
+    }
+    restore_table_added();
+    return;
+  }
   auto it = prepared_.find(conf.request_id);
   if (it == prepared_.end() || it->second.awaiting_local == 0) return;
   if (conf.c != 0) {
@@ -416,9 +462,96 @@ void DictionaryBlock::local_done(uint32_t schema_tx) {
   // Tell this node's subscribed clients (each dictionary tells its own).
   for (uint16_t subscriber : subscribers_) {
     answer(BlockAddress{subscriber, protocol::kApiBlock, 0}, protocol::kSchemaEvent,
-           DictMsg{prepared.kind, prepared.table.schema.table_id, prepared.table.version, 0,
+           DictMsg{0, prepared.table.schema.table_id, prepared.table.version, prepared.kind,
                    prepared.table.schema.name});
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// Persistence and system restart
+
+// Schema file payload: u32 next table id, u32 table count, then per table u32 length +
+// the encoded TableDef (protocol/wire_codec.h).
+Result<fs_client::Bytes> DictionaryBlock::encode_schema() const {
+  fs_client::Bytes out;
+  protocol::put_u32(&out, next_table_id_);
+  protocol::put_u32(&out, static_cast<uint32_t>(tables_.size()));
+  for (const auto& [id, table] : tables_) {
+    fs_client::Bytes def;
+    DUO_RETURN_IF_ERROR(protocol::encode_table_def(table, &def));
+    protocol::put_u32(&out, static_cast<uint32_t>(def.size()));
+    out.insert(out.end(), def.begin(), def.end());
+  }
+  return out;
+}
+
+Status DictionaryBlock::decode_schema(const fs_client::Bytes& bytes) {
+  protocol::ByteReader in(protocol::as_view(bytes));
+  uint32_t next_id = 0, count = 0;
+  if (!in.u32(&next_id) || !in.u32(&count)) {
+    return Status(ErrorCode::kCorruption, "schema file: truncated header");
+  }
+  std::map<uint32_t, protocol::TableDef> tables;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t size = 0;
+    std::string_view def;
+    if (!in.u32(&size) || !in.take(size, &def)) {
+      return Status(ErrorCode::kCorruption, "schema file: truncated table " + std::to_string(i));
+    }
+    Result<protocol::TableDef> table = protocol::decode_table_def(def);
+    if (!table.ok()) {
+      return Status(ErrorCode::kCorruption, "schema file: table " + std::to_string(i) + ": " +
+                                                table.status().message());
+    }
+    const uint32_t id = table->schema.table_id;
+    tables[id] = std::move(table).value();
+  }
+  tables_ = std::move(tables);
+  next_table_id_ = next_id;
+  return Status::OK();
+}
+
+void DictionaryBlock::on_fs_answer(Signal& signal) {
+  if (schema_file_ && schema_file_->owns(signal)) schema_file_->on_fs_answer(signal);
+}
+
+void DictionaryBlock::on_dict_restore_req(Signal& signal) {
+  restore_requester_ = signal.sender();
+  schema_file_->read([this](Result<fs_client::Bytes> bytes) {
+    const auto finish = [this](uint32_t tables, ErrorCode error) {
+      Signal conf(protocol::kDictRestoreConf, {tables, static_cast<uint32_t>(error)});
+      conf.set_receiver(restore_requester_);
+      [[maybe_unused]] Status sent = send(restore_requester_, std::move(conf));
+    };
+    if (!bytes.ok() && bytes.status().is(ErrorCode::kNotFound)) {
+      DUO_BLOCK_LOG(INFO) << "no schema file: starting with an empty schema";
+      return finish(0, ErrorCode::kOk);
+    }
+    Status decoded = bytes.ok() ? decode_schema(*bytes) : bytes.status();
+    if (!decoded.ok()) {
+      DUO_BLOCK_LOG(ERROR) << "cannot restore the schema: " << decoded.message();
+      return finish(0, decoded.code());
+    }
+    DUO_BLOCK_LOG(INFO) << "restored the schema: " << tables_.size() << " table(s)";
+    restore_awaiting_ = 0;
+    for (const auto& [id, table] : tables_) {
+      Result<Signal> add = TableMsg{kRestoreRequest, 0, table}.to_signal(protocol::kTableAddReq);
+      if (!add.ok()) continue;
+      for (const BlockAddress& local : local_blocks()) {
+        Signal copy = add->clone();
+        copy.set_receiver(local);
+        if (send(local, std::move(copy)).ok()) ++restore_awaiting_;
+      }
+    }
+    if (restore_awaiting_ == 0) finish(static_cast<uint32_t>(tables_.size()), ErrorCode::kOk);
+  });
+}
+
+void DictionaryBlock::restore_table_added() {
+  if (restore_awaiting_ == 0 || --restore_awaiting_ > 0) return;
+  Signal conf(protocol::kDictRestoreConf, {static_cast<uint32_t>(tables_.size()), 0});
+  conf.set_receiver(restore_requester_);
+  [[maybe_unused]] Status sent = send(restore_requester_, std::move(conf));
 }
 
 }  // namespace duo::dictionary

@@ -17,8 +17,14 @@
 // Reads (GET_TABLEREQ by id or name, LIST_TABLESREQ) are answered by any dictionary.
 // Names are the client's full names (the SQL layer uses "db/def/table" like NDB).
 //
-// Not yet: persistence of the schema in the node's file system (the durability
-// increment), master takeover after a node failure (the failover issue).
+// Persistence: every dictionary writes the whole schema (tables and the next table id)
+// to its node's file system (dict/schema, two alternating copies: DualCopyFile) when it
+// commits a change, before it confirms the commit; so a change a client was told about
+// is on disk on every node. At a system restart the distribution block asks for
+// DICT_RESTOREREQ: the schema is read back and the tables re-created in the node's
+// coordinator and local_query instances before their data is restored.
+//
+// Not yet: master takeover after a node failure (the failover issue).
 //
 // Thread-safety: a Block; single-threaded by the runtime's contract.
 #pragma once
@@ -29,6 +35,7 @@
 #include <set>
 #include <string>
 
+#include "ndb-kernel/fs_client/dual_copy_file.h"
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/protocol/messages.h"
 #include "ndb-kernel/runtime/block.h"
@@ -39,6 +46,8 @@ class DictionaryBlock : public kernel::Block {
  public:
   explicit DictionaryBlock(protocol::ClusterTopology topology);
   ~DictionaryBlock() override;
+
+  void on_start() override;
 
   // The tables this node has installed (tests, the node's reports).
   const std::map<uint32_t, protocol::TableDef>& tables() const { return tables_; }
@@ -91,6 +100,15 @@ class DictionaryBlock : public kernel::Block {
   void on_table_add_conf(kernel::Signal& signal);
   void on_table_drop_conf(kernel::Signal& signal);
   void local_done(uint32_t schema_tx);
+  // Applies a committed change to this node's blocks once the schema file has it.
+  void apply_committed(uint32_t schema_tx, Status persisted);
+  // Persistence.
+  Result<fs_client::Bytes> encode_schema() const;
+  Status decode_schema(const fs_client::Bytes& bytes);
+  void on_fs_answer(kernel::Signal& signal);
+  void on_dict_restore_req(kernel::Signal& signal);
+  void restore_table_added();
+  std::vector<kernel::BlockAddress> local_blocks() const;
 
   void send_to_every_dictionary(kernel::Signal signal);
   void answer(const kernel::BlockAddress& to, kernel::SignalId id, protocol::DictMsg msg);
@@ -111,6 +129,11 @@ class DictionaryBlock : public kernel::Block {
 
   // Participant state, by schema transaction id.
   std::map<uint32_t, Prepared> prepared_;
+
+  std::unique_ptr<fs_client::DualCopyFile> schema_file_;  // created at on_start
+  // System restart in progress.
+  kernel::BlockAddress restore_requester_;
+  uint32_t restore_awaiting_ = 0;
 };
 
 }  // namespace duo::dictionary

@@ -116,7 +116,7 @@ TEST_F(DictionaryTest, QueuedChangesRunInOrderAndSubscribersHearOfThem) {
   for (Signal& s : cluster_.client(1).inbox()) {
     ASSERT_EQ(s.id(), protocol::kSchemaEvent);
     DictMsg event = DictMsg::from_signal(s);
-    events.emplace_back(event.request_id, event.text);
+    events.emplace_back(event.c, event.text);
   }
   EXPECT_EQ(events, (std::vector<std::pair<uint32_t, std::string>>{
                         {protocol::kSchemaCreate, "d/def/a"},

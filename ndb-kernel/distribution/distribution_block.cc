@@ -1,14 +1,33 @@
 #include "ndb-kernel/distribution/distribution_block.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "ndb-kernel/protocol/block_numbers.h"
 #include "ndb-kernel/protocol/signal_ids.h"
+#include "ndb-kernel/protocol/wire_codec.h"
 
 namespace duo::distribution {
 
 using kernel::BlockAddress;
 using kernel::Signal;
+
+namespace {
+constexpr uint16_t kSysfileTag = 1;
+constexpr const char* kSysfilePath = "dih/sysfile";
+}  // namespace
+
+const char* node_start_state_name(NodeStartState state) {
+  switch (state) {
+    case NodeStartState::kReadingSysfile: return "reading sysfile";
+    case NodeStartState::kWaitingForNodes: return "waiting for all data nodes";
+    case NodeStartState::kRestoring: return "restoring";
+    case NodeStartState::kWaitingForStart: return "restored, waiting for the other nodes";
+    case NodeStartState::kStarted: return "started";
+    case NodeStartState::kFailed: return "failed";
+  }
+  return "?";
+}
 
 DistributionBlock::DistributionBlock(protocol::ClusterTopology topology,
                                      DistributionOptions options)
@@ -16,27 +35,256 @@ DistributionBlock::DistributionBlock(protocol::ClusterTopology topology,
       topology_(std::move(topology)),
       options_(options),
       data_nodes_(topology_.data_nodes()),
-      master_(data_nodes_.empty() ? 0 : data_nodes_.front()),
-      current_gci_(options.first_gci) {
+      master_(data_nodes_.empty() ? 0 : data_nodes_.front()) {
   protocol::register_protocol_signal_names();
   on(protocol::kGcpTimer, &DistributionBlock::on_gcp_timer);
   on(protocol::kGcpPrepareConf, &DistributionBlock::on_gcp_prepare_conf);
   on(protocol::kGcpCommitConf, &DistributionBlock::on_gcp_commit_conf);
   on(protocol::kGcpSaveConf, &DistributionBlock::on_gcp_save_conf);
+  on(protocol::kGcpCompleteConf, &DistributionBlock::on_gcp_complete_conf);
   on(protocol::kGcpPrepareReq, &DistributionBlock::on_gcp_prepare_req);
   on(protocol::kGcpBlockConf, &DistributionBlock::on_gcp_block_conf);
   on(protocol::kGcpCommitReq, &DistributionBlock::on_gcp_commit_req);
   on(protocol::kGcpNoMoreTrans, &DistributionBlock::on_gcp_no_more_trans);
   on(protocol::kGcpSaveReq, &DistributionBlock::on_gcp_save_req);
   on(protocol::kGcpCompleteRep, &DistributionBlock::on_gcp_complete_rep);
+  on(protocol::kRestartInfoRep, &DistributionBlock::on_restart_info_rep);
+  on(protocol::kRestartDoneRep, &DistributionBlock::on_restart_done_rep);
+  on(protocol::kRestartGciRep, &DistributionBlock::on_restart_gci_rep);
+  on(protocol::kDictRestoreConf, &DistributionBlock::on_dict_restore_conf);
+  on(protocol::kLqhRestoreConf, &DistributionBlock::on_lqh_restore_conf);
+  on(protocol::kClusterStartedRep, &DistributionBlock::on_cluster_started_rep);
+  on(protocol::kRestartTimer, &DistributionBlock::on_restart_timer);
+  on(protocol::kNodeFailRep, &DistributionBlock::on_node_fail_rep);
+  on(protocol::kNodeStoppingRep, &DistributionBlock::on_node_stopping_rep);
+  for (kernel::SignalId id : {protocol::kFsOpenConf, protocol::kFsRef, protocol::kFsWriteConf,
+                              protocol::kFsReadConf, protocol::kFsCloseConf}) {
+    on(id, &DistributionBlock::on_fs_answer);
+  }
 }
 
 DistributionBlock::~DistributionBlock() = default;
 
+std::string DistributionBlock::failure() const {
+  return start_state_.load() == NodeStartState::kFailed ? failure_ : std::string();
+}
+
 void DistributionBlock::on_start() {
+  sysfile_ = std::make_unique<fs_client::DualCopyFile>(
+      kSysfilePath, kSysfileTag, node_id(),
+      [this](Signal signal) { return send(signal.receiver(), std::move(signal)); });
+  sysfile_->read([this](Result<fs_client::Bytes> bytes) {
+    if (bytes.ok()) {
+      protocol::ByteReader in(protocol::as_view(*bytes));
+      if (!in.u32(&sysfile_gci_)) return fail_start("sysfile: truncated");
+    } else if (!bytes.status().is(ErrorCode::kNotFound)) {
+      return fail_start("cannot read the sysfile: " + bytes.status().message());
+    }
+    DUO_BLOCK_LOG(INFO) << (sysfile_gci_ == 0
+                                ? std::string("no sysfile: this node has no data (initial start)")
+                                : "sysfile: last complete GCI " + std::to_string(sysfile_gci_));
+    start_state_.store(NodeStartState::kWaitingForNodes);
+    start_reporting();
+  });
+}
+
+void DistributionBlock::fail_start(std::string why) {
+  DUO_BLOCK_LOG(ERROR) << "start failed: " << why;
+  failure_ = std::move(why);
+  start_state_.store(NodeStartState::kFailed);
+}
+
+void DistributionBlock::send_to_master(Signal signal) {
+  const BlockAddress target{master_, protocol::kDistributionBlock, 0};
+  signal.set_receiver(target);
+  // Links may not be up yet: the restart timer repeats the report until answered.
+  [[maybe_unused]] Status sent = send(target, std::move(signal));
+}
+
+void DistributionBlock::write_sysfile(uint32_t gci) {
+  fs_client::Bytes payload;
+  protocol::put_u32(&payload, gci);
+  sysfile_->write(std::move(payload), [this, gci](Status written) {
+    if (written.ok()) {
+      on_sysfile_written(gci);
+    } else if (!written.is(ErrorCode::kTemporary)) {  // kTemporary: superseded by a newer GCI
+      // Without its sysfile the node cannot promise the GCI: stop rather than go on.
+      fail_start("cannot record GCI " + std::to_string(gci) + " in the sysfile: " +
+                 written.message());
+    }
+  });
+}
+
+void DistributionBlock::on_fs_answer(Signal& signal) {
+  if (sysfile_ && sysfile_->owns(signal)) sysfile_->on_fs_answer(signal);
+}
+
+// ---------------------------------------------------------------------------------------
+// System restart
+
+void DistributionBlock::on_restart_timer(Signal& signal) {
+  if (signal.word(0) == report_generation_) repeat_report();
+}
+
+void DistributionBlock::start_reporting() {
+  ++report_generation_;  // older timers stop
+  repeat_report();
+}
+
+void DistributionBlock::repeat_report() {
+  const NodeStartState state = start_state_.load();
+  if (state == NodeStartState::kWaitingForNodes) {
+    send_to_master(Signal(protocol::kRestartInfoRep, {sysfile_gci_}));
+  } else if (state == NodeStartState::kWaitingForStart) {
+    send_to_master(Signal(protocol::kRestartDoneRep, {restart_gci_.load()}));
+  } else {
+    return;  // nothing to repeat
+  }
+  [[maybe_unused]] Status armed = send_delayed(
+      address(), Signal(protocol::kRestartTimer, {report_generation_}), options_.restart_retry_ms);
+}
+
+void DistributionBlock::on_node_fail_rep(Signal& signal) {
+  const uint16_t node = static_cast<uint16_t>(signal.word(0));
+  if (std::find(data_nodes_.begin(), data_nodes_.end(), node) == data_nodes_.end()) return;
+  // Before the cluster runs, a peer's link going down is a peer (re)starting: the
+  // restart reports are repeated until everyone is there.
+  if (start_state_.load() != NodeStartState::kStarted) return;
+  const bool clean = stopping_nodes_.count(node) != 0;
+  failure_is_clean_.store(clean);
+  fail_start("data node " + std::to_string(node) + (clean ? " stopped" : " failed") +
+             "; taking over its work is not implemented yet (the failover issue), so "
+             "this node stops too: restart the cluster and it recovers to the last complete "
+             "global checkpoint (GCI " +
+             std::to_string(last_complete_gci_.load()) + ")");
+}
+
+void DistributionBlock::on_node_stopping_rep(Signal& signal) {
+  stopping_nodes_.insert(static_cast<uint16_t>(signal.word(0)));
+}
+
+void DistributionBlock::on_restart_info_rep(Signal& signal) {
   if (!is_master()) return;
-  [[maybe_unused]] Status armed =
-      send_delayed(address(), Signal(protocol::kGcpTimer), options_.gcp_interval_ms);
+  const uint16_t node = signal.sender().node_id;
+  if (cluster_started_) {
+    // A node restarting alone while the cluster runs would need to catch up from its
+    // peers (node recovery, the failover issue); its own disk is behind.
+    Signal refusal(protocol::kRestartGciRep, {restart_gci_.load(), 1});
+    const std::string why = "data node " + std::to_string(node) +
+                            " cannot join a running cluster: node recovery is not "
+                            "implemented yet; stop every data node and restart the cluster";
+    refusal.set_section(fs_client::Bytes(why.begin(), why.end()));
+    refusal.set_receiver(signal.sender());
+    [[maybe_unused]] Status sent = send(signal.sender(), std::move(refusal));
+    return;
+  }
+  reported_gci_[node] = signal.word(0);
+  if (!restart_decided_ && reported_gci_.size() == data_nodes_.size()) {
+    restart_decided_ = true;
+    uint32_t gci = 0;
+    for (const auto& [n, g] : reported_gci_) gci = std::max(gci, g);
+    restart_gci_.store(gci);
+    for (const auto& [n, g] : reported_gci_) {
+      if (g == 0 && gci != 0) {
+        restart_refusal_ = "data node " + std::to_string(n) +
+                           " has no data (initial start?) while the cluster recovers to GCI " +
+                           std::to_string(gci) +
+                           "; restarting a single node from its peers is not supported yet: "
+                           "start every data node with its file system";
+      }
+    }
+    DUO_BLOCK_LOG(INFO) << "system restart: every data node reported; recovering to GCI " << gci
+                        << (restart_refusal_.empty() ? "" : " REFUSED: " + restart_refusal_);
+  }
+  if (!restart_decided_) return;
+  // Answer every report after the decision (the first answer may have been lost).
+  Signal decision(protocol::kRestartGciRep,
+                  {restart_gci_.load(), restart_refusal_.empty() ? 0u : 1u});
+  decision.set_section(fs_client::Bytes(restart_refusal_.begin(), restart_refusal_.end()));
+  decision.set_receiver(signal.sender());
+  [[maybe_unused]] Status sent = send(signal.sender(), std::move(decision));
+}
+
+void DistributionBlock::on_restart_gci_rep(Signal& signal) {
+  if (start_state_.load() != NodeStartState::kWaitingForNodes) return;  // a repeated answer
+  if (signal.word(1) != 0) {
+    return fail_start(std::string(signal.section().begin(), signal.section().end()));
+  }
+  restart_gci_.store(signal.word(0));
+  start_state_.store(NodeStartState::kRestoring);
+  DUO_BLOCK_LOG(INFO) << "restoring schema and data up to GCI " << signal.word(0);
+  Signal request(protocol::kDictRestoreReq);
+  const BlockAddress dictionary = local_address(protocol::kDictionaryBlock);
+  request.set_receiver(dictionary);
+  if (Status sent = send(dictionary, std::move(request)); !sent.ok()) {
+    fail_start("cannot reach the dictionary: " + sent.message());
+  }
+}
+
+void DistributionBlock::on_dict_restore_conf(Signal& signal) {
+  if (start_state_.load() != NodeStartState::kRestoring) return;
+  if (signal.word(1) != 0) {
+    return fail_start("the schema could not be restored (" +
+                      std::string(error_info(static_cast<ErrorCode>(
+                                      std::min<uint32_t>(signal.word(1),
+                                                         static_cast<uint32_t>(ErrorCode::kInternal))))
+                                      .name) +
+                      "); see the dictionary's log line");
+  }
+  restores_awaited_ = topology_.log_parts;
+  for (uint16_t part = 0; part < topology_.log_parts; ++part) {
+    send_local(protocol::kLocalQueryBlock, part, protocol::kLqhRestoreReq, restart_gci_.load());
+  }
+}
+
+void DistributionBlock::on_lqh_restore_conf(Signal& signal) {
+  if (start_state_.load() != NodeStartState::kRestoring || restores_awaited_ == 0) return;
+  if (signal.word(2) != 0) {
+    return fail_start("log part " + std::to_string(signal.sender().instance) +
+                      " could not be restored; see its log lines");
+  }
+  if (--restores_awaited_ > 0) return;
+  DUO_BLOCK_LOG(INFO) << "restored up to GCI " << restart_gci_.load()
+                      << "; waiting for the other data nodes";
+  start_state_.store(NodeStartState::kWaitingForStart);
+  start_reporting();
+}
+
+void DistributionBlock::on_restart_done_rep(Signal& signal) {
+  if (!is_master()) return;
+  restored_nodes_.insert(signal.sender().node_id);
+  if (restored_nodes_.size() < data_nodes_.size()) return;
+  const uint32_t first_gci = restart_gci_.load() + 1;
+  if (!cluster_started_) {
+    cluster_started_ = true;
+    DUO_BLOCK_LOG(INFO) << "system restart complete: every data node restored GCI "
+                        << restart_gci_.load() << "; committing from GCI " << first_gci;
+    for (uint16_t node : data_nodes_) {
+      const BlockAddress target{node, protocol::kDistributionBlock, 0};
+      Signal started(protocol::kClusterStartedRep, {first_gci});
+      started.set_receiver(target);
+      [[maybe_unused]] Status sent = send(target, std::move(started));
+    }
+    return;
+  }
+  // A node that missed the announcement asks again.
+  Signal started(protocol::kClusterStartedRep, {first_gci});
+  started.set_receiver(signal.sender());
+  [[maybe_unused]] Status sent = send(signal.sender(), std::move(started));
+}
+
+void DistributionBlock::on_cluster_started_rep(Signal& signal) {
+  if (start_state_.load() != NodeStartState::kWaitingForStart) return;
+  const uint32_t first_gci = signal.word(0);
+  current_gci_.store(first_gci);
+  last_complete_gci_.store(first_gci - 1);
+  recorded_gci_ = first_gci - 1;
+  send_local(protocol::kCoordinatorBlock, 0, protocol::kGcpSwitchReq, first_gci);
+  start_state_.store(NodeStartState::kStarted);
+  if (is_master()) {
+    [[maybe_unused]] Status armed =
+        send_delayed(address(), Signal(protocol::kGcpTimer), options_.gcp_interval_ms);
+  }
 }
 
 void DistributionBlock::send_to_every_node(kernel::SignalId id, uint32_t gci) {
@@ -107,13 +355,14 @@ void DistributionBlock::on_gcp_save_conf(Signal& signal) {
   }
   if (phase_ != Phase::kSaving || gci != round_gci_ || awaiting_ == 0) return;
   if (--awaiting_ > 0) return;
+  phase_ = Phase::kCompleting;
+  send_to_every_node(protocol::kGcpCompleteRep, gci);
+}
+
+void DistributionBlock::on_gcp_complete_conf(Signal& signal) {
+  if (phase_ != Phase::kCompleting || signal.word(0) != round_gci_ || awaiting_ == 0) return;
+  if (--awaiting_ > 0) return;
   phase_ = Phase::kIdle;
-  for (uint16_t node : data_nodes_) {
-    const BlockAddress target{node, protocol::kDistributionBlock, 0};
-    Signal complete(protocol::kGcpCompleteRep, {gci});
-    complete.set_receiver(target);
-    [[maybe_unused]] Status sent = send(target, std::move(complete));
-  }
   [[maybe_unused]] Status armed =
       send_delayed(address(), Signal(protocol::kGcpTimer), options_.gcp_interval_ms);
 }
@@ -148,10 +397,16 @@ void DistributionBlock::on_gcp_save_req(Signal& signal) {
 
 void DistributionBlock::on_gcp_complete_rep(Signal& signal) {
   const uint32_t gci = signal.word(0);
-  if (gci <= last_complete_gci_.load()) return;
-  last_complete_gci_.store(gci);
+  if (gci <= recorded_gci_) return;
+  recorded_gci_ = gci;
+  write_sysfile(gci);
+}
+
+void DistributionBlock::on_sysfile_written(uint32_t gci) {
+  // Complete for this node: a system restart recovers at least to it.
+  if (gci > last_complete_gci_.load()) last_complete_gci_.store(gci);
   completed_rounds_.fetch_add(1);
-  DUO_BLOCK_LOG(DEBUG) << "GCI " << gci << " complete";
+  answer_master(protocol::kGcpCompleteConf, gci);
 }
 
 }  // namespace duo::distribution

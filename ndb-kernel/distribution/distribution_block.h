@@ -15,20 +15,49 @@
 //      From here on nothing can commit in g anywhere.
 //   3. GCP_SAVEREQ(g) -> every node -> each local_query instance: write and sync the
 //      redo up to g; GCP_SAVECONF back to the master once all instances did.
-//   4. GCP_COMPLETEREP(g) -> every node: g is complete (and is what the node's sysfile
-//      will record once the file system block exists).
+//   4. GCP_COMPLETEREP(g) -> every node: g is complete; each node records it in its
+//      sysfile, and last_complete_gci() reports it once that write is durable; then it
+//      answers GCP_COMPLETECONF(g). The master starts the next round only after every
+//      node has, so a restart never recovers to less than the last GCI a node saved
+//      redo for minus one (local_query's checkpoints rely on this bound).
 //
 // Commits are held back only between steps 1 and 2 (one round trip), as in NDB.
-// Master takeover and GCP stop detection belong to the failover issue.
+// Each node records every complete GCI in its sysfile (dih/sysfile, two alternating
+// copies).
+//
+// System restart. At start every node reads its sysfile and reports its last complete
+// GCI to the master (RESTART_INFOREP, repeated until answered: links may not be up
+// yet). The master waits for every data node and picks the highest: a GCI is complete
+// only once every node has its redo on disk, so every node can recover to it. Each node
+// then restores — the dictionary re-creates the tables (DICT_RESTOREREQ), each
+// local_query instance loads its checkpoint and replays its redo up to that GCI
+// (LQH_RESTOREREQ) — and reports RESTART_DONEREP; when all have, the master announces
+// CLUSTER_STARTEDREP and commits resume in GCI g + 1. A cluster where some nodes have
+// data and others none (an initial start of one node) cannot be recovered this way:
+// the master refuses and every node reports the error (node recovery of a single node
+// is the failover issue).
+//
+// A data node failing while the cluster runs stops this node too (state kFailed): node
+// failure handling — takeover of the dead node's transactions and fragments, node
+// recovery — is the failover issue, and without it the only safe answer is a clean stop
+// that a system restart recovers from (everything up to the last complete GCI is on
+// disk on every node). A peer stopping on purpose announces it (NODE_STOPPINGREP) so
+// that this node's stop is reported as a clean one. A node that tries to join a running
+// cluster is refused for the same reason. Master takeover and GCP stop detection belong to the failover issue.
 //
 // Thread-safety: a Block; single-threaded. last_complete_gci() and current_gci() are
 // atomics so the process (duo_datad's status reports) may read them from any thread.
 #pragma once
 
 #include <atomic>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
 #include <cstdint>
 #include <vector>
 
+#include "ndb-kernel/fs_client/dual_copy_file.h"
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/runtime/block.h"
 
@@ -36,8 +65,20 @@ namespace duo::distribution {
 
 struct DistributionOptions {
   uint64_t gcp_interval_ms = 2000;  // TimeBetweenGlobalCheckpoints
-  uint32_t first_gci = 1;           // the GCI the cluster starts committing in
+  // How often a restarting node repeats its report to the master until answered.
+  uint64_t restart_retry_ms = 200;
 };
+
+// Where the node is in its start (read by duo_datad for its status reports).
+enum class NodeStartState : uint8_t {
+  kReadingSysfile = 0,
+  kWaitingForNodes = 1,  // reported to the master, waiting for every data node
+  kRestoring = 2,        // restoring schema and data up to the restart GCI
+  kWaitingForStart = 3,  // restored, waiting for the other nodes
+  kStarted = 4,
+  kFailed = 5,           // cannot start: see failure()
+};
+const char* node_start_state_name(NodeStartState state);
 
 class DistributionBlock : public kernel::Block {
  public:
@@ -46,6 +87,13 @@ class DistributionBlock : public kernel::Block {
 
   void on_start() override;
 
+  NodeStartState start_state() const { return start_state_.load(); }
+  // The GCI this start recovers to (valid from kRestoring on).
+  uint32_t restart_gci() const { return restart_gci_.load(); }
+  // Why the node cannot go on (only read after start_state() returned kFailed).
+  std::string failure() const;
+  // kFailed because a peer stopped on purpose (a clean stop, not a crash).
+  bool failure_is_clean() const { return failure_is_clean_.load(); }
   uint32_t last_complete_gci() const { return last_complete_gci_.load(); }
   uint32_t current_gci() const { return current_gci_.load(); }
   uint64_t completed_rounds() const { return completed_rounds_.load(); }
@@ -57,6 +105,7 @@ class DistributionBlock : public kernel::Block {
   void on_gcp_prepare_conf(kernel::Signal& signal);
   void on_gcp_commit_conf(kernel::Signal& signal);
   void on_gcp_save_conf(kernel::Signal& signal);
+  void on_gcp_complete_conf(kernel::Signal& signal);
   // Every node.
   void on_gcp_prepare_req(kernel::Signal& signal);
   void on_gcp_block_conf(kernel::Signal& signal);
@@ -64,6 +113,25 @@ class DistributionBlock : public kernel::Block {
   void on_gcp_no_more_trans(kernel::Signal& signal);
   void on_gcp_save_req(kernel::Signal& signal);
   void on_gcp_complete_rep(kernel::Signal& signal);
+  // System restart.
+  void on_restart_info_rep(kernel::Signal& signal);   // master
+  void on_restart_done_rep(kernel::Signal& signal);   // master
+  void on_restart_gci_rep(kernel::Signal& signal);
+  void on_dict_restore_conf(kernel::Signal& signal);
+  void on_lqh_restore_conf(kernel::Signal& signal);
+  void on_cluster_started_rep(kernel::Signal& signal);
+  void on_restart_timer(kernel::Signal& signal);
+  // Sends this node's restart report to the master now and every restart_retry_ms
+  // until the state moves on (links may not be up yet, answers may be lost).
+  void start_reporting();
+  void repeat_report();
+  void on_fs_answer(kernel::Signal& signal);
+  void fail_start(std::string why);
+  void on_node_fail_rep(kernel::Signal& signal);
+  void on_node_stopping_rep(kernel::Signal& signal);
+  void send_to_master(kernel::Signal signal);
+  void write_sysfile(uint32_t gci);
+  void on_sysfile_written(uint32_t gci);
 
   void send_to_every_node(kernel::SignalId id, uint32_t gci);
   void send_local(uint16_t block, uint16_t instance, kernel::SignalId id, uint32_t gci);
@@ -74,12 +142,14 @@ class DistributionBlock : public kernel::Block {
   const std::vector<uint16_t> data_nodes_;
   const uint16_t master_;
 
-  std::atomic<uint32_t> current_gci_;
+  std::atomic<NodeStartState> start_state_{NodeStartState::kReadingSysfile};
+  std::atomic<uint32_t> restart_gci_{0};
+  std::atomic<uint32_t> current_gci_{0};
   std::atomic<uint32_t> last_complete_gci_{0};
   std::atomic<uint64_t> completed_rounds_{0};
 
   // Master: the round in progress.
-  enum class Phase : uint8_t { kIdle, kPreparing, kCommitting, kSaving };
+  enum class Phase : uint8_t { kIdle, kPreparing, kCommitting, kSaving, kCompleting };
   Phase phase_ = Phase::kIdle;
   uint32_t round_gci_ = 0;   // the GCI being closed (g)
   uint32_t awaiting_ = 0;    // node answers still expected in this phase
@@ -87,6 +157,21 @@ class DistributionBlock : public kernel::Block {
   // Every node: local save in progress.
   uint32_t saving_gci_ = 0;
   uint32_t saves_awaited_ = 0;
+  uint32_t recorded_gci_ = 0;  // the newest GCI handed to the sysfile writer
+
+  // System restart.
+  std::unique_ptr<fs_client::DualCopyFile> sysfile_;
+  uint32_t sysfile_gci_ = 0;      // this node's last complete GCI from its sysfile
+  uint32_t restores_awaited_ = 0;
+  uint32_t report_generation_ = 0;  // the restart timer of another generation is stale
+  std::map<uint16_t, uint32_t> reported_gci_;  // master: node -> its sysfile GCI
+  std::set<uint16_t> restored_nodes_;          // master
+  bool restart_decided_ = false;               // master
+  std::string restart_refusal_;                // master: why the cluster cannot start
+  bool cluster_started_ = false;               // master: CLUSTER_STARTEDREP sent
+  std::string failure_;  // written on the block thread before start_state_ = kFailed
+  std::atomic<bool> failure_is_clean_{false};  // a peer stopped on purpose
+  std::set<uint16_t> stopping_nodes_;          // peers that announced a clean stop
 };
 
 }  // namespace duo::distribution

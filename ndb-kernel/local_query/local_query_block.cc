@@ -1,5 +1,6 @@
 // LocalQueryBlock: tables, key operations, the replication chain, local transactions
-// and lock waits. Scans are in local_query_scan.cc.
+// and lock waits. Scans are in local_query_scan.cc; the redo log, checkpoints and
+// restore in local_query_redo.cc, local_query_checkpoint.cc and restore.cc.
 #include "ndb-kernel/local_query/local_query_block.h"
 
 #include <algorithm>
@@ -38,7 +39,8 @@ LocalQueryBlock::LocalQueryBlock(uint16_t log_part, storage::GlobalMemory* memor
     : Block("local_query", protocol::kLocalQueryBlock, log_part),
       memory_(memory),
       topology_(std::move(topology)),
-      options_(options) {
+      options_(options),
+      redo_(RedoLogOptions{options.redo_buffer_bytes, options.redo_file_bytes}, 1) {
   protocol::register_protocol_signal_names();
   on(protocol::kTableAddReq, &LocalQueryBlock::on_table_add);
   on(protocol::kTableDropReq, &LocalQueryBlock::on_table_drop);
@@ -48,11 +50,21 @@ LocalQueryBlock::LocalQueryBlock(uint16_t log_part, storage::GlobalMemory* memor
   on(protocol::kLqhLockTimeout, &LocalQueryBlock::on_lock_timeout);
   on(protocol::kScanFragReq, &LocalQueryBlock::on_scan_request);
   on(protocol::kScanFragNextReq, &LocalQueryBlock::on_scan_next);
+  on(protocol::kGcpSaveReq, &LocalQueryBlock::on_gcp_save);
+  on(protocol::kLcpStartReq, &LocalQueryBlock::on_lcp_start);
+  on(protocol::kLqhRestoreReq, &LocalQueryBlock::on_restore_request);
+  on(protocol::kLqhContinue, &LocalQueryBlock::on_continue);
+  for (kernel::SignalId id : {protocol::kFsOpenConf, protocol::kFsRef, protocol::kFsWriteConf,
+                              protocol::kFsReadConf, protocol::kFsSyncConf, protocol::kFsCloseConf,
+                              protocol::kFsRemoveConf, protocol::kFsListConf}) {
+    on(id, &LocalQueryBlock::on_fs_answer);
+  }
 }
 
 LocalQueryBlock::~LocalQueryBlock() {
-  // Scans point into fragments: they go first.
+  // Scans (the checkpoint's too) point into fragments: they go first.
   scans_.clear();
+  lcp_.reset();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -196,6 +208,11 @@ void LocalQueryBlock::drop_table(uint32_t table_id) {
   refuse_lock_waits([&](const LockWait& wait) { return wait.request.table_id == table_id; },
                     ErrorCode::kNoSuchTable, "table " + std::to_string(table_id) + " was dropped");
   close_scans([&](const ScanKey&, const ScanRecord& scan) { return scan.table_id == table_id; });
+  // A checkpoint writing one of its fragments drops that file at its next slice.
+  if (lcp_ != nullptr && lcp_->scan != nullptr && lcp_->current.table_id == table_id) {
+    lcp_->scan.reset();
+    lcp_->current_dropped = true;
+  }
   Table* table = find_table(table_id);
   for (auto it = transactions_.begin(); it != transactions_.end();) {
     std::vector<FragmentTx>& held = it->second.fragments;
@@ -252,6 +269,11 @@ void LocalQueryBlock::execute(LqhKeyReq request) {
   auto body = protocol::OpBody::decode(protocol::as_view(request.body));
   if (!body.ok()) return refuse(request, body.status().code(), body.status().message());
 
+  // NDB error 1221: the redo log cannot keep up. Refusing new writes (never commits)
+  // keeps room in the buffer for the commits of the writes already executed.
+  if (request.type != OpType::kRead && !redo_.accepting_writes()) {
+    return refuse(request, ErrorCode::kTemporary, "REDO buffers overloaded");
+  }
   // Committed reads need no transaction; they see the transaction's own writes when it
   // already has some on this fragment.
   const bool committed_read =
@@ -386,17 +408,19 @@ Result<TxId> LocalQueryBlock::begin_fragment_tx(uint64_t transid, uint32_t table
 
 void LocalQueryBlock::on_commit_request(Signal& signal) {
   const uint64_t transid = protocol::transaction_of(signal);
-  end_transaction(transid, true);
+  // Word 2: the GCI the coordinator committed the transaction in (0 from a sender that
+  // predates GCIs).
+  end_transaction(transid, true, signal.word(2));
   send_or_log(signal.sender(), protocol::transaction_signal(protocol::kLqhCommitConf, transid));
 }
 
 void LocalQueryBlock::on_abort_request(Signal& signal) {
   const uint64_t transid = protocol::transaction_of(signal);
-  end_transaction(transid, false);
+  end_transaction(transid, false, 0);
   send_or_log(signal.sender(), protocol::transaction_signal(protocol::kLqhAbortConf, transid));
 }
 
-void LocalQueryBlock::end_transaction(uint64_t transid, bool commit) {
+void LocalQueryBlock::end_transaction(uint64_t transid, bool commit, uint32_t gci) {
   auto it = transactions_.find(transid);
   if (it == transactions_.end()) return;  // nothing here (or already ended): idempotent
   // A storage transaction cannot end with an operation parked; each parked one still
@@ -415,13 +439,17 @@ void LocalQueryBlock::end_transaction(uint64_t transid, bool commit) {
   for (const FragmentTx& ftx : held) {
     Fragment* fragment = find_fragment(ftx.table_id, ftx.fragment_id);
     if (fragment == nullptr) continue;  // table dropped: already aborted there
-    Status ended = commit ? fragment->commit(ftx.tx) : fragment->abort(ftx.tx);
+    Status ended = commit ? commit_fragment(fragment, ftx, gci) : fragment->abort(ftx.tx);
     if (ended.ok()) continue;
     DUO_BLOCK_LOG(ERROR) << (commit ? "commit" : "abort") << " of transaction " << transid
                          << " on table " << ftx.table_id << " fragment " << ftx.fragment_id
                          << " failed: " << ended.to_string();
     // Free what the storage transaction holds rather than leak it and its locks.
     if (commit) fragment->abort(ftx.tx).ignore_error();
+  }
+  if (commit) {
+    pump_redo();
+    maybe_start_lcp();
   }
   for (const FragmentTx& ftx : held) resume_ready(ftx.table_id, ftx.fragment_id);
 }

@@ -18,6 +18,12 @@
 //     both are idempotent.
 //   - Scans (SCAN_FRAGREQ / SCAN_FRAGNEXTREQ) in batches bounded in rows and bytes.
 //   - Tables (TABLE_ADDREQ / TABLE_DROPREQ) from the local dictionary.
+//   - Durability (docs/formats/redo-and-lcp.md): every commit appends its changes,
+//     tagged with the commit's GCI, to the part's redo log (redo_log.h), written out
+//     through the node's file system block and synced on GCP_SAVEREQ
+//     (local_query_redo.cc); full local checkpoints on LCP_STARTREQ or after enough
+//     redo (checkpoint.h, local_query_checkpoint.cc); and the system restart's restore
+//     from the last checkpoint plus redo up to a GCI (LQH_RESTOREREQ, restore.cc).
 //
 // Every table, transaction, lock wait and scan count is bounded by LocalQueryOptions; a
 // request over a bound is refused with kTemporary (the client retries), never queued.
@@ -30,13 +36,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "ndb-kernel/common/status.h"
+#include "ndb-kernel/local_query/checkpoint.h"
+#include "ndb-kernel/local_query/redo_log.h"
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/protocol/messages.h"
 #include "ndb-kernel/runtime/block.h"
@@ -62,6 +73,19 @@ struct LocalQueryOptions {
   size_t transactions_max = 16384;
   // Operations parked on row locks at once on this instance.
   size_t lock_waits_max = 4096;
+  // RedoBuffer: redo bytes buffered before they are written. Past 3/4 of it new write
+  // operations are refused with kTemporary "REDO buffers overloaded" (NDB error 1221).
+  size_t redo_buffer_bytes = 32u << 20;
+  // FragmentLogFileSize: a redo file is switched away from once it holds this much.
+  uint64_t redo_file_bytes = 16u << 20;
+  // A local checkpoint starts by itself once this much redo was written since the
+  // last one started.
+  uint64_t lcp_redo_bytes = 64u << 20;
+  // CompressedLCP: zstd-compress checkpoint data chunks.
+  bool compress_lcp = false;
+  // Rows a checkpoint scans per slice (one LQH_CONTINUE); key operations are served
+  // between slices.
+  uint32_t lcp_slice_rows = 256;
 };
 
 // The largest scan_batch_bytes_max honoured: one more row of the maximum size (plus the
@@ -95,6 +119,13 @@ class LocalQueryBlock final : public kernel::Block {
   uint64_t malformed_signal_count() const { return malformed_signal_count_; }
   // Sum of the stats of every fragment held here (the node's memory report).
   storage::FragmentStats fragment_stats() const;
+  // The redo log (buffer, LSNs, files).
+  const RedoLog& redo_log() const { return redo_; }
+  // Id of the last completed local checkpoint (0: none), and whether one is running.
+  uint32_t last_lcp_id() const { return last_lcp_id_; }
+  bool lcp_running() const { return lcp_ != nullptr; }
+  // Highest GCI whose GCP_SAVEREQ was answered.
+  uint32_t saved_gci() const { return saved_gci_; }
 
  private:
   // A table this instance knows, with the fragments it holds. Heap-allocated and never
@@ -166,7 +197,8 @@ class LocalQueryBlock final : public kernel::Block {
   void on_abort_request(kernel::Signal& signal);
   // Commits or aborts everything `transid` holds here, then resumes the operations the
   // released locks let go.
-  void end_transaction(uint64_t transid, bool commit);
+  // `gci` is the commit's GCI (unused for an abort).
+  void end_transaction(uint64_t transid, bool commit, uint32_t gci);
   // The storage transaction `transid` holds on the fragment, or kNullId.
   storage::TxId find_fragment_tx(uint64_t transid, uint32_t table_id, uint32_t fragment_id) const;
   // ... or a new one (and a new local transaction if needed).
@@ -195,6 +227,121 @@ class LocalQueryBlock final : public kernel::Block {
   template <typename Predicate>
   void close_scans(Predicate matches);
 
+  // ---- File system requests (local_query_redo.cc) ----
+  using FsDone = std::function<void(kernel::Signal& answer)>;
+  // Sends `request` (word 0 is replaced by a fresh user_ref) to the node's file system
+  // block; `done` runs with its answer (a CONF or FS_REF). A send failure runs `done`
+  // at once with an FS_REF.
+  void fs_request(kernel::Signal request, FsDone done);
+  void on_fs_answer(kernel::Signal& signal);
+  // OK for a CONF, the error an FS_REF carries.
+  static Status fs_status(kernel::Signal& answer);
+
+  // ---- Redo log (local_query_redo.cc) ----
+  struct RedoFileIo {
+    uint32_t handle = 0;  // 0 while opening
+    bool dirty = false;   // written since its last sync
+    uint32_t writes_in_flight = 0;
+  };
+  struct GcpSave {
+    uint32_t gci = 0;
+    uint64_t lsn = 0;  // every record of gci <= this GCI is before it
+    kernel::BlockAddress requester;
+  };
+  void on_gcp_save(kernel::Signal& signal);
+  // Commits one fragment's storage transaction with the redo sink installed.
+  Status commit_fragment(storage::Fragment* fragment, const FragmentTx& ftx, uint32_t gci);
+  // Starts the writes (and file opens) the buffer allows.
+  void pump_redo();
+  // Answers the saves that are durable, starts the sync round the next one needs.
+  void pump_saves();
+  void on_redo_write_done(uint64_t chunk_id, uint32_t file_seq, kernel::Signal& answer);
+  void on_redo_sync_done(kernel::Signal& answer);
+  void fail_redo(const Status& status);
+
+  // ---- Local checkpoints (local_query_checkpoint.cc) ----
+  // LQH_CONTINUE w0: which run a slice belongs to (w1: the run's generation).
+  static constexpr uint32_t kContinueLcp = 1;
+  static constexpr uint32_t kContinueRestore = 2;
+  struct LcpRun {
+    uint32_t lcp_id = 0;
+    uint32_t start_gci = 0;
+    uint32_t max_gci = 0;
+    bool after_restore = false;  // the restore's checkpoint: old-life redo goes
+    uint32_t generation = 0;     // tells its LQH_CONTINUE from a stale one
+    std::vector<kernel::BlockAddress> requesters;
+    std::vector<std::pair<uint32_t, uint32_t>> todo;  // (table, fragment)
+    size_t next = 0;
+    // The fragment being written.
+    LcpFragmentInfo current;
+    std::unique_ptr<storage::Fragment::Scan> scan;
+    bool current_dropped = false;
+    uint32_t handle = 0;
+    std::vector<LcpFragmentInfo> done;
+    uint64_t rows = 0;
+    uint32_t removals_pending = 0;
+    bool waiting_for_gcp = false;
+  };
+  void on_lcp_start(kernel::Signal& signal);
+  void on_continue(kernel::Signal& signal);
+  // Starts a checkpoint; `restore_gci` set means the restore's own one.
+  void start_lcp(std::vector<kernel::BlockAddress> requesters, std::optional<uint32_t> restore_gci);
+  void lcp_next_fragment();
+  void lcp_slice();
+  void lcp_fragment_written();
+  void lcp_write_control();
+  // Writes `control` to its slot (by sequence) and syncs it; `done` gets the outcome.
+  void write_control_record(LcpControl control, std::function<void(Status)> done);
+  void lcp_remove_old_files();
+  void lcp_finished();
+  void fail_lcp(const Status& status);
+  void maybe_start_lcp();
+
+  // ---- Restore (restore.cc) ----
+  struct RestoreFile {
+    std::string path;
+    uint32_t handle = 0;
+    uint64_t size = 0;
+    uint64_t offset = 0;
+    Bytes pending;  // read, not yet decoded
+  };
+  struct RestoreRun {
+    uint32_t gci = 0;
+    uint64_t file_limit = 0;      // bytes of the current file to read
+    uint64_t pending_offset = 0;  // file offset of file.pending[0]
+    uint32_t file_max_gci = 0;    // highest GCI of a record in the current redo file
+    std::vector<std::pair<uint32_t, RedoFileInfo>> old_files;  // the crashed life's redo
+    kernel::BlockAddress requester;
+    std::optional<Result<LcpControl>> slots[2];
+    std::optional<LcpControl> control;
+    uint32_t start_gci = 0;
+    size_t fragment_index = 0;  // in control->fragments
+    std::vector<uint32_t> redo_files;
+    size_t redo_index = 0;
+    bool redo_phase = false;
+    bool file_torn = false;
+    RestoreFile file;
+    uint32_t generation = 0;
+    uint64_t lcp_rows = 0, lcp_bytes = 0, redo_records = 0, redo_bytes = 0;
+    uint64_t total_bytes = 0;  // estimate, for the progress percentage
+    uint64_t start_ns = 0, last_log_ns = 0;
+  };
+  // Reads a whole small file; nullopt if it does not exist.
+  using WholeFileDone = std::function<void(Result<std::optional<Bytes>>)>;
+  void read_whole_file(std::string path, uint64_t size_max, WholeFileDone done);
+  void on_restore_request(kernel::Signal& signal);
+  void restore_read_control(uint32_t slot);
+  void restore_list_redo();
+  void restore_next_file();
+  void restore_read_more();
+  void restore_consume();
+  void restore_file_done();
+  Status restore_apply_chunk(const storage::RowBatch& batch, const LcpFragmentInfo& info);
+  Status restore_apply_records(std::deque<RedoRecord>* records);
+  void restore_log_progress(bool final);
+  void restore_loaded();
+  void restore_finished(Status status);
+
   // ---- Helpers ----
   Table* find_table(uint32_t table_id);
   storage::Fragment* find_fragment(uint32_t table_id, uint32_t fragment_id);
@@ -215,6 +362,37 @@ class LocalQueryBlock final : public kernel::Block {
   size_t lock_wait_count_ = 0;
   ScanMap scans_;
   uint64_t malformed_signal_count_ = 0;
+
+  // File system requests in flight, by user_ref.
+  std::map<uint32_t, FsDone> fs_waits_;
+  uint32_t next_fs_ref_ = 1;
+
+  // Redo log.
+  RedoLog redo_;
+  std::map<uint32_t, RedoFileIo> redo_files_;  // open (or opening) redo files, by seq
+  uint32_t redo_writes_in_flight_ = 0;
+  std::deque<GcpSave> saves_;
+  uint32_t sync_round_pending_ = 0;  // syncs of the current round not yet answered
+  uint64_t sync_round_lsn_ = 0;
+  uint64_t synced_lsn_ = 0;  // every byte before it is durable
+  uint32_t saved_gci_ = 0;
+  uint32_t highest_commit_gci_ = 0;
+  uint32_t first_file_seq_of_life_ = 1;  // earlier redo files belong to the crashed life
+  Status redo_failure_;                  // the first redo IO error; the log stops
+
+  // Local checkpoints.
+  std::unique_ptr<LcpRun> lcp_;
+  std::vector<kernel::BlockAddress> lcp_requesters_;  // for the checkpoint after this one
+  uint32_t last_lcp_id_ = 0;
+  uint32_t control_sequence_ = 0;
+  // Slot 0 holds the empty control record ("no checkpoint, all redo") a part writes
+  // before its first checkpoint's record, so a crash never leaves only a torn slot.
+  bool empty_control_written_ = false;
+  uint64_t lcp_start_lsn_ = 0;  // redo LSN when the last checkpoint started
+  uint32_t continue_generation_ = 0;
+
+  // Restore.
+  std::unique_ptr<RestoreRun> restore_;
 };
 
 }  // namespace duo::local_query

@@ -199,6 +199,7 @@ Signal TcKeyConf::to_signal() && {
   signal.set_word(2, flags);
   signal.set_word(3, static_cast<uint32_t>(tx_error));
   signal.set_word(4, static_cast<uint32_t>(results.size()));
+  signal.set_word(5, gci);
   Bytes section;
   // Messages are short texts; an over-long one is cut rather than failing the reply.
   const std::string_view message = std::string_view(tx_message).substr(0, 1024);
@@ -221,6 +222,7 @@ Result<TcKeyConf> TcKeyConf::from_signal(Signal& signal) {
   conf.flags = signal.word(2);
   conf.tx_error = static_cast<ErrorCode>(signal.word(3));
   const uint32_t count = signal.word(4);
+  conf.gci = signal.word(5);
   ByteReader in(as_view(signal.section()));
   if (!get_string(&in, &conf.tx_message) || count > in.remaining() / 11) return malformed(signal);
   conf.results.resize(count);

@@ -129,6 +129,7 @@ struct TcKeyConf {
   uint64_t api_tx = 0;
   uint32_t flags = 0;
   ErrorCode tx_error = ErrorCode::kOk;  // with kTcAborted
+  uint32_t gci = 0;                      // with kTcCommitted: the GCI it committed in
   std::string tx_message;
   std::vector<OpResultMsg> results;
 

@@ -80,6 +80,47 @@ TEST(Messages, SignalNumbersAndNamesArePinned) {
       {kTableDropConf, 208, "TABLE_DROPCONF"},
       {kSubscribeSchemaReq, 209, "SUBSCRIBE_SCHEMAREQ"},
       {kNodeFailRep, 220, "NODE_FAILREP"},
+      {kNodeStoppingRep, 221, "NODE_STOPPINGREP"},
+      {kGcpPrepareReq, 280, "GCP_PREPAREREQ"},
+      {kGcpPrepareConf, 281, "GCP_PREPARECONF"},
+      {kGcpBlockReq, 282, "GCP_BLOCKREQ"},
+      {kGcpBlockConf, 283, "GCP_BLOCKCONF"},
+      {kGcpCommitReq, 284, "GCP_COMMITREQ"},
+      {kGcpSwitchReq, 285, "GCP_SWITCHREQ"},
+      {kGcpNoMoreTrans, 286, "GCP_NOMORETRANS"},
+      {kGcpCommitConf, 287, "GCP_COMMITCONF"},
+      {kGcpSaveReq, 288, "GCP_SAVEREQ"},
+      {kGcpSaveConf, 289, "GCP_SAVECONF"},
+      {kGcpCompleteRep, 290, "GCP_COMPLETEREP"},
+      {kGcpTimer, 291, "GCP_TIMER"},
+      {kGcpCompleteConf, 292, "GCP_COMPLETECONF"},
+      {kLcpStartReq, 300, "LCP_STARTREQ"},
+      {kLcpStartConf, 301, "LCP_STARTCONF"},
+      {kLqhRestoreReq, 302, "LQH_RESTOREREQ"},
+      {kLqhRestoreConf, 303, "LQH_RESTORECONF"},
+      {kDictRestoreReq, 304, "DICT_RESTOREREQ"},
+      {kDictRestoreConf, 305, "DICT_RESTORECONF"},
+      {kRestartInfoRep, 306, "RESTART_INFOREP"},
+      {kRestartGciRep, 307, "RESTART_GCIREP"},
+      {kRestartDoneRep, 308, "RESTART_DONEREP"},
+      {kClusterStartedRep, 309, "CLUSTER_STARTEDREP"},
+      {kLqhContinue, 310, "LQH_CONTINUE"},
+      {kRestartTimer, 311, "RESTART_TIMER"},
+      {kFsOpenReq, 260, "FS_OPENREQ"},
+      {kFsOpenConf, 261, "FS_OPENCONF"},
+      {kFsRef, 262, "FS_REF"},
+      {kFsWriteReq, 263, "FS_WRITEREQ"},
+      {kFsWriteConf, 264, "FS_WRITECONF"},
+      {kFsReadReq, 265, "FS_READREQ"},
+      {kFsReadConf, 266, "FS_READCONF"},
+      {kFsSyncReq, 267, "FS_SYNCREQ"},
+      {kFsSyncConf, 268, "FS_SYNCCONF"},
+      {kFsCloseReq, 269, "FS_CLOSEREQ"},
+      {kFsCloseConf, 270, "FS_CLOSECONF"},
+      {kFsRemoveReq, 271, "FS_REMOVEREQ"},
+      {kFsRemoveConf, 272, "FS_REMOVECONF"},
+      {kFsListReq, 273, "FS_LISTREQ"},
+      {kFsListConf, 274, "FS_LISTCONF"},
   };
   register_protocol_signal_names();
   register_protocol_signal_names();  // idempotent
@@ -378,6 +419,7 @@ TcKeyConf sample_tc_key_conf() {
   conf.flags = kTcBatchDone | kTcAborted;
   conf.tx_error = ErrorCode::kLockWaitTimeout;
   conf.tx_message = "Lock wait timeout exceeded";
+  conf.gci = 0xFEDC'BA98;
   conf.results.push_back({0, ErrorCode::kOk, 0, patterned(50, 3)});
   conf.results.push_back({1, ErrorCode::kOk, kConfFiltered, {}});
   conf.results.push_back({0xFFFF'FFFF, ErrorCode::kNotFound, 0, Bytes({'g', 'o', 'n', 'e'})});
@@ -391,12 +433,14 @@ TEST(Messages, TcKeyConfRoundTrips) {
   for (const OpResultMsg& result : conf.results) expected_size += TcKeyConf::encoded_size(result);
   Signal signal = sample_tc_key_conf().to_signal();
   EXPECT_EQ(signal.id(), kTcKeyConf);
-  EXPECT_EQ(signal.length_words(), 5u);
+  EXPECT_EQ(signal.length_words(), 6u);
   EXPECT_EQ(signal.word(4), 4u);
+  EXPECT_EQ(signal.word(5), conf.gci);
   EXPECT_EQ(signal.section().size(), expected_size) << "encoded_size must match the encoder";
   Result<TcKeyConf> back = TcKeyConf::from_signal(signal);
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   EXPECT_EQ(back->api_tx, conf.api_tx);
+  EXPECT_EQ(back->gci, conf.gci);
   EXPECT_EQ(back->flags, conf.flags);
   EXPECT_EQ(back->tx_error, conf.tx_error);
   EXPECT_EQ(back->tx_message, conf.tx_message);

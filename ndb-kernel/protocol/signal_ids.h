@@ -66,6 +66,9 @@ inline constexpr SignalId kSubscribeSchemaReq = 209;  // client -> dictionary
 // A node's link went down (word 0: the node id): delivered by the node's transport to
 // the coordinator and dictionary, which abort / forget what that node owned.
 inline constexpr SignalId kNodeFailRep = 220;
+// A data node is stopping on purpose (w0: its node id): sent by the stopping node's
+// process to every peer's distribution block just before its links close.
+inline constexpr SignalId kNodeStoppingRep = 221;
 
 // Global checkpoints (280..299): the distribution block's GCP protocol (NDB's DBDIH),
 // word 0 = the GCI concerned (docs/formats/kernel-protocol.md "Global checkpoints").
@@ -81,6 +84,21 @@ inline constexpr SignalId kGcpSaveReq = 288;       // master -> distribution -> 
 inline constexpr SignalId kGcpSaveConf = 289;
 inline constexpr SignalId kGcpCompleteRep = 290;   // master -> every distribution
 inline constexpr SignalId kGcpTimer = 291;         // master's own tick
+inline constexpr SignalId kGcpCompleteConf = 292;  // the node's sysfile records the GCI
+
+// Local checkpoints and system restart (300..329).
+inline constexpr SignalId kLcpStartReq = 300;    // -> local_query: checkpoint every fragment now
+inline constexpr SignalId kLcpStartConf = 301;   // w0 lcp id, w1 rows written
+inline constexpr SignalId kLqhRestoreReq = 302;  // distribution -> local_query: w0 restore GCI
+inline constexpr SignalId kLqhRestoreConf = 303; // w0 restore GCI, w1 rows, w2 ErrorCode
+inline constexpr SignalId kDictRestoreReq = 304; // distribution -> dictionary: read schema
+inline constexpr SignalId kDictRestoreConf = 305;
+inline constexpr SignalId kRestartInfoRep = 306; // distribution -> master: w0 local GCI
+inline constexpr SignalId kRestartGciRep = 307;  // master -> every distribution: w0 GCI
+inline constexpr SignalId kRestartDoneRep = 308; // distribution -> master
+inline constexpr SignalId kClusterStartedRep = 309;  // master -> every distribution
+inline constexpr SignalId kLqhContinue = 310;    // local_query to itself: next work slice
+inline constexpr SignalId kRestartTimer = 311;   // distribution to itself: repeat a report
 
 // File system (260..279): requests to the node's file system block (NDB's NDBFS),
 // answered to the sender. Layouts: ndb-kernel/fs/fs_messages.h.

@@ -11,6 +11,7 @@ What is scanned (C++ files: .h .hh .hpp .cc .cpp .cxx .ipp .inc), relative to --
 (the ndb-kernel/ directory):
     coordinator/, dictionary/, distribution/, local_query/
                the kernel blocks and their tests (a folder per block family)
+    fs_client/ the block side of file IO (requests to the file system block)
     protocol/  what blocks and clients agree on (messages, codecs, distribution)
     testing/   the simulated cluster the block tests run on
     sim/       the deterministic simulator and its tests
@@ -37,9 +38,8 @@ import subprocess
 import sys
 import tempfile
 
-SCANNED_DIRS = ("coordinator", "dictionary", "distribution", "local_query", "protocol",
-                "testing", "sim",
-                "runtime")
+SCANNED_DIRS = ("coordinator", "dictionary", "distribution", "fs_client", "local_query",
+                "protocol", "testing", "sim", "runtime")
 CPP_EXTENSIONS = (".h", ".hh", ".hpp", ".cc", ".cpp", ".cxx", ".ipp", ".inc")
 ALLOWED_FILES = frozenset({
     "runtime/thread_runtime.cc",      # block threads, condition variables, steady clock

@@ -5,6 +5,7 @@
 
 #include "ndb-kernel/coordinator/coordinator_block.h"
 #include "ndb-kernel/dictionary/dictionary_block.h"
+#include "ndb-kernel/distribution/distribution_block.h"
 #include "ndb-kernel/local_query/local_query_block.h"
 #include "storage/memory/test_memory.h"
 
@@ -62,11 +63,17 @@ SimCluster::SimCluster(SimClusterOptions options) : options_(options) {
   sim_ = std::make_unique<sim::Simulator>(sim_options);
   for (uint16_t node : data_nodes_) {
     memory_[node] = storage::make_test_memory(options.memory_pages_per_node);
+    disk_[node] = std::make_unique<sim::SimDisk>(options.seed * 1000 + node);
     storage::GlobalMemory* memory = memory_[node].get();
+    sim::SimDisk* disk = disk_[node].get();
     const protocol::ClusterTopology topology = topology_;
     const SimClusterOptions opts = options_;
-    Status added = sim_->add_node(node, [memory, topology, opts](sim::NodeId) {
+    Status added = sim_->add_node(node, [memory, disk, topology, opts](sim::NodeId) {
       std::vector<std::unique_ptr<kernel::Block>> blocks;
+      blocks.push_back(std::make_unique<sim::SimFileSystem>(*disk));
+      distribution::DistributionOptions dih;
+      dih.gcp_interval_ms = opts.gcp_interval_ms;
+      blocks.push_back(std::make_unique<distribution::DistributionBlock>(topology, dih));
       blocks.push_back(std::make_unique<dictionary::DictionaryBlock>(topology));
       blocks.push_back(
           std::make_unique<coordinator::CoordinatorBlock>(topology, coordinator::CoordinatorOptions{}));
@@ -94,6 +101,41 @@ SimCluster::SimCluster(SimClusterOptions options) : options_(options) {
     if (!added.ok()) std::abort();
   }
   sim_->run_for(0);  // every node's on_start
+  if (!wait_started()) std::abort();  // a test cluster that cannot start is a harness bug
+}
+
+bool SimCluster::wait_started(uint64_t limit_ms) {
+  return run_until(
+      [&] {
+        for (uint16_t node : data_nodes_) {
+          auto* dih = block<distribution::DistributionBlock>(node, protocol::kDistributionBlock);
+          if (dih == nullptr || dih->start_state() != distribution::NodeStartState::kStarted) {
+            return false;
+          }
+        }
+        return true;
+      },
+      limit_ms);
+}
+
+uint32_t SimCluster::last_complete_gci() {
+  uint32_t gci = UINT32_MAX;
+  for (uint16_t node : data_nodes_) {
+    auto* dih = block<distribution::DistributionBlock>(node, protocol::kDistributionBlock);
+    gci = std::min(gci, dih == nullptr ? 0 : dih->last_complete_gci());
+  }
+  return gci;
+}
+
+void SimCluster::crash_and_restart_all() {
+  for (uint16_t node : data_nodes_) {
+    if (!sim_->crash_node(node).ok()) std::abort();
+    disk_[node]->crash();
+  }
+  for (uint16_t node : data_nodes_) {
+    if (!sim_->restart_node(node).ok()) std::abort();
+  }
+  sim_->run_for(0);
 }
 
 SimCluster::~SimCluster() {

@@ -8,9 +8,11 @@
 //   ASSERT_TRUE(cluster.run_until([&] { return client.has(kCreateTableConf); }));
 //
 // Data node ids are 1..groups*replicas (group g holds nodes g*replicas+1 ...); client
-// nodes start at kFirstClientNode. Each data node has its own GlobalMemory, kept across
-// crash/restart of the node's blocks (like the process's memory budget would be
-// re-allocated; pages are released when the blocks are destroyed).
+// nodes start at kFirstClientNode. Each data node runs the real file system contract on
+// a SimDisk (sim/sim_file_system.h) and has its own GlobalMemory; both outlive crashes
+// of the node's blocks, like a machine's disk and its memory budget. A data node starts
+// as duo_datad does: the distribution block runs the (system) restart, and the cluster
+// is usable once every node reports started (wait_started()).
 //
 // Thread-safety: none (the simulator is single-threaded).
 #pragma once
@@ -26,6 +28,7 @@
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/protocol/messages.h"
 #include "ndb-kernel/runtime/block.h"
+#include "ndb-kernel/sim/sim_file_system.h"
 #include "ndb-kernel/sim/simulator.h"
 #include "storage/memory/global_memory.h"
 
@@ -61,6 +64,7 @@ struct SimClusterOptions {
   size_t memory_pages_per_node = 512;  // 16 MiB
   uint64_t lock_wait_timeout_ms = 1200;
   uint64_t link_jitter_ns = 0;
+  uint64_t gcp_interval_ms = 100;  // TimeBetweenGlobalCheckpoints (short: tests run fast)
 };
 
 class SimCluster {
@@ -87,12 +91,21 @@ class SimCluster {
 
   // Runs until `predicate` holds or `limit_ms` of virtual time pass.
   bool run_until(const std::function<bool()>& predicate, uint64_t limit_ms = 10'000);
+  // Runs until every data node's distribution block reports started.
+  bool wait_started(uint64_t limit_ms = 10'000);
+  // The last GCI every data node knows complete (0 before the first GCP).
+  uint32_t last_complete_gci();
+  // Crashes every data node (unsynced disk writes are lost or torn as the seed decides)
+  // and starts them again: a system restart.
+  void crash_and_restart_all();
+  sim::SimDisk& disk(uint16_t node) { return *disk_.at(node); }
 
  private:
   const SimClusterOptions options_;
   protocol::ClusterTopology topology_;
   std::vector<uint16_t> data_nodes_;
   std::map<uint16_t, std::unique_ptr<storage::GlobalMemory>> memory_;
+  std::map<uint16_t, std::unique_ptr<sim::SimDisk>> disk_;
   std::unique_ptr<sim::Simulator> sim_;
   std::vector<ScriptClient*> clients_;  // owned by the simulator's nodes
 };

@@ -169,6 +169,7 @@ constexpr ParamSpec kParams[] = {
     integer("FragmentLogFileSize", kDb, 16 * kMiB, 4 * kMiB, 1 * kGiB, "bytes",
         "Size of each redo log file"),
     boolean("CompressedLCP", kDb, false, "Compress local checkpoint files"),
+    integer("DiskIOThreadPool", kDb, 2, 1, 64, "", "IO threads of the file system block"),
     boolean("CompressedBackup", kDb, false, "Compress backup files"),
     boolean("EnablePartialLcp", kDb, true, "Write only changed parts in local checkpoints"),
     integer("RecoveryWork", kDb, 60, 25, 100, "%",

@@ -7,7 +7,10 @@ port is read from its first stdout line) and data nodes started with --foregroun
 each other's from mgmd. Every process started here is killed by its pid and the
 directory removed, also when a check fails.
 
-Usage: datad_cluster_test.py --mgmd P --mgm P --datad P --duo P SCENARIO
+Data is loaded and checked with duo_datacheck (tools/datacheck), which goes through the
+client library like any application.
+
+Usage: datad_cluster_test.py --mgmd P --mgm P --datad P --duo P --datacheck P SCENARIO
 (CTest label `cluster`; `ctest -L cluster` runs them all).
 """
 
@@ -27,7 +30,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../
 from cluster_testlib import TestFailure, check, read_line, reap  # noqa: E402
 from cluster_testlib import eventually as cluster_testlib_eventually  # noqa: E402
 
-MGMD = MGM = DATAD = DUO = None
+MGMD = MGM = DATAD = DUO = DATACHECK = None
 MGM_NODE_ID = 49
 
 CONFIG = """[ndbd default]
@@ -40,6 +43,8 @@ SchemaMemory=1M
 SharedGlobalMemory=0
 TotalMemoryConfig=0
 DataDir={dir}/datad
+# Short global checkpoints: what was committed is durable within half a second.
+TimeBetweenGlobalCheckpoints=500
 
 [ndb_mgmd]
 NodeId=49
@@ -107,11 +112,11 @@ class Env:
         self.port = int(match.group(1))
         return proc
 
-    def start_datad(self, node_id, extra=()):
+    def start_datad(self, node_id, extra=(), initial=True):
         log = open(self.datad_log(node_id), "ab")
         proc = subprocess.Popen(
             [DATAD, "-c", "127.0.0.1:%d" % self.port, "--ndb-nodeid=%d" % node_id,
-             "--foreground", "--initial"] + list(extra),
+             "--foreground"] + (["--initial"] if initial else []) + list(extra),
             stdout=log, stderr=log)
         log.close()
         self.processes.append(proc)
@@ -129,6 +134,11 @@ class Env:
 
     def mgm(self, command, timeout=40):
         proc = subprocess.run([MGM, "-c", "127.0.0.1:%d" % self.port, "-e", command],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+    def datacheck(self, *args, timeout=120):
+        proc = subprocess.run([DATACHECK] + list(args) + ["--connect", "127.0.0.1:%d" % self.port],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
         return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
 
@@ -173,7 +183,7 @@ def scenario_start_and_status(env):
           "all status: %r" % env.all_status())
     for i in (1, 2):
         log = env.read(env.datad_log(i))
-        for phase in range(4):
+        for phase in range(5):
             check("Node %d: Start phase %d completed" % (i, phase) in log, "phase %d: %s" % (phase, log))
         check("Node %d: Started (DuoDB-0.1.0)" % i in log, "started line")
         check(os.path.isdir(os.path.join(env.dir, "datad", "ndb_%d_fs" % i)), "file system dir")
@@ -219,33 +229,82 @@ def scenario_stop_node(env):
     rc, out, _ = env.mgm("2 stop")
     check(rc == 0 and out == "Node 2 has shutdown.\n", "stop: rc %d %r" % (rc, out))
     check(wait_exit(nodes[2], what="datad 2") == 0, "datad 2 exit code")
-    check("Node 2: not connected" in env.all_status(), "status after stop: %r" % env.all_status())
-    check("Node 1: started" in env.all_status(), "node 1 still started")
     log = env.read(env.datad_log(2))
     check("stopping: stop ordered by the management server" in log and "Node 2: stopped" in log,
           "datad 2 log: %s" % log)
+    # Without takeover (the failover issue) its peer cannot go on alone: it stops too,
+    # cleanly, saying why.
+    check(wait_exit(nodes[1], what="datad 1") == 0, "datad 1 exit code")
+    check("data node 2 stopped; taking over its work is not implemented yet"
+          in env.read(env.datad_log(1)), "datad 1 log")
     rc, out, _ = env.mgm("2 stop")
     check(rc == 1 and "node 2 is not connected" in out, "stop again: %r" % out)
-    # SHUTDOWN stops the remaining data node, then mgmd.
     rc, out, _ = env.mgm("shutdown")
-    check(rc == 0 and "1 DuoDB data node(s) have shutdown." in out, "shutdown: %r" % out)
-    check(wait_exit(nodes[1], what="datad 1") == 0, "datad 1 exit code")
+    check(rc == 0, "shutdown: %r" % out)
     check(wait_exit(env.mgmd, what="mgmd") == 0, "mgmd exit code")
 
 
 def scenario_kill_node(env):
     nodes = start_cluster(env)
+    check(env.datacheck("load", "--rows", "5000")[0] == 0, "load")
+    time.sleep(1.5)  # a few global checkpoints
     nodes[2].send_signal(signal.SIGKILL)
     nodes[2].wait(timeout=10)
+    # Node 1 cannot take over yet: it stops with an error, saying why.
+    check(wait_exit(nodes[1], what="datad 1") == 1, "datad 1 exit code after its peer died")
+    check("data node 2 failed; taking over its work is not implemented yet"
+          in env.read(env.datad_log(1)), "datad 1 log")
     eventually(lambda: "Node 2: not connected" in env.all_status(), 20, "node 2 not connected")
     check("Node 2: data node lost (was STARTED)" in env.cluster_log(), "cluster log: lost")
-    log = eventually(lambda: "link to data node 2 down" in env.read(env.datad_log(1)), 10,
-                     "node 1 sees the link down")
-    check(log, "link down")
-    check(nodes[1].poll() is None, "node 1 keeps running")
-    # The killed node comes back and the cluster is whole again.
-    nodes[2] = env.start_datad(2)
+    # A system restart brings everything back.
+    nodes = {i: env.start_datad(i, initial=False) for i in (1, 2)}
     env.wait_started([1, 2])
+    rc, out, err = env.datacheck("verify", "--rows", "5000")
+    check(rc == 0, "verify after restart: %s %s" % (out, err))
+    for i in (1, 2):
+        check("Node %d: Start phase 4 completed (restored up to GCI" % i in env.read(env.datad_log(i)),
+              "phase 4 logged")
+
+
+def scenario_data_restart(env):
+    """Load 100k rows, restart the whole cluster with SIGTERM and then with SIGKILL: what
+    was committed before the last completed global checkpoint is back every time."""
+    nodes = start_cluster(env)
+    rc, out, err = env.datacheck("load", "--rows", "100000", timeout=300)
+    check(rc == 0, "load: %s %s" % (out, err))
+    rc, out, err = env.datacheck("verify", "--rows", "100000", timeout=300)
+    check(rc == 0, "verify: %s %s" % (out, err))
+    time.sleep(1.5)  # the last commits reach a completed global checkpoint
+    for i in (1, 2):
+        nodes[i].send_signal(signal.SIGTERM)
+    for i in (1, 2):
+        check(wait_exit(nodes[i], what="datad %d" % i) == 0, "SIGTERM exit code")
+    nodes = {i: env.start_datad(i, initial=False) for i in (1, 2)}
+    env.wait_started([1, 2], timeout=120)
+    rc, out, err = env.datacheck("verify", "--rows", "100000", timeout=300)
+    check(rc == 0, "verify after SIGTERM restart: %s %s" % (out, err))
+    rc, out, err = env.datacheck("load", "--rows", "20000", "--start", "100000", timeout=300)
+    check(rc == 0, "second load: %s %s" % (out, err))
+    time.sleep(1.5)
+    for i in (1, 2):
+        nodes[i].send_signal(signal.SIGKILL)
+    for i in (1, 2):
+        nodes[i].wait(timeout=10)
+    nodes = {i: env.start_datad(i, initial=False) for i in (1, 2)}
+    env.wait_started([1, 2], timeout=120)
+    rc, out, err = env.datacheck("verify", "--rows", "120000", timeout=300)
+    check(rc == 0, "verify after SIGKILL restart: %s %s" % (out, err))
+    log = env.read(env.datad_log(1))
+    check(re.search(r"restored \d+ rows", log), "restore progress logged: %s" % log[-3000:])
+    # --initial starts empty.
+    for i in (1, 2):
+        nodes[i].send_signal(signal.SIGTERM)
+    for i in (1, 2):
+        wait_exit(nodes[i], what="datad %d" % i)
+    nodes = {i: env.start_datad(i, initial=True) for i in (1, 2)}
+    env.wait_started([1, 2])
+    rc, out, err = env.datacheck("count")
+    check(rc == 0 and out.strip() == "0", "count after --initial: %s %s" % (out, err))
 
 
 def scenario_sigterm(env):
@@ -268,6 +327,8 @@ def scenario_sigterm(env):
     log = env.read(env.datad_log(1))
     check("stopping: stop signal received" in log and "Node 1: stopped" in log, "log: %s" % log)
     eventually(lambda: "Node 1: not connected" in env.all_status(), 10, "node 1 gone")
+    # Its peer cannot run alone yet (no takeover): it stops too, cleanly.
+    check(wait_exit(nodes[2], what="datad 2") == 0, "datad 2 exit code")
 
 
 def free_port_range(count):
@@ -336,13 +397,14 @@ SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items()
 
 
 def main():
-    global MGMD, MGM, DATAD, DUO
+    global MGMD, MGM, DATAD, DUO, DATACHECK
     parser = argparse.ArgumentParser()
-    for name in ("mgmd", "mgm", "datad", "duo"):
+    for name in ("mgmd", "mgm", "datad", "duo", "datacheck"):
         parser.add_argument("--" + name, required=True)
     parser.add_argument("scenario", choices=sorted(SCENARIOS) + ["all"])
     options = parser.parse_args()
     MGMD, MGM, DATAD, DUO = options.mgmd, options.mgm, options.datad, options.duo
+    DATACHECK = options.datacheck
     names = sorted(SCENARIOS) if options.scenario == "all" else [options.scenario]
     failed = 0
     for name in names:

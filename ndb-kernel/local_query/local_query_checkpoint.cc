@@ -1,0 +1,364 @@
+// LocalQueryBlock: full local checkpoints (LCP) of a log part. Each fragment's committed
+// rows are scanned in slices (one per LQH_CONTINUE, so key operations are served in
+// between) into lcp/part<P>/<id>/T<t>F<f>.data, each file synced; then the control
+// record is written and synced, and only then are the previous checkpoint and the redo
+// files it no longer needs removed (docs/formats/redo-and-lcp.md).
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "ndb-kernel/fs/fs_messages.h"
+#include "ndb-kernel/local_query/local_query_block.h"
+#include "ndb-kernel/protocol/signal_ids.h"
+#include "storage/row/column.h"
+
+namespace duo::local_query {
+
+using kernel::BlockAddress;
+using kernel::Signal;
+using storage::Fragment;
+
+namespace {
+
+// Bound on the encoded size of one whole row in a RowBatch: its start index, every
+// value's framing and largest size, never more than a row can hold. A chunk is filled
+// in steps that cannot pass kLcpChunkFillBytes by more than one row.
+size_t full_row_bytes_max(const storage::TableSchema& schema) {
+  size_t framing = 4;
+  size_t data = 0;
+  for (const storage::ColumnDef& column : schema.columns) {
+    framing += 4;
+    data += storage::column_max_size(column);
+  }
+  return framing + std::min<size_t>(data, storage::kMaxRowSizeBytes);
+}
+
+size_t encoded_values_bytes(const storage::AttrValues& values, size_t first) {
+  size_t bytes = 0;
+  for (size_t i = first; i < values.size(); ++i) {
+    const storage::AttrValues::Entry& entry = values.entry(i);
+    bytes += entry.is_null ? 2 : 4 + entry.size;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+void LocalQueryBlock::on_lcp_start(Signal& signal) {
+  // One checkpoint at a time. A request during one (or during a restore) gets the next
+  // one, which starts after it: "checkpoint now" must cover what it saw committed.
+  if (lcp_ != nullptr || restore_ != nullptr) {
+    lcp_requesters_.push_back(signal.sender());
+    return;
+  }
+  start_lcp({signal.sender()}, std::nullopt);
+}
+
+void LocalQueryBlock::on_continue(Signal& signal) {
+  if (signal.sender() != address()) {
+    return log_malformed(signal, Status(ErrorCode::kInvalidArgument, "not this block's own slice"));
+  }
+  const uint32_t kind = signal.word(0);
+  const uint32_t generation = signal.word(1);
+  if (kind == kContinueLcp && lcp_ != nullptr && lcp_->generation == generation) return lcp_slice();
+  if (kind == kContinueRestore && restore_ != nullptr && restore_->generation == generation) {
+    return restore_read_more();
+  }
+  // A slice of a run that ended (failed) meanwhile: nothing to do.
+}
+
+void LocalQueryBlock::maybe_start_lcp() {
+  if (lcp_ != nullptr || restore_ != nullptr || options_.lcp_redo_bytes == 0) return;
+  if (redo_.appended_lsn() - lcp_start_lsn_ < options_.lcp_redo_bytes) return;
+  start_lcp({}, std::nullopt);
+}
+
+void LocalQueryBlock::start_lcp(std::vector<BlockAddress> requesters,
+                                std::optional<uint32_t> restore_gci) {
+  lcp_ = std::make_unique<LcpRun>();
+  LcpRun& run = *lcp_;
+  run.lcp_id = last_lcp_id_ + 1;
+  run.generation = ++continue_generation_;
+  run.requesters = std::move(requesters);
+  if (restore_gci) {
+    // Nothing commits during a restore: the checkpoint holds exactly GCIs <= g, and the
+    // new life's redo (GCIs > g) completes it.
+    run.after_restore = true;
+    run.start_gci = *restore_gci + 1;
+    run.max_gci = *restore_gci;
+  } else {
+    run.start_gci = std::max<uint32_t>(highest_commit_gci_, 1);
+  }
+  for (const auto& [table_id, table] : tables_) {
+    for (const auto& [fragment_id, fragment] : table->fragments) {
+      run.todo.emplace_back(table_id, fragment_id);
+    }
+  }
+  lcp_start_lsn_ = redo_.appended_lsn();
+  DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << address().instance << ": LCP "
+                      << run.lcp_id << " started, " << run.todo.size() << " fragments, GCI "
+                      << run.start_gci;
+  lcp_next_fragment();
+}
+
+void LocalQueryBlock::lcp_next_fragment() {
+  LcpRun& run = *lcp_;
+  while (run.next < run.todo.size()) {
+    const auto [table_id, fragment_id] = run.todo[run.next++];
+    Table* table = find_table(table_id);
+    Fragment* fragment = find_fragment(table_id, fragment_id);
+    if (fragment == nullptr) continue;  // dropped since the checkpoint started
+    run.current = LcpFragmentInfo{table_id, table->def.version, fragment_id, 0, 0};
+    run.current_dropped = false;
+    auto scan = fragment->open_scan(Fragment::ScanSpec{});
+    if (!scan.ok()) return fail_lcp(scan.status());
+    run.scan = std::move(scan).value();
+    fs::FsOpenReq open_file;
+    open_file.flags = fs::kFsWrite | fs::kFsCreate | fs::kFsTruncate;
+    open_file.path = lcp_data_path(address().instance, run.lcp_id, table_id, fragment_id);
+    const uint32_t generation = run.generation;
+    fs_request(std::move(open_file).to_signal(), [this, generation](Signal& answer) {
+      if (lcp_ == nullptr || lcp_->generation != generation) return;
+      Status opened = fs_status(answer);
+      if (!opened.ok()) return fail_lcp(opened);
+      auto conf = fs::FsOpenConf::from_signal(answer);
+      if (!conf.ok()) return fail_lcp(conf.status());
+      lcp_->handle = conf->handle;
+      lcp_slice();
+    });
+    return;
+  }
+  // Every fragment is written. The rows scanned carry GCIs up to max_gci, so the
+  // checkpoint can only serve a restart to max_gci or later. It becomes the restore
+  // point (and the previous one goes) only once this part answered a GCP_SAVEREQ of
+  // max_gci + 2 or later: the master saves a GCI only after the round before it is
+  // complete on every node, so max_gci's round completed (and was recorded by every
+  // node) a whole round earlier — a GCI the cluster can restart to.
+  if (!run.after_restore) {
+    run.max_gci = highest_commit_gci_;
+    if (run.max_gci > 0 && saved_gci_ < run.max_gci + 2) {
+      run.waiting_for_gcp = true;
+      return;
+    }
+  }
+  lcp_write_control();
+}
+
+void LocalQueryBlock::lcp_slice() {
+  LcpRun& run = *lcp_;
+  if (run.current_dropped) {
+    // The table went while its file was written: the file goes with it.
+    fs::FsCloseReq close_file;
+    close_file.handle = run.handle;
+    close_file.flags = fs::kFsRemoveAfter;
+    run.handle = 0;
+    fs_request(std::move(close_file).to_signal(), [](Signal&) {});
+    return lcp_next_fragment();
+  }
+  const Fragment* fragment = find_fragment(run.current.table_id, run.current.fragment_id);
+  const size_t row_max = full_row_bytes_max(fragment->schema());
+  storage::RowBatch batch;
+  size_t bytes = 8;
+  while (batch.rows() < options_.lcp_slice_rows && !run.scan->done() &&
+         bytes < kLcpChunkFillBytes) {
+    const size_t room = (kLcpChunkFillBytes - bytes) / row_max;
+    const size_t step = std::clamp<size_t>(room, 1, options_.lcp_slice_rows - batch.rows());
+    const size_t first_value = batch.values().size();
+    auto produced = run.scan->next(step, &batch);
+    if (!produced.ok()) return fail_lcp(produced.status());
+    bytes += 4 * *produced + encoded_values_bytes(batch.values(), first_value);
+    if (*produced == 0) break;
+  }
+  if (batch.rows() == 0) return lcp_fragment_written();
+  fs::FsWriteReq write;
+  write.handle = run.handle;
+  write.offset = run.current.data_bytes;
+  Status encoded = encode_lcp_chunk(batch, options_.compress_lcp, &write.data);
+  if (!encoded.ok()) return fail_lcp(encoded);
+  run.current.data_bytes += write.data.size();
+  run.current.rows += batch.rows();
+  const uint32_t generation = run.generation;
+  fs_request(std::move(write).to_signal(), [this, generation](Signal& answer) {
+    if (lcp_ == nullptr || lcp_->generation != generation) return;
+    Status written = fs_status(answer);
+    if (!written.ok()) return fail_lcp(written);
+    if (lcp_->current_dropped || !lcp_->scan->done()) {
+      // The next slice comes as a signal of its own, behind whatever queued meanwhile.
+      send_or_log(address(), Signal(protocol::kLqhContinue, {kContinueLcp, generation}));
+      return;
+    }
+    lcp_fragment_written();
+  });
+}
+
+void LocalQueryBlock::lcp_fragment_written() {
+  LcpRun& run = *lcp_;
+  run.scan.reset();
+  const uint32_t generation = run.generation;
+  fs::FsSyncReq sync;
+  sync.handle = run.handle;
+  fs_request(std::move(sync).to_signal(), [this, generation](Signal& answer) {
+    if (lcp_ == nullptr || lcp_->generation != generation) return;
+    Status synced = fs_status(answer);
+    if (!synced.ok()) return fail_lcp(synced);
+    fs::FsCloseReq close_file;
+    close_file.handle = lcp_->handle;
+    lcp_->handle = 0;
+    fs_request(std::move(close_file).to_signal(), [](Signal&) {});
+    lcp_->done.push_back(lcp_->current);
+    lcp_->rows += lcp_->current.rows;
+    lcp_next_fragment();
+  });
+}
+
+void LocalQueryBlock::lcp_write_control() {
+  LcpRun& run = *lcp_;
+  LcpControl control;
+  control.sequence = control_sequence_ + 1;
+  control.lcp_id = run.lcp_id;
+  control.start_gci = run.start_gci;
+  control.max_gci = run.max_gci;
+  control.fragments = run.done;
+  const uint32_t generation = run.generation;
+  auto written = [this, generation, sequence = control.sequence](Status status) {
+    if (lcp_ == nullptr || lcp_->generation != generation) return;
+    if (!status.ok()) return fail_lcp(status);
+    // The checkpoint is the restore point from here on.
+    control_sequence_ = sequence;
+    lcp_remove_old_files();
+  };
+  if (control_sequence_ != 0 || empty_control_written_) {
+    return write_control_record(std::move(control), std::move(written));
+  }
+  // The part's first checkpoint: a crash while its record is written must leave a valid
+  // slot saying "no checkpoint, all redo" (which is still true then), or the torn record
+  // would be the only one. The empty record is one sector: it is never torn itself.
+  write_control_record(LcpControl{}, [this, generation, control = std::move(control),
+                                      written = std::move(written)](Status status) mutable {
+    if (lcp_ == nullptr || lcp_->generation != generation) return;
+    if (!status.ok()) return fail_lcp(status);
+    empty_control_written_ = true;
+    write_control_record(std::move(control), std::move(written));
+  });
+}
+
+void LocalQueryBlock::write_control_record(LcpControl control, std::function<void(Status)> done) {
+  Bytes bytes = encode_lcp_control(control);
+  fs::FsOpenReq open_file;
+  // Truncating this slot is safe: the other one, the restore point until this one is
+  // synced, stays intact, and a torn write here fails its crc at restore.
+  open_file.flags = fs::kFsWrite | fs::kFsCreate | fs::kFsTruncate;
+  open_file.path = lcp_control_path(address().instance, control.sequence);
+  auto finish = std::make_shared<std::function<void(Status)>>(std::move(done));
+  fs_request(std::move(open_file).to_signal(), [this, finish,
+                                                bytes = std::move(bytes)](Signal& answer) {
+    Status opened = fs_status(answer);
+    auto conf = opened.ok() ? fs::FsOpenConf::from_signal(answer) : Result<fs::FsOpenConf>(opened);
+    if (!conf.ok()) return (*finish)(conf.status());
+    const uint32_t handle = conf->handle;
+    // Writes and the sync on one handle run in order: the sync's answer comes last.
+    auto write_error = std::make_shared<Status>();
+    for (size_t at = 0; at < bytes.size(); at += fs::kFsReadBytesMax) {
+      fs::FsWriteReq write;
+      write.handle = handle;
+      write.offset = at;
+      const size_t end = std::min<size_t>(bytes.size(), at + fs::kFsReadBytesMax);
+      write.data.assign(bytes.begin() + static_cast<ptrdiff_t>(at),
+                        bytes.begin() + static_cast<ptrdiff_t>(end));
+      fs_request(std::move(write).to_signal(), [write_error](Signal& written) {
+        Status status = fs_status(written);
+        if (!status.ok() && write_error->ok()) *write_error = status;
+      });
+    }
+    fs::FsSyncReq sync;
+    sync.handle = handle;
+    fs_request(std::move(sync).to_signal(), [this, finish, handle, write_error](Signal& synced) {
+      fs::FsCloseReq close_file;
+      close_file.handle = handle;
+      fs_request(std::move(close_file).to_signal(), [](Signal&) {});
+      Status status = fs_status(synced);
+      if (!write_error->ok()) return (*finish)(*write_error);
+      (*finish)(status);
+    });
+  });
+}
+
+void LocalQueryBlock::lcp_remove_old_files() {
+  LcpRun& run = *lcp_;
+  const uint32_t previous_lcp_id = last_lcp_id_;
+  last_lcp_id_ = run.lcp_id;
+  std::vector<std::string> paths;
+  if (previous_lcp_id != 0 && previous_lcp_id != run.lcp_id) {
+    paths.push_back(lcp_dir(address().instance, previous_lcp_id));
+  }
+  // After the first checkpoint the empty record ("all redo") in slot 0 turns false as
+  // soon as redo goes: remove it, so a damaged slot 1 is reported, never silently
+  // replaced by a restore from partial redo.
+  if (control_sequence_ == 1) paths.push_back(lcp_control_path(address().instance, 0));
+  // Redo the checkpoint made useless: every record older than its start GCI (after a
+  // restore: the whole crashed life). A file still open or buffered is never removed.
+  std::vector<uint32_t> removed_seqs;
+  for (const auto& [seq, info] : redo_.files()) {
+    if (seq == redo_.current_file_seq() || redo_files_.contains(seq)) continue;
+    const bool buffered = std::any_of(redo_.chunks().begin(), redo_.chunks().end(),
+                                      [&](const RedoChunk& c) { return c.file_seq == seq; });
+    if (buffered) continue;
+    const bool old_life = seq < first_file_seq_of_life_;
+    if (run.after_restore ? old_life : info.max_gci < run.start_gci) removed_seqs.push_back(seq);
+  }
+  for (uint32_t seq : removed_seqs) {
+    redo_.forget_file(seq);
+    paths.push_back(redo_path(address().instance, seq));
+  }
+  if (paths.empty()) return lcp_finished();
+  run.removals_pending = static_cast<uint32_t>(paths.size());
+  const uint32_t generation = run.generation;
+  for (std::string& path : paths) {
+    fs::FsRemoveReq remove_path;
+    remove_path.flags = fs::kFsRecursive;
+    remove_path.path = std::move(path);
+    fs_request(std::move(remove_path).to_signal(), [this, generation](Signal& answer) {
+      Status removed = fs_status(answer);
+      // A file left behind costs only space; the next checkpoint tries again.
+      if (!removed.ok()) {
+        DUO_BLOCK_LOG(WARNING) << "LCP cleanup: " << removed.to_string();
+      }
+      if (lcp_ == nullptr || lcp_->generation != generation) return;
+      if (--lcp_->removals_pending == 0) lcp_finished();
+    });
+  }
+}
+
+void LocalQueryBlock::lcp_finished() {
+  const std::unique_ptr<LcpRun> run = std::move(lcp_);
+  DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << address().instance << ": LCP "
+                      << run->lcp_id << " complete, " << run->rows << " rows in "
+                      << run->done.size() << " fragments, redo kept from GCI " << run->start_gci;
+  for (const BlockAddress& requester : run->requesters) {
+    send_or_log(requester, Signal(protocol::kLcpStartConf,
+                                  {run->lcp_id, static_cast<uint32_t>(run->rows), 0}));
+  }
+  if (run->after_restore) restore_finished(Status::OK());
+  if (!lcp_requesters_.empty() && lcp_ == nullptr && restore_ == nullptr) {
+    start_lcp(std::exchange(lcp_requesters_, {}), std::nullopt);
+  }
+}
+
+void LocalQueryBlock::fail_lcp(const Status& status) {
+  const std::unique_ptr<LcpRun> run = std::move(lcp_);
+  DUO_BLOCK_LOG(ERROR) << "Node " << node_id() << ": log part " << address().instance << ": LCP "
+                       << run->lcp_id << " failed: " << status.to_string();
+  if (run->handle != 0) {
+    fs::FsCloseReq close_file;
+    close_file.handle = run->handle;
+    fs_request(std::move(close_file).to_signal(), [](Signal&) {});
+  }
+  for (const BlockAddress& requester : run->requesters) {
+    send_or_log(requester, Signal(protocol::kLcpStartConf,
+                                  {run->lcp_id, 0, static_cast<uint32_t>(status.code())}));
+  }
+  if (run->after_restore) restore_finished(status);
+}
+
+}  // namespace duo::local_query
