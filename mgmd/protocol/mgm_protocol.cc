@@ -1,5 +1,7 @@
 #include "mgmd/protocol/mgm_protocol.h"
 
+#include "ndb-kernel/common/config/config_parser.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -248,6 +250,31 @@ Status ReplyParser::take_line(std::string_view line) {
   body_bytes_ = *bytes;
   state_ = body_bytes_ == 0 ? State::kDone : State::kBody;
   return Status::OK();
+}
+
+Result<std::map<uint16_t, uint16_t>> reported_ports(const Message& status_reply) {
+  const std::string* result = status_reply.find("result");
+  if (status_reply.head != "get status reply" || result == nullptr || *result != "Ok") {
+    return Status(ErrorCode::kInvalidArgument,
+                  "not a successful get status reply: '" + status_reply.head + "'");
+  }
+  std::map<uint16_t, uint16_t> ports;
+  for (const auto& [name, value] : status_reply.args) {
+    // node.<id>.port
+    if (name.rfind("node.", 0) != 0 || name.size() < 10 ||
+        name.compare(name.size() - 5, 5, ".port") != 0) {
+      continue;
+    }
+    auto id = parse_uint_arg(std::string_view(name).substr(5, name.size() - 10),
+                                  config::kDataNodeIdMax);
+    auto port = parse_uint_arg(value, 65535);
+    if (!id || *id == 0 || !port || *port == 0) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "malformed status line '" + name + ": " + value + "'");
+    }
+    ports[static_cast<uint16_t>(*id)] = static_cast<uint16_t>(*port);
+  }
+  return ports;
 }
 
 }  // namespace duo::mgm

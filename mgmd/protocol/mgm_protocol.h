@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -119,5 +120,11 @@ class ReplyParser {
 // Parses a decimal unsigned integer argument ("12"), rejecting signs, spaces inside,
 // hex and overflow beyond `max_value`.
 std::optional<uint64_t> parse_uint_arg(std::string_view text, uint64_t max_value);
+
+// The transporter ports data nodes reported, from a `get status` reply: node id -> port,
+// only for running data nodes that reported a port (data nodes and API nodes use it to
+// find the data nodes' dynamic ports). kInvalidArgument for a reply that is not a
+// successful `get status` reply, or a malformed port line.
+Result<std::map<uint16_t, uint16_t>> reported_ports(const Message& status_reply);
 
 }  // namespace duo::mgm

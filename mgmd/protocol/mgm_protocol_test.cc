@@ -265,5 +265,43 @@ TEST(ParseUintArg, AcceptsOnlyPlainDecimalsInRange) {
   EXPECT_FALSE(parse_uint_arg("99999999999999999999999", UINT64_MAX));
 }
 
+Message status_reply() {
+  Message reply;
+  reply.head = "get status reply";
+  reply.add("result", "Ok");
+  reply.add("nodes", "3");
+  reply.add("node.1.type", "NDB");
+  reply.add("node.1.status", "STARTED");
+  reply.add("node.1.port", "40001");
+  reply.add("node.2.type", "NDB");
+  reply.add("node.2.status", "NO_CONTACT");
+  reply.add("node.49.type", "MGM");
+  return reply;
+}
+
+TEST(MgmProtocol, ReportedPorts) {
+  Result<std::map<uint16_t, uint16_t>> ports = reported_ports(status_reply());
+  ASSERT_TRUE(ports.ok()) << ports.status().message();
+  EXPECT_EQ(*ports, (std::map<uint16_t, uint16_t>{{1, 40001}}));
+
+  Message bad = status_reply();
+  bad.add("node.x.port", "1");
+  EXPECT_FALSE(reported_ports(bad).ok());
+  Message zero = status_reply();
+  zero.add("node.3.port", "0");
+  EXPECT_FALSE(reported_ports(zero).ok());
+  Message big = status_reply();
+  big.add("node.3.port", "65536");
+  EXPECT_FALSE(reported_ports(big).ok());
+  Message failed;
+  failed.head = "get status reply";
+  failed.add("result", "Unknown command");
+  EXPECT_FALSE(reported_ports(failed).ok());
+  Message other;
+  other.head = "node stop";
+  EXPECT_FALSE(reported_ports(other).ok());
+}
+
 }  // namespace
+
 }  // namespace duo::mgm

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "ndb-kernel/common/logging.h"
-#include "ndb-kernel/datad/data_node_config.h"
 
 #ifndef DUO_VERSION
 #define DUO_VERSION "0.0.0"
@@ -241,7 +240,7 @@ void Cluster::poll_mgm_status() {
     mgm_->close();
     return;
   }
-  Result<std::map<uint16_t, uint16_t>> ports = datad::reported_ports(*reply);
+  Result<std::map<uint16_t, uint16_t>> ports = mgm::reported_ports(*reply);
   if (!ports.ok()) {
     DUO_LOG(WARNING, kLog) << "API node " << node_id_ << ": " << ports.status().message();
     return;

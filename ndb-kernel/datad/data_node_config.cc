@@ -149,31 +149,6 @@ std::string describe_memory(const storage::GlobalMemoryConfig& memory) {
   return out;
 }
 
-Result<std::map<uint16_t, uint16_t>> reported_ports(const mgm::Message& status_reply) {
-  const std::string* result = status_reply.find("result");
-  if (status_reply.head != "get status reply" || result == nullptr || *result != "Ok") {
-    return Status(ErrorCode::kInvalidArgument,
-                  "not a successful get status reply: '" + status_reply.head + "'");
-  }
-  std::map<uint16_t, uint16_t> ports;
-  for (const auto& [name, value] : status_reply.args) {
-    // node.<id>.port
-    if (name.rfind("node.", 0) != 0 || name.size() < 10 ||
-        name.compare(name.size() - 5, 5, ".port") != 0) {
-      continue;
-    }
-    auto id = mgm::parse_uint_arg(std::string_view(name).substr(5, name.size() - 10),
-                                  config::kDataNodeIdMax);
-    auto port = mgm::parse_uint_arg(value, 65535);
-    if (!id || *id == 0 || !port || *port == 0) {
-      return Status(ErrorCode::kInvalidArgument,
-                    "malformed status line '" + name + ": " + value + "'");
-    }
-    ports[static_cast<uint16_t>(*id)] = static_cast<uint16_t>(*port);
-  }
-  return ports;
-}
-
 std::vector<uint16_t> missing_links(const DataNodeConfig& config,
                                     const std::vector<uint16_t>& connected) {
   std::vector<uint16_t> missing;

@@ -1,7 +1,6 @@
 // DataNodeConfig: what one data node takes from the cluster configuration mgmd serves —
-// its own section (HostName, ServerPort, DataDir, FileSystemPath, Nodegroup) and the
-// other data nodes it must link to — plus the reading of mgmd's `get status` reply for
-// the transporter ports peers reported (docs/formats/mgm-protocol.md).
+// its own section (HostName, ServerPort, DataDir, FileSystemPath, Nodegroup, limits,
+// durability parameters) and the other data nodes it must link to.
 //
 // Pure functions over parsed data (no sockets, no files), so duo_datad's start logic is
 // unit-testable. Thread-safety: values and pure functions.
@@ -77,11 +76,6 @@ Result<storage::GlobalMemoryConfig> global_memory_config(const DataNodeConfig& c
 // "DataMemory 80 MB (2560 pages), DiskPageBufferMemory 64 MB (2048 pages), ...,
 // shared pool 128 MB (4096 pages), total 304 MB (9728 pages)" for the start log.
 std::string describe_memory(const storage::GlobalMemoryConfig& memory);
-
-// The transporter ports data nodes reported, from a `get status` reply: node id -> port,
-// only for running data nodes that reported a port. kInvalidArgument for a reply that
-// is not a successful `get status` reply.
-Result<std::map<uint16_t, uint16_t>> reported_ports(const mgm::Message& status_reply);
 
 // The start state machine of this increment: the node is started when its links to
 // every other configured data node are up. Real start phases (restoring from

@@ -68,42 +68,6 @@ TEST(DataNodeConfig, NotADataNode) {
   }
 }
 
-mgm::Message status_reply() {
-  mgm::Message reply;
-  reply.head = "get status reply";
-  reply.add("result", "Ok");
-  reply.add("nodes", "3");
-  reply.add("node.1.type", "NDB");
-  reply.add("node.1.status", "STARTED");
-  reply.add("node.1.port", "40001");
-  reply.add("node.2.type", "NDB");
-  reply.add("node.2.status", "NO_CONTACT");
-  reply.add("node.49.type", "MGM");
-  return reply;
-}
-
-TEST(DataNodeConfig, ReportedPorts) {
-  Result<std::map<uint16_t, uint16_t>> ports = reported_ports(status_reply());
-  ASSERT_TRUE(ports.ok()) << ports.status().message();
-  EXPECT_EQ(*ports, (std::map<uint16_t, uint16_t>{{1, 40001}}));
-
-  mgm::Message bad = status_reply();
-  bad.add("node.x.port", "1");
-  EXPECT_FALSE(reported_ports(bad).ok());
-  mgm::Message zero = status_reply();
-  zero.add("node.3.port", "0");
-  EXPECT_FALSE(reported_ports(zero).ok());
-  mgm::Message big = status_reply();
-  big.add("node.3.port", "65536");
-  EXPECT_FALSE(reported_ports(big).ok());
-  mgm::Message failed;
-  failed.head = "get status reply";
-  failed.add("result", "Unknown command");
-  EXPECT_FALSE(reported_ports(failed).ok());
-  mgm::Message other;
-  other.head = "node stop";
-  EXPECT_FALSE(reported_ports(other).ok());
-}
 
 TEST(DataNodeConfig, StartedWhenAllLinksUp) {
   const config::ClusterConfig config = parse();

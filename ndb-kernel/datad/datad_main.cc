@@ -457,7 +457,7 @@ void DataNode::handle_message(const mgm::Message& message) {
     return;
   }
   if (message.head == "get status reply") {
-    Result<std::map<uint16_t, uint16_t>> ports = reported_ports(message);
+    Result<std::map<uint16_t, uint16_t>> ports = mgm::reported_ports(message);
     if (!ports.ok()) {
       DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": " << ports.status().message();
       return;
