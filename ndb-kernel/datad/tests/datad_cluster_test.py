@@ -365,6 +365,7 @@ def scenario_launcher(env):
     check(rc == 0, "duo up rc %d: %s %s" % (rc, out, err))
     check("cluster is up" in out and "127.0.0.1:%d" % base in out, "up output: %s" % out)
     check("SQL endpoint: not available yet (duo_sqld arrives with issue 4)" in out, "sql line")
+    check("--connect=127.0.0.1:%d" % base in out, "client connect line: %s" % out)
     rc, out, err = duo("status")
     check(rc == 0 and "Node 1: started" in out and "Node 2: started" in out,
           "status: %s %s" % (out, err))
@@ -390,6 +391,27 @@ def scenario_launcher(env):
     check(rc == 1 and "not reachable" in err, "status after down: %s" % err)
     rc, out, err = duo("down")
     check(rc == 0 and "nothing is running" in out, "down again: %s" % out)
+
+    # Data survives `duo down` / `duo up`; `duo up --initial` starts empty.
+    def datacheck(*args):
+        proc = subprocess.run([DATACHECK] + list(args) + ["--connect", "127.0.0.1:%d" % base],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        return proc.returncode, proc.stdout.decode() + proc.stderr.decode()
+    rc, out, err = duo("up")
+    check(rc == 0 and "the data nodes recover their data" in out, "up again: %s %s" % (out, err))
+    check(datacheck("load", "--rows", "3000")[0] == 0, "load")
+    time.sleep(2.5)  # a global checkpoint (TimeBetweenGlobalCheckpoints=2000)
+    check(duo("down")[0] == 0, "down")
+    rc, out, err = duo("up")
+    check(rc == 0, "up after down: %s %s" % (out, err))
+    rc, out = datacheck("verify", "--rows", "3000")
+    check(rc == 0, "data after duo down/up: %s" % out)
+    check(duo("down")[0] == 0, "down")
+    rc, out, err = duo("up", "--initial", "--base-port", str(base))
+    check(rc == 0, "up --initial: %s %s" % (out, err))
+    rc, out = datacheck("count")
+    check(rc == 0 and out.strip().splitlines()[0] == "0", "count after --initial: %s" % out)
+    check(duo("down")[0] == 0, "final down")
 
 
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items()
