@@ -444,26 +444,36 @@ class ConfigParser {
     return value != nullptr && value->line != 0 ? value->line : section.line();
   }
 
-  Status check_replicas() {
+  // Parameters every data node must agree on: NoOfReplicas (node groups are built from
+  // it) and NoOfFragmentLogParts (a fragment's log part is the same on every replica).
+  Status check_same_on_every_data_node(std::string_view name, uint64_t* agreed) {
     const ConfigSection* first = nullptr;
-    uint64_t replicas = 0;
     for (const ConfigSection* section : config_.sections_of(SectionType::kDataNode)) {
-      const uint64_t value = section->find("NoOfReplicas")->uint_value;
+      const uint64_t value = section->find(name)->uint_value;
       if (first == nullptr) {
         first = section;
-        replicas = value;
+        *agreed = value;
         continue;
       }
-      if (value != replicas) {
-        return error_at(value_line(*section, "NoOfReplicas"),
-                        "NoOfReplicas=" + std::to_string(value) + " of data node " +
-                            std::to_string(section->node_id()) +
-                            " differs from NoOfReplicas=" + std::to_string(replicas) +
-                            " of data node " + std::to_string(first->node_id()) + " (line " +
-                            std::to_string(value_line(*first, "NoOfReplicas")) +
-                            "); all data nodes must have the same NoOfReplicas");
+      if (value != *agreed) {
+        const std::string param(name);
+        return error_at(value_line(*section, name),
+                        param + "=" + std::to_string(value) + " of data node " +
+                            std::to_string(section->node_id()) + " differs from " + param + "=" +
+                            std::to_string(*agreed) + " of data node " +
+                            std::to_string(first->node_id()) + " (line " +
+                            std::to_string(value_line(*first, name)) +
+                            "); all data nodes must have the same " + param);
       }
     }
+    return Status::OK();
+  }
+
+  Status check_replicas() {
+    uint64_t replicas = 0;
+    DUO_RETURN_IF_ERROR(check_same_on_every_data_node("NoOfReplicas", &replicas));
+    uint64_t log_parts = 0;
+    DUO_RETURN_IF_ERROR(check_same_on_every_data_node("NoOfFragmentLogParts", &log_parts));
     config_.no_of_replicas_ = static_cast<uint32_t>(replicas);
     return Status::OK();
   }

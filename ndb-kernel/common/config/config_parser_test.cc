@@ -472,6 +472,13 @@ TEST(ConfigParserErrors, NoOfReplicasMustMatch) {
                "node 2 (line 3); all data nodes must have the same NoOfReplicas");
 }
 
+TEST(ConfigParserErrors, NoOfFragmentLogPartsMustMatch) {
+  expect_error("[ndb_mgmd]\n[ndbd default]\nNoOfReplicas=2\n[ndbd]\n[ndbd]\nNoOfFragmentLogParts=8\n",
+               "config.ini:6: NoOfFragmentLogParts=8 of data node 3 differs from "
+               "NoOfFragmentLogParts=4 of data node 2 (line 4); all data nodes must have the same "
+               "NoOfFragmentLogParts");
+}
+
 TEST(ConfigParserErrors, TcpLinks) {
   const std::string base = "[ndb_mgmd]\n[ndbd]\nNoOfReplicas=1\n";  // nodes 1 and 2
   expect_error(base + "[tcp]\nNodeId1=1\nNodeId2=9\n",
