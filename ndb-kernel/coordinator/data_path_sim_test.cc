@@ -7,6 +7,7 @@
 // conserved and the replicas stay identical.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -542,7 +543,13 @@ TEST_P(BankTransferTest, MoneyIsConservedAndReplicasAgree) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, BankTransferTest, ::testing::Range<uint64_t>(1, 41));
+// DUO_BANK_SEEDS=N runs a longer campaign (CI runs 40).
+uint64_t bank_seed_count() {
+  const char* text = std::getenv("DUO_BANK_SEEDS");
+  return text != nullptr ? std::strtoull(text, nullptr, 10) : 40;
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, BankTransferTest, ::testing::Range<uint64_t>(1, 1 + bank_seed_count()));
 
 }  // namespace
 }  // namespace duo::testing
