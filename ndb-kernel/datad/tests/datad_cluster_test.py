@@ -266,6 +266,46 @@ def scenario_kill_node(env):
               "phase 4 logged")
 
 
+def transporter_port(env, node_id):
+    with socket.create_connection(("127.0.0.1", env.port), timeout=5) as s:
+        s.sendall(b"get status\n\n")
+        data = b""
+        while not data.endswith(b"\n\n"):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    match = re.search(r"node\.%d\.port: (\d+)" % node_id, data.decode())
+    check(match is not None, "port of node %d in %r" % (node_id, data))
+    return int(match.group(1))
+
+
+def scenario_transporter_garbage(env):
+    """Garbage on a data node's transporter port closes that connection with a log line;
+    the node keeps serving."""
+    start_cluster(env)
+    check(env.datacheck("load", "--rows", "2000")[0] == 0, "load")
+    port = transporter_port(env, 1)
+    rng = random.Random(7)
+    for payload in (b"GET / HTTP/1.0\r\n\r\n", bytes(rng.randrange(256) for _ in range(5000)),
+                    b"DUOH" + bytes(300), b"DUOF" * 100):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(payload)
+            s.settimeout(5)
+            try:
+                while s.recv(4096):  # until the node closes it
+                    pass
+            except (ConnectionResetError, socket.timeout):
+                pass
+    log = eventually(lambda: env.read(env.datad_log(1)).count("closing connection from") >= 4, 10,
+                     "four connections closed with a log line")
+    check(log, "log lines")
+    check("Node 1: started" in env.all_status() and "Node 2: started" in env.all_status(),
+          "both nodes still started: %r" % env.all_status())
+    rc, out, err = env.datacheck("verify", "--rows", "2000")
+    check(rc == 0, "data still served: %s %s" % (out, err))
+
+
 def scenario_data_restart(env):
     """Load 100k rows, restart the whole cluster with SIGTERM and then with SIGKILL: what
     was committed before the last completed global checkpoint is back every time."""
