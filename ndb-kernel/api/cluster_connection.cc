@@ -203,7 +203,7 @@ void Cluster::disconnect() {
     mgm::Message bye;
     bye.head = "bye";
     // Best effort: closing the session frees the node id either way.
-    [[maybe_unused]] Status sent = mgm_->send(bye, 1000);
+    mgm_->send(bye, 1000).ignore_error();
     mgm_->close();
   }
   DUO_LOG(INFO, kLog) << "API node " << node_id_ << ": disconnected";

@@ -15,7 +15,9 @@ namespace {
 // A TC_KEYCONF section stays below the 64 KiB signal limit with room for the header.
 constexpr size_t kReplyBytesMax = 60 * 1024;
 
-bool is_write(storage::OpType type) { return type != storage::OpType::kRead; }
+bool is_write(storage::OpType type) {
+  return type != storage::OpType::kRead;
+}
 
 BlockAddress lqh_address(uint16_t node, uint16_t log_part) {
   return BlockAddress{node, protocol::kLocalQueryBlock, log_part};
@@ -37,15 +39,15 @@ struct CoordinatorBlock::Transaction {
   uint64_t transid = 0;
   State state = State::kActive;
   std::vector<Operation> ops;
-  uint32_t outstanding = 0;        // operations sent, not yet answered
-  bool executing = false;          // the client ended a batch and waits for the answer
+  uint32_t outstanding = 0;  // operations sent, not yet answered
+  bool executing = false;    // the client ended a batch and waits for the answer
   bool commit_requested = false;
   bool rollback_requested = false;
   ErrorCode error = ErrorCode::kOk;  // first fatal error: the transaction must abort
   std::string error_message;
   std::vector<std::pair<uint16_t, uint16_t>> participants;  // (node, log part)
-  uint32_t awaiting = 0;            // LQH_COMMITCONF / LQH_ABORTCONF still expected
-  uint32_t gci = 0;                 // the GCI it commits in (0 until the commit starts)
+  uint32_t awaiting = 0;             // LQH_COMMITCONF / LQH_ABORTCONF still expected
+  uint32_t gci = 0;                  // the GCI it commits in (0 until the commit starts)
   std::vector<OpResultMsg> results;  // of the current batch
 };
 
@@ -63,7 +65,7 @@ struct CoordinatorBlock::Scan {
   uint32_t scan_id = 0;
   uint64_t transid = 0;
   std::vector<Fragment> fragments;
-  bool closing = false;  // the client closed it, or it failed: nothing more is forwarded
+  bool closing = false;      // the client closed it, or it failed: nothing more is forwarded
   bool client_done = false;  // the client has had its final SCAN_TABCONF / SCAN_TABREF
 };
 
@@ -132,7 +134,7 @@ void CoordinatorBlock::send_tc_error(const BlockAddress& client, uint64_t api_tx
   conf.tx_message = std::move(message);
   Signal signal = std::move(conf).to_signal();
   signal.set_receiver(client);
-  [[maybe_unused]] Status sent = send(client, std::move(signal));
+  send(client, std::move(signal)).ignore_error();
 }
 
 void CoordinatorBlock::on_tc_key_req(Signal& signal) {
@@ -231,9 +233,9 @@ void CoordinatorBlock::on_tc_key_req(Signal& signal) {
   out.set_receiver(primary);
   if (Status sent = send(primary, std::move(out)); !sent.ok()) {
     ++stats_.refused_overload;
-    return refuse_op(ErrorCode::kTemporary, "cannot reach data node " +
-                                                std::to_string(primary.node_id) + ": " +
-                                                sent.message());
+    return refuse_op(
+        ErrorCode::kTemporary,
+        "cannot reach data node " + std::to_string(primary.node_id) + ": " + sent.message());
   }
   ++tx->outstanding;
   ++operation_count_;
@@ -263,7 +265,7 @@ void CoordinatorBlock::on_tc_commit_req(Signal& signal) {
     conf.flags = protocol::kTcBatchDone | protocol::kTcCommitted;
     Signal out = std::move(conf).to_signal();
     out.set_receiver(signal.sender());
-    [[maybe_unused]] Status sent = send(signal.sender(), std::move(out));
+    send(signal.sender(), std::move(out)).ignore_error();
     return;
   }
   Transaction& tx = *it->second;
@@ -282,7 +284,7 @@ void CoordinatorBlock::on_tc_rollback_req(Signal& signal) {
     conf.flags = protocol::kTcBatchDone | protocol::kTcAborted;
     Signal out = std::move(conf).to_signal();
     out.set_receiver(signal.sender());
-    [[maybe_unused]] Status sent = send(signal.sender(), std::move(out));
+    send(signal.sender(), std::move(out)).ignore_error();
     return;
   }
   Transaction& tx = *it->second;
@@ -471,7 +473,7 @@ void CoordinatorBlock::on_gcp_block_req(Signal& signal) {
   commits_blocked_ = true;
   Signal conf(protocol::kGcpBlockConf, {signal.word(0)});
   conf.set_receiver(signal.sender());
-  [[maybe_unused]] Status sent = send(signal.sender(), std::move(conf));
+  send(signal.sender(), std::move(conf)).ignore_error();
 }
 
 void CoordinatorBlock::on_gcp_switch_req(Signal& signal) {
@@ -492,7 +494,7 @@ void CoordinatorBlock::report_no_more_trans_if_done() {
   if (!committing_in_gci_.empty() && committing_in_gci_.begin()->first <= closing_gci_) return;
   Signal report(protocol::kGcpNoMoreTrans, {closing_gci_});
   report.set_receiver(gcp_requester_);
-  [[maybe_unused]] Status sent = send(gcp_requester_, std::move(report));
+  send(gcp_requester_, std::move(report)).ignore_error();
   closing_gci_ = 0;
 }
 
@@ -524,7 +526,7 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
     ref.message = std::move(message);
     Signal out = std::move(ref).to_signal(protocol::kScanTabRef);
     out.set_receiver(signal.sender());
-    [[maybe_unused]] Status sent = send(signal.sender(), std::move(out));
+    send(signal.sender(), std::move(out)).ignore_error();
   };
   if (scans_.size() >= options_.max_scans) {
     ++stats_.refused_overload;
@@ -534,8 +536,8 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
   }
   auto table = tables_.find(req.table_id);
   if (table == tables_.end()) {
-    return refuse(ErrorCode::kNoSuchTable, "table " + std::to_string(req.table_id) +
-                                               " does not exist");
+    return refuse(ErrorCode::kNoSuchTable,
+                  "table " + std::to_string(req.table_id) + " does not exist");
   }
   if (table->second.def.version != req.table_version) {
     return refuse(ErrorCode::kSchemaVersion, "table definition has changed, please retry");
@@ -577,9 +579,8 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
     out.set_receiver(target);
     if (Status sent = send(target, std::move(out)); !sent.ok()) {
       fragment.done = true;
-      fail_scan(s, ErrorCode::kTemporary, "cannot reach data node " +
-                                              std::to_string(fragment.node) + ": " +
-                                              sent.message());
+      fail_scan(s, ErrorCode::kTemporary,
+                "cannot reach data node " + std::to_string(fragment.node) + ": " + sent.message());
       continue;
     }
     fragment.in_flight = true;
@@ -609,8 +610,8 @@ void CoordinatorBlock::on_scan_tab_next_req(Signal& signal) {
     out.set_receiver(target);
     if (Status sent = send(target, std::move(out)); !sent.ok()) {
       fragment.done = true;
-      fail_scan(*scan, ErrorCode::kTemporary, "cannot reach data node " +
-                                                  std::to_string(fragment.node));
+      fail_scan(*scan, ErrorCode::kTemporary,
+                "cannot reach data node " + std::to_string(fragment.node));
       release_scan_if_idle(*scan);
       return;
     }
@@ -664,12 +665,12 @@ void CoordinatorBlock::on_scan_frag_conf(Signal& signal) {
   out.id = scan.scan_id;
   out.fragment = batch->fragment;
   out.rows = batch->rows;
-  out.flags = (fragment->done ? protocol::kScanFragmentDone : 0) |
-              (all_done ? protocol::kScanAllDone : 0);
+  out.flags =
+      (fragment->done ? protocol::kScanFragmentDone : 0) | (all_done ? protocol::kScanAllDone : 0);
   out.batch = std::move(batch->batch);
   Signal forward = std::move(out).to_signal(protocol::kScanTabConf);
   forward.set_receiver(scan.client);
-  [[maybe_unused]] Status sent = send(scan.client, std::move(forward));
+  send(scan.client, std::move(forward)).ignore_error();
   if (all_done) {
     scan.client_done = true;
     release_scan_if_idle(scan);
@@ -703,7 +704,7 @@ void CoordinatorBlock::fail_scan(Scan& scan, ErrorCode error, std::string messag
     ref.message = std::move(message);
     Signal out = std::move(ref).to_signal(protocol::kScanTabRef);
     out.set_receiver(scan.client);
-    [[maybe_unused]] Status sent = send(scan.client, std::move(out));
+    send(scan.client, std::move(out)).ignore_error();
   }
   scan.client_done = true;
   scan.closing = true;
@@ -723,7 +724,7 @@ void CoordinatorBlock::release_scan_if_idle(Scan& scan) {
     done.flags = protocol::kScanAllDone;
     Signal out = std::move(done).to_signal(protocol::kScanTabConf);
     out.set_receiver(scan.client);
-    [[maybe_unused]] Status sent = send(scan.client, std::move(out));
+    send(scan.client, std::move(out)).ignore_error();
   }
   scans_.erase(scan.ptr);  // destroys scan
 }
@@ -745,7 +746,7 @@ void CoordinatorBlock::on_table_add_req(Signal& signal) {
   }
   Signal out = conf.to_signal(protocol::kTableAddConf);
   out.set_receiver(signal.sender());
-  [[maybe_unused]] Status sent = send(signal.sender(), std::move(out));
+  send(signal.sender(), std::move(out)).ignore_error();
 }
 
 void CoordinatorBlock::on_table_drop_req(Signal& signal) {
@@ -756,7 +757,7 @@ void CoordinatorBlock::on_table_drop_req(Signal& signal) {
   conf.a = msg.a;
   Signal out = conf.to_signal(protocol::kTableDropConf);
   out.set_receiver(signal.sender());
-  [[maybe_unused]] Status sent = send(signal.sender(), std::move(out));
+  send(signal.sender(), std::move(out)).ignore_error();
 }
 
 void CoordinatorBlock::on_node_fail_rep(Signal& signal) {

@@ -575,7 +575,7 @@ void DataNode::shut_down(const std::string& why) {
     mgm::Message bye;
     bye.head = "bye";
     // Best effort: the session ends either way when the process exits.
-    [[maybe_unused]] Status sent = connection_->send(bye, 1000);
+    connection_->send(bye, 1000).ignore_error();
     connection_->close();
   }
   DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": stopped";

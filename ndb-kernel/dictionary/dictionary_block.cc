@@ -149,10 +149,10 @@ void DictionaryBlock::on_get_table_req(Signal& signal) {
     table = find_by_name(msg.text);
   }
   if (table == nullptr) {
-    answer(signal.sender(), protocol::kGetTableRef,
-           DictMsg{msg.request_id, static_cast<uint32_t>(ErrorCode::kNoSuchTable), 0, 0,
-                   "table '" + (msg.a != 0 ? std::to_string(msg.a) : msg.text) +
-                       "' does not exist"});
+    answer(
+        signal.sender(), protocol::kGetTableRef,
+        DictMsg{msg.request_id, static_cast<uint32_t>(ErrorCode::kNoSuchTable), 0, 0,
+                "table '" + (msg.a != 0 ? std::to_string(msg.a) : msg.text) + "' does not exist"});
     return;
   }
   Result<Signal> out = TableMsg{msg.request_id, 0, *table}.to_signal(protocol::kGetTableConf);
@@ -163,7 +163,7 @@ void DictionaryBlock::on_get_table_req(Signal& signal) {
     return;
   }
   out->set_receiver(signal.sender());
-  [[maybe_unused]] Status sent = send(signal.sender(), std::move(out).value());
+  send(signal.sender(), std::move(out).value()).ignore_error();
 }
 
 void DictionaryBlock::on_list_tables_req(Signal& signal) {
@@ -177,7 +177,7 @@ void DictionaryBlock::on_list_tables_req(Signal& signal) {
     return;
   }
   out->set_receiver(signal.sender());
-  [[maybe_unused]] Status sent = send(signal.sender(), std::move(out).value());
+  send(signal.sender(), std::move(out).value()).ignore_error();
 }
 
 void DictionaryBlock::on_subscribe_schema_req(Signal& signal) {
@@ -228,12 +228,11 @@ void DictionaryBlock::start_next() {
         existing = find_by_name(request.table.schema.name);
       }
       if (existing == nullptr) {
-        refuse(ErrorCode::kNoSuchTable,
-               "Table '" +
-                   (request.table.schema.name.empty()
-                        ? std::to_string(request.table.schema.table_id)
-                        : request.table.schema.name) +
-                   "' does not exist");
+        refuse(ErrorCode::kNoSuchTable, "Table '" +
+                                            (request.table.schema.name.empty()
+                                                 ? std::to_string(request.table.schema.table_id)
+                                                 : request.table.schema.name) +
+                                            "' does not exist");
         continue;
       }
       request.table = *existing;
@@ -242,9 +241,9 @@ void DictionaryBlock::start_next() {
     running_->request = std::move(request);
     running_->schema_tx = next_schema_tx_++;
     running_->awaiting = static_cast<uint32_t>(data_nodes_.size());
-    Result<Signal> prepare = TableMsg{running_->schema_tx, running_->request.kind,
-                                      running_->request.table}
-                                 .to_signal(protocol::kSchemaPrepareReq);
+    Result<Signal> prepare =
+        TableMsg{running_->schema_tx, running_->request.kind, running_->request.table}.to_signal(
+            protocol::kSchemaPrepareReq);
     if (!prepare.ok()) {
       refuse(prepare.status().code(), prepare.status().message());
       running_.reset();
@@ -304,9 +303,9 @@ void DictionaryBlock::finish_running() {
                         << request.table.schema.name << "' (id " << request.table.schema.table_id
                         << ", version " << request.table.version << ", "
                         << request.table.fragment_count << " fragments)";
-    answer(request.client, create ? protocol::kCreateTableConf : protocol::kDropTableConf,
-           DictMsg{request.request_id, request.table.schema.table_id, request.table.version, 0,
-                   ""});
+    answer(
+        request.client, create ? protocol::kCreateTableConf : protocol::kDropTableConf,
+        DictMsg{request.request_id, request.table.schema.table_id, request.table.version, 0, ""});
   } else {
     answer(request.client, create ? protocol::kCreateTableRef : protocol::kDropTableRef,
            DictMsg{request.request_id, static_cast<uint32_t>(done->error), 0, 0, done->message});
@@ -343,8 +342,8 @@ void DictionaryBlock::on_schema_prepare_req(Signal& signal) {
   } else if (msg->kind == protocol::kSchemaDrop) {
     if (tables_.count(msg->table.schema.table_id) == 0) {
       error = ErrorCode::kNoSuchTable;
-      message = "table " + std::to_string(msg->table.schema.table_id) +
-                " does not exist on node " + std::to_string(node_id());
+      message = "table " + std::to_string(msg->table.schema.table_id) + " does not exist on node " +
+                std::to_string(node_id());
     }
   } else {
     error = ErrorCode::kInvalidArgument;
@@ -455,10 +454,10 @@ void DictionaryBlock::local_done(uint32_t schema_tx) {
   prepared_.erase(it);
   answer(prepared.master, protocol::kSchemaCommitConf,
          DictMsg{schema_tx, 0, 0, prepared.local_error,
-                 prepared.local_error != 0 ? "node " + std::to_string(node_id()) +
-                                                 " could not create the table's fragments: " +
-                                                 prepared.local_message
-                                           : ""});
+                 prepared.local_error != 0
+                     ? "node " + std::to_string(node_id()) +
+                           " could not create the table's fragments: " + prepared.local_message
+                     : ""});
   // Tell this node's subscribed clients (each dictionary tells its own).
   for (uint16_t subscriber : subscribers_) {
     answer(BlockAddress{subscriber, protocol::kApiBlock, 0}, protocol::kSchemaEvent,
@@ -500,8 +499,8 @@ Status DictionaryBlock::decode_schema(const fs_client::Bytes& bytes) {
     }
     Result<protocol::TableDef> table = protocol::decode_table_def(def);
     if (!table.ok()) {
-      return Status(ErrorCode::kCorruption, "schema file: table " + std::to_string(i) + ": " +
-                                                table.status().message());
+      return Status(ErrorCode::kCorruption,
+                    "schema file: table " + std::to_string(i) + ": " + table.status().message());
     }
     const uint32_t id = table->schema.table_id;
     tables[id] = std::move(table).value();
@@ -521,7 +520,7 @@ void DictionaryBlock::on_dict_restore_req(Signal& signal) {
     const auto finish = [this](uint32_t tables, ErrorCode error) {
       Signal conf(protocol::kDictRestoreConf, {tables, static_cast<uint32_t>(error)});
       conf.set_receiver(restore_requester_);
-      [[maybe_unused]] Status sent = send(restore_requester_, std::move(conf));
+      send(restore_requester_, std::move(conf)).ignore_error();
     };
     if (!bytes.ok() && bytes.status().is(ErrorCode::kNotFound)) {
       DUO_BLOCK_LOG(INFO) << "no schema file: starting with an empty schema";
@@ -551,7 +550,7 @@ void DictionaryBlock::restore_table_added() {
   if (restore_awaiting_ == 0 || --restore_awaiting_ > 0) return;
   Signal conf(protocol::kDictRestoreConf, {static_cast<uint32_t>(tables_.size()), 0});
   conf.set_receiver(restore_requester_);
-  [[maybe_unused]] Status sent = send(restore_requester_, std::move(conf));
+  send(restore_requester_, std::move(conf)).ignore_error();
 }
 
 }  // namespace duo::dictionary

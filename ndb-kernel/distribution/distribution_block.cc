@@ -19,12 +19,18 @@ constexpr const char* kSysfilePath = "dih/sysfile";
 
 const char* node_start_state_name(NodeStartState state) {
   switch (state) {
-    case NodeStartState::kReadingSysfile: return "reading sysfile";
-    case NodeStartState::kWaitingForNodes: return "waiting for all data nodes";
-    case NodeStartState::kRestoring: return "restoring";
-    case NodeStartState::kWaitingForStart: return "restored, waiting for the other nodes";
-    case NodeStartState::kStarted: return "started";
-    case NodeStartState::kFailed: return "failed";
+    case NodeStartState::kReadingSysfile:
+      return "reading sysfile";
+    case NodeStartState::kWaitingForNodes:
+      return "waiting for all data nodes";
+    case NodeStartState::kRestoring:
+      return "restoring";
+    case NodeStartState::kWaitingForStart:
+      return "restored, waiting for the other nodes";
+    case NodeStartState::kStarted:
+      return "started";
+    case NodeStartState::kFailed:
+      return "failed";
   }
   return "?";
 }
@@ -98,7 +104,7 @@ void DistributionBlock::send_to_master(Signal signal) {
   const BlockAddress target{master_, protocol::kDistributionBlock, 0};
   signal.set_receiver(target);
   // Links may not be up yet: the restart timer repeats the report until answered.
-  [[maybe_unused]] Status sent = send(target, std::move(signal));
+  send(target, std::move(signal)).ignore_error();
 }
 
 void DistributionBlock::write_sysfile(uint32_t gci) {
@@ -109,8 +115,8 @@ void DistributionBlock::write_sysfile(uint32_t gci) {
       on_sysfile_written(gci);
     } else if (!written.is(ErrorCode::kTemporary)) {  // kTemporary: superseded by a newer GCI
       // Without its sysfile the node cannot promise the GCI: stop rather than go on.
-      fail_start("cannot record GCI " + std::to_string(gci) + " in the sysfile: " +
-                 written.message());
+      fail_start("cannot record GCI " + std::to_string(gci) +
+                 " in the sysfile: " + written.message());
     }
   });
 }
@@ -140,8 +146,9 @@ void DistributionBlock::repeat_report() {
   } else {
     return;  // nothing to repeat
   }
-  [[maybe_unused]] Status armed = send_delayed(
-      address(), Signal(protocol::kRestartTimer, {report_generation_}), options_.restart_retry_ms);
+  send_delayed(address(), Signal(protocol::kRestartTimer, {report_generation_}),
+               options_.restart_retry_ms)
+      .ignore_error();
 }
 
 void DistributionBlock::on_node_fail_rep(Signal& signal) {
@@ -175,7 +182,7 @@ void DistributionBlock::on_restart_info_rep(Signal& signal) {
                             "implemented yet; stop every data node and restart the cluster";
     refusal.set_section(fs_client::Bytes(why.begin(), why.end()));
     refusal.set_receiver(signal.sender());
-    [[maybe_unused]] Status sent = send(signal.sender(), std::move(refusal));
+    send(signal.sender(), std::move(refusal)).ignore_error();
     return;
   }
   reported_gci_[node] = signal.word(0);
@@ -202,7 +209,7 @@ void DistributionBlock::on_restart_info_rep(Signal& signal) {
                   {restart_gci_.load(), restart_refusal_.empty() ? 0u : 1u});
   decision.set_section(fs_client::Bytes(restart_refusal_.begin(), restart_refusal_.end()));
   decision.set_receiver(signal.sender());
-  [[maybe_unused]] Status sent = send(signal.sender(), std::move(decision));
+  send(signal.sender(), std::move(decision)).ignore_error();
 }
 
 void DistributionBlock::on_restart_gci_rep(Signal& signal) {
@@ -224,12 +231,12 @@ void DistributionBlock::on_restart_gci_rep(Signal& signal) {
 void DistributionBlock::on_dict_restore_conf(Signal& signal) {
   if (start_state_.load() != NodeStartState::kRestoring) return;
   if (signal.word(1) != 0) {
-    return fail_start("the schema could not be restored (" +
-                      std::string(error_info(static_cast<ErrorCode>(
-                                      std::min<uint32_t>(signal.word(1),
-                                                         static_cast<uint32_t>(ErrorCode::kInternal))))
-                                      .name) +
-                      "); see the dictionary's log line");
+    return fail_start(
+        "the schema could not be restored (" +
+        std::string(error_info(static_cast<ErrorCode>(std::min<uint32_t>(
+                                   signal.word(1), static_cast<uint32_t>(ErrorCode::kInternal))))
+                        .name) +
+        "); see the dictionary's log line");
   }
   restores_awaited_ = topology_.log_parts;
   for (uint16_t part = 0; part < topology_.log_parts; ++part) {
@@ -263,14 +270,14 @@ void DistributionBlock::on_restart_done_rep(Signal& signal) {
       const BlockAddress target{node, protocol::kDistributionBlock, 0};
       Signal started(protocol::kClusterStartedRep, {first_gci});
       started.set_receiver(target);
-      [[maybe_unused]] Status sent = send(target, std::move(started));
+      send(target, std::move(started)).ignore_error();
     }
     return;
   }
   // A node that missed the announcement asks again.
   Signal started(protocol::kClusterStartedRep, {first_gci});
   started.set_receiver(signal.sender());
-  [[maybe_unused]] Status sent = send(signal.sender(), std::move(started));
+  send(signal.sender(), std::move(started)).ignore_error();
 }
 
 void DistributionBlock::on_cluster_started_rep(Signal& signal) {
@@ -282,8 +289,7 @@ void DistributionBlock::on_cluster_started_rep(Signal& signal) {
   send_local(protocol::kCoordinatorBlock, 0, protocol::kGcpSwitchReq, first_gci);
   start_state_.store(NodeStartState::kStarted);
   if (is_master()) {
-    [[maybe_unused]] Status armed =
-        send_delayed(address(), Signal(protocol::kGcpTimer), options_.gcp_interval_ms);
+    send_delayed(address(), Signal(protocol::kGcpTimer), options_.gcp_interval_ms).ignore_error();
   }
 }
 
@@ -318,7 +324,7 @@ void DistributionBlock::answer_master(kernel::SignalId id, uint32_t gci) {
   const BlockAddress target{master_, protocol::kDistributionBlock, 0};
   Signal signal(id, {gci});
   signal.set_receiver(target);
-  [[maybe_unused]] Status sent = send(target, std::move(signal));
+  send(target, std::move(signal)).ignore_error();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -363,8 +369,7 @@ void DistributionBlock::on_gcp_complete_conf(Signal& signal) {
   if (phase_ != Phase::kCompleting || signal.word(0) != round_gci_ || awaiting_ == 0) return;
   if (--awaiting_ > 0) return;
   phase_ = Phase::kIdle;
-  [[maybe_unused]] Status armed =
-      send_delayed(address(), Signal(protocol::kGcpTimer), options_.gcp_interval_ms);
+  send_delayed(address(), Signal(protocol::kGcpTimer), options_.gcp_interval_ms).ignore_error();
 }
 
 // ---------------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ void DualCopyFile::fail(Status status) {
     Signal signal = std::move(close).to_signal();
     signal.set_word(0, uint32_t{tag_} << 16);  // serial 0: its answer is ignored
     signal.set_receiver({node_id_, protocol::kFileSystemBlock, 0});
-    [[maybe_unused]] Status sent = send_(std::move(signal));
+    send_(std::move(signal)).ignore_error();
   }
   if (step == Step::kWriteOpen || step == Step::kWriteData || step == Step::kWriteClose) {
     WriteDone done = std::move(write_done_);
@@ -159,8 +159,8 @@ void DualCopyFile::read_next_chunk() {
   fs::FsReadReq req;
   req.handle = handle_;
   req.offset = read_bytes_.size();
-  req.length = static_cast<uint32_t>(std::min<uint64_t>(fs::kFsReadBytesMax,
-                                                        read_size_ - read_bytes_.size()));
+  req.length = static_cast<uint32_t>(
+      std::min<uint64_t>(fs::kFsReadBytesMax, read_size_ - read_bytes_.size()));
   request(std::move(req).to_signal());
 }
 

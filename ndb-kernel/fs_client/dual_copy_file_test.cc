@@ -57,7 +57,8 @@ class DualCopyFileTest : public ::testing::TestWithParam<uint64_t> {
     std::optional<Status> done;
     owner_->file->write(bytes_of(text), [&](Status s) { done = std::move(s); });
     EXPECT_TRUE(sim_.run_until([&] { return done.has_value(); }, 10 * kNanosPerSecond));
-    return done.value_or(Status(ErrorCode::kInternal, "no answer"));
+    if (!done) return Status(ErrorCode::kInternal, "no answer");
+    return std::move(*done);
   }
   // The contents, or "error: ..." (so comparisons print what went wrong).
   std::string read_text() {

@@ -24,7 +24,9 @@ bool valid_op(uint32_t type, uint32_t lock) {
          lock <= static_cast<uint32_t>(LockMode::kExclusive);
 }
 
-bool valid_error(uint32_t code) { return code <= static_cast<uint32_t>(ErrorCode::kInternal); }
+bool valid_error(uint32_t code) {
+  return code <= static_cast<uint32_t>(ErrorCode::kInternal);
+}
 
 std::string section_text(const Signal& signal) {
   return std::string(as_view(signal.section()));
@@ -185,7 +187,9 @@ Signal transaction_signal(kernel::SignalId id, uint64_t transid) {
   return signal;
 }
 
-uint64_t transaction_of(const Signal& signal) { return get_u64(signal, 0); }
+uint64_t transaction_of(const Signal& signal) {
+  return get_u64(signal, 0);
+}
 
 Signal api_transaction_signal(kernel::SignalId id, uint64_t api_tx) {
   return transaction_signal(id, api_tx);
@@ -203,7 +207,7 @@ Signal TcKeyConf::to_signal() && {
   Bytes section;
   // Messages are short texts; an over-long one is cut rather than failing the reply.
   const std::string_view message = std::string_view(tx_message).substr(0, 1024);
-  [[maybe_unused]] Status fits = put_string(&section, message);
+  put_string(&section, message).ignore_error();
   for (OpResultMsg& result : results) {
     put_u32(&section, result.op_index);
     put_u16(&section, static_cast<uint16_t>(result.error));

@@ -93,7 +93,7 @@ void register_protocol_signal_names() {
       {kFsListConf, "FS_LISTCONF"},
   };
   for (const auto& entry : kNames) {
-    [[maybe_unused]] Status registered = kernel::register_signal_name(entry.id, entry.name);
+    kernel::register_signal_name(entry.id, entry.name).ignore_error();
   }
 }
 
