@@ -1,0 +1,112 @@
+// MySQL packet framing; see packet_endpoint.h.
+#include "sql-frontend/protocol/packet_endpoint.h"
+
+#include <algorithm>
+
+#include "sql-frontend/protocol/mysql_constants.h"
+
+namespace duo::sql::protocol {
+
+namespace {
+// Read granularity: big enough that headers and small packets come in one recv().
+constexpr size_t kReadChunkBytes = 16 * 1024;
+}  // namespace
+
+void PacketEndpoint::set_transport(Transport* transport) {
+  transport_ = transport;
+  in_.clear();
+  in_pos_ = 0;
+}
+
+bool PacketEndpoint::fill(size_t length) {
+  if (in_.size() - in_pos_ >= length) return true;
+  // Compact before growing so a long-lived session does not keep consumed bytes.
+  if (in_pos_ > 0) {
+    in_.erase(0, in_pos_);
+    in_pos_ = 0;
+  }
+  while (in_.size() < length) {
+    size_t old_size = in_.size();
+    size_t want = std::max(length - old_size, kReadChunkBytes);
+    in_.resize(old_size + want);
+    Result<size_t> got = transport_->read_some(in_.data() + old_size, want);
+    if (!got.ok()) {
+      in_.resize(old_size);
+      return false;
+    }
+    in_.resize(old_size + *got);
+  }
+  return true;
+}
+
+std::string_view PacketEndpoint::take(size_t length) {
+  std::string_view out(in_.data() + in_pos_, length);
+  in_pos_ += length;
+  return out;
+}
+
+PacketEndpoint::ReadResult PacketEndpoint::read_packet(std::string* payload,
+                                                       size_t payload_bytes_max) {
+  payload->clear();
+  bool too_large = false;
+  size_t discarded_bytes = 0;
+  for (;;) {
+    if (!fill(kPacketHeaderBytes)) return ReadResult::kClosed;
+    std::string_view header = take(kPacketHeaderBytes);
+    size_t length = static_cast<uint8_t>(header[0]) | (static_cast<uint8_t>(header[1]) << 8) |
+                    (static_cast<size_t>(static_cast<uint8_t>(header[2])) << 16);
+    uint8_t sequence = static_cast<uint8_t>(header[3]);
+    if (sequence != sequence_id_) return ReadResult::kOutOfOrder;
+    ++sequence_id_;
+    if (!too_large && payload->size() + length > payload_bytes_max) {
+      too_large = true;
+      payload->clear();
+      payload->shrink_to_fit();
+    }
+    if (too_large) {
+      // Drop this piece without buffering it whole.
+      discarded_bytes += length;
+      if (discarded_bytes > kDiscardBytesMax) return ReadResult::kClosed;
+      size_t left = length;
+      while (left > 0) {
+        size_t step = std::min(left, kReadChunkBytes);
+        if (!fill(step)) return ReadResult::kClosed;
+        take(step);
+        left -= step;
+      }
+    } else {
+      if (!fill(length)) return ReadResult::kClosed;
+      payload->append(take(length));
+    }
+    if (length < kPacketPayloadBytesMax) break;
+  }
+  return too_large ? ReadResult::kTooLarge : ReadResult::kOk;
+}
+
+Status PacketEndpoint::write_packet(std::string_view payload) {
+  size_t offset = 0;
+  for (;;) {
+    size_t length = std::min(payload.size() - offset, kPacketPayloadBytesMax);
+    char header[kPacketHeaderBytes] = {
+        static_cast<char>(length & 0xff), static_cast<char>((length >> 8) & 0xff),
+        static_cast<char>((length >> 16) & 0xff), static_cast<char>(sequence_id_++)};
+    out_.append(header, kPacketHeaderBytes);
+    out_.append(payload.substr(offset, length));
+    offset += length;
+    if (out_.size() >= kFlushBytes) DUO_RETURN_IF_ERROR(flush());
+    // A piece of exactly the maximum length says "more follows", so a payload that
+    // is a multiple of it ends with an empty packet.
+    if (length < kPacketPayloadBytesMax) break;
+  }
+  return Status::OK();
+}
+
+Status PacketEndpoint::flush() {
+  if (out_.empty()) return Status::OK();
+  Status status = transport_->write_all(out_);
+  out_.clear();
+  if (out_.capacity() > 4 * kFlushBytes) out_.shrink_to_fit();
+  return status;
+}
+
+}  // namespace duo::sql::protocol

@@ -1,0 +1,128 @@
+// QueryHandler: the interface between the MySQL session (protocol, this folder) and
+// the SQL engine (parser, planner, executor — a later piece). The session decodes
+// commands and encodes results; the handler turns SQL text into results. Also the
+// per-connection SessionState both sides read and write, and ServerControl, the hook
+// through which a handler reaches the server (KILL).
+//
+// Results are plain values: OK (affected rows, last insert id, warnings, info), an
+// error (MySQL errno, SQLSTATE, message) or a result set (column metadata and rows of
+// typed values). A command that carries several statements (multi-statements) gets
+// one result per statement, in order; an error is always the last result, because
+// MySQL stops at the first failing statement.
+//
+// A handler may throw from any method: the session catches once per command and
+// answers ERR 1105 (or the ProtocolError's errno), and the connection carries on.
+//
+// Thread-safety: one QueryHandler serves all sessions; its methods are called
+// concurrently from the session threads, each with its own SessionState.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "sql-frontend/protocol/packets.h"
+
+namespace duo::sql::server {
+
+using protocol::ColumnDefinition41;
+using protocol::FieldType;
+using protocol::MysqlTime;
+using protocol::ParameterType;
+using protocol::Value;
+
+struct SqlError {
+  uint16_t code = 1105;
+  std::string sql_state = "HY000";
+  std::string message;
+};
+
+struct OkResult {
+  uint64_t affected_rows = 0;
+  uint64_t last_insert_id = 0;
+  uint16_t warnings = 0;
+  std::string info;
+};
+
+struct ResultSet {
+  std::vector<ColumnDefinition41> columns;
+  std::vector<std::vector<Value>> rows;  // each row has columns.size() values
+  uint16_t warnings = 0;
+};
+
+using StatementResult = std::variant<OkResult, ResultSet, SqlError>;
+
+// What a handler says about a statement it prepared.
+struct PreparedStatementInfo {
+  uint64_t handler_token = 0;  // the handler's own id, passed back on execute/close
+  uint16_t param_count = 0;
+  std::vector<ColumnDefinition41> params;   // empty: the session describes them as "?"
+  std::vector<ColumnDefinition41> columns;  // of the result set, if any
+};
+
+// A bound parameter of COM_STMT_EXECUTE (long data already joined in).
+struct BoundParameter {
+  ParameterType type;
+  Value value;
+};
+
+// The server side a handler may call.
+class ServerControl {
+ public:
+  virtual ~ServerControl() = default;
+  // KILL [CONNECTION] id: ends that connection. False if there is no such id.
+  virtual bool kill_connection(uint32_t connection_id) = 0;
+};
+
+// Per-connection state. The session owns it; the handler may change database,
+// autocommit and in_transaction (USE, SET autocommit, BEGIN/COMMIT).
+struct SessionState {
+  uint32_t connection_id = 0;
+  std::string user;
+  std::string host;
+  std::string database;
+  bool autocommit = true;
+  bool in_transaction = false;
+  uint32_t client_capabilities = 0;
+  // Set when the connection is being killed; long-running handlers poll it.
+  const std::atomic<bool>* killed = nullptr;
+  ServerControl* server = nullptr;
+};
+
+class QueryHandler {
+ public:
+  virtual ~QueryHandler() = default;
+
+  // COM_QUERY. `multi_statements` is false unless the client enabled
+  // CLIENT_MULTI_STATEMENTS: a handler must then refuse text with several statements
+  // (1064), as MySQL does. Returns at least one result.
+  virtual std::vector<StatementResult> query(SessionState& session, std::string_view sql,
+                                             bool multi_statements) = 0;
+
+  // COM_STMT_PREPARE.
+  virtual std::variant<PreparedStatementInfo, SqlError> prepare(SessionState& session,
+                                                                std::string_view sql) = 0;
+  // COM_STMT_EXECUTE with one value per parameter.
+  virtual StatementResult execute(SessionState& session, uint64_t handler_token,
+                                  const std::vector<BoundParameter>& params) = 0;
+  // COM_STMT_CLOSE, and every statement still open when the session ends.
+  virtual void close_statement(SessionState& session, uint64_t handler_token) = 0;
+
+  // COM_INIT_DB and the database of the handshake: nullopt (and session.database set
+  // by the caller) when `database` exists, else the error (1049).
+  virtual std::optional<SqlError> change_database(SessionState& session,
+                                                  std::string_view database) = 0;
+
+  // COM_FIELD_LIST (deprecated, still sent by old clients): the columns of `table`.
+  virtual std::variant<std::vector<ColumnDefinition41>, SqlError> field_list(
+      SessionState& session, std::string_view table, std::string_view wildcard) = 0;
+
+  // The session ends (QUIT, disconnect, KILL): roll back what it left open.
+  virtual void on_disconnect(SessionState& session) = 0;
+};
+
+}  // namespace duo::sql::server
