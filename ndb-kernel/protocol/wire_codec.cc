@@ -182,7 +182,7 @@ Status encode_table_def(const TableDef& table, Bytes* out) {
     put_u8(out, index.unique ? 1 : 0);
     encode_columns(index.columns, out);
   }
-  return Status::OK();
+  return put_string(out, table.sql_definition);
 }
 
 Result<TableDef> decode_table_def(std::string_view bytes) {
@@ -226,7 +226,7 @@ Result<TableDef> decode_table_def(std::string_view bytes) {
     }
     index.unique = unique == 1;
   }
-  if (!in.done()) return bad();
+  if (!get_string(&in, &table.sql_definition) || !in.done()) return bad();
   return table;
 }
 

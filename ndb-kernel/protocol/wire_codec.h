@@ -59,6 +59,11 @@ struct TableDef {
   uint32_t version = 0;            // bumped by every change of the table's definition
   uint32_t fragment_count = 0;     // fixed at creation
   uint32_t flags = 0;              // kTableReadBackup ...
+  // The SQL layer's own definition of the table (column types as declared, defaults,
+  // AUTO_INCREMENT, comments ...), opaque to the kernel: the dictionary stores and
+  // distributes it with the table, as NDB keeps a table's frm/SDI blob, so every SQL
+  // front-end sees the same definition. At most 64 KiB - 1.
+  std::string sql_definition;
 };
 inline constexpr uint32_t kTableReadBackup = 1;
 

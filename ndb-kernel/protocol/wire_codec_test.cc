@@ -347,6 +347,7 @@ void expect_same_table(const TableDef& a, const TableDef& b) {
   EXPECT_EQ(a.version, b.version);
   EXPECT_EQ(a.fragment_count, b.fragment_count);
   EXPECT_EQ(a.flags, b.flags);
+  EXPECT_EQ(a.sql_definition, b.sql_definition);
   ASSERT_EQ(a.schema.columns.size(), b.schema.columns.size());
   for (size_t i = 0; i < a.schema.columns.size(); ++i) {
     const ColumnDef& x = a.schema.columns[i];
@@ -376,6 +377,14 @@ TEST(WireCodec, TableDefRoundTrips) {
   Result<TableDef> back = decode_table_def(as_view(out));
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   expect_same_table(*back, sample_table());
+  // The SQL layer's definition travels with the table, byte for byte.
+  TableDef with_sql = sample_table();
+  with_sql.sql_definition = std::string("CREATE TABLE ...\0\xff", 18);
+  out.clear();
+  ASSERT_TRUE(encode_table_def(with_sql, &out).ok());
+  back = decode_table_def(as_view(out));
+  ASSERT_TRUE(back.ok());
+  expect_same_table(*back, with_sql);
 
   // Every column type and both collations.
   TableDef all;
@@ -395,7 +404,7 @@ TEST(WireCodec, TableDefRoundTrips) {
   // Nothing at all: no columns, no key, no indexes.
   out.clear();
   ASSERT_TRUE(encode_table_def(TableDef(), &out).ok());
-  EXPECT_EQ(out.size(), 16u + 2 + 2 + 2 + 2);
+  EXPECT_EQ(out.size(), 16u + 2 + 2 + 2 + 2 + 2);  // ... + empty sql_definition
   back = decode_table_def(as_view(out));
   ASSERT_TRUE(back.ok());
   expect_same_table(*back, TableDef());
@@ -456,9 +465,10 @@ TEST(WireCodec, TableDefMalformedInputsAreRefused) {
   EXPECT_EQ(with_byte(bits_at, 8), ErrorCode::kInvalidArgument);
   EXPECT_EQ(with_byte(collation_at, 1), ErrorCode::kOk);
   EXPECT_EQ(with_byte(collation_at, 2), ErrorCode::kInvalidArgument);
-  // The unique byte of the last index ("by_at", 1 column): just before its column list.
-  EXPECT_EQ(with_byte(good.size() - 5, 1), ErrorCode::kOk);
-  EXPECT_EQ(with_byte(good.size() - 5, 2), ErrorCode::kInvalidArgument);
+  // The unique byte of the last index ("by_at", 1 column): just before its column list,
+  // which the (empty) SQL definition's length follows.
+  EXPECT_EQ(with_byte(good.size() - 7, 1), ErrorCode::kOk);
+  EXPECT_EQ(with_byte(good.size() - 7, 2), ErrorCode::kInvalidArgument);
 
   // More columns than a table may have.
   Bytes too_wide;
