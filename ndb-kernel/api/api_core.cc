@@ -5,6 +5,7 @@
 
 #include "ndb-kernel/common/logging.h"
 #include "ndb-kernel/protocol/block_numbers.h"
+#include "ndb-kernel/protocol/packed_signals.h"
 #include "storage/scan/byte_codec.h"
 
 namespace duo::api {
@@ -250,6 +251,17 @@ void ApiCore::on_signal(Signal& signal) {
     case protocol::kSchemaEvent:
       on_schema_event(signal);
       return;
+    case protocol::kPackedSignals: {
+      Result<std::vector<Signal>> inner = protocol::unpack_signals(signal);
+      if (!inner.ok()) {
+        ++stats_.malformed_signals;
+        DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": "
+                               << inner.status().message();
+        return;
+      }
+      for (Signal& one : *inner) on_signal(one);
+      return;
+    }
     default:
       ++stats_.malformed_signals;
       DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": unexpected signal "
@@ -602,6 +614,21 @@ Status ApiCore::execute(uint64_t api_tx, ExecType type, ExecuteCallback done) {
     return Status::OK();
   }
 
+  // The batch travels as PACKED_SIGNALS of TC_KEYREQs (each pack within the section
+  // limit; a pack of one goes as the plain TC_KEYREQ): one frame and one delivery at the
+  // coordinator per pack instead of per operation.
+  std::vector<Signal> pack;
+  size_t pack_bytes = 0;
+  auto send_pack = [&]() -> Status {
+    Signal out = pack.size() == 1 ? std::move(pack.front()) : protocol::pack_signals(pack);
+    const size_t operations = pack.size();
+    pack.clear();
+    pack_bytes = 0;
+    DUO_RETURN_IF_ERROR(send_to(tx.coordinator, protocol::kCoordinatorBlock, std::move(out)));
+    tx.coordinator_knows = true;
+    stats_.operations_sent += operations;
+    return Status::OK();
+  };
   for (size_t i = first; i < end; ++i) {
     Operation& op = tx.ops[i];
     protocol::TcKeyReq req;
@@ -617,16 +644,23 @@ Status ApiCore::execute(uint64_t api_tx, ExecType type, ExecuteCallback done) {
       if (type == ExecType::kCommit) req.flags |= protocol::kOpCommit;
     }
     req.body = std::move(op.body);
-    Status sent = send_to(tx.coordinator, protocol::kCoordinatorBlock, std::move(req).to_signal());
+    Signal signal = std::move(req).to_signal();
+    Status sent = Status::OK();
+    if (!pack.empty() && pack_bytes + protocol::packed_size(signal) > kernel::kSectionBytesMax) {
+      sent = send_pack();
+    }
+    if (sent.ok()) {
+      pack_bytes += protocol::packed_size(signal);
+      pack.push_back(std::move(signal));
+      if (i + 1 == end) sent = send_pack();
+    }
     if (!sent.ok()) {
-      // The coordinator holds a partial batch it will never execute: tell it to drop it.
+      // The coordinator may hold a partial batch it will never execute: tell it to drop it.
       tx.batch_begin = first;
       tx.batch_end = end;
       abort_transaction(tx, sent);
       return sent;
     }
-    tx.coordinator_knows = true;
-    ++stats_.operations_sent;
   }
   tx.batch_begin = first;
   tx.batch_end = end;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ndb-kernel/protocol/block_numbers.h"
+#include "ndb-kernel/protocol/packed_signals.h"
 #include "storage/row/column.h"
 #include "storage/scan/byte_codec.h"
 
@@ -28,8 +29,17 @@ constexpr uint16_t kApiNode = 50;
 // Records every signal; fails sends while `fail_with` is set.
 class RecordingSink : public SignalSink {
  public:
+  // Records packs (PACKED_SIGNALS) as the signals they carry, so tests see every
+  // operation; `packs` counts them.
   Status send(Signal signal) override {
     if (fail_with != ErrorCode::kOk) return Status(fail_with, "link down (test)");
+    if (signal.id() == protocol::kPackedSignals) {
+      Result<std::vector<Signal>> inner = protocol::unpack_signals(signal);
+      if (!inner.ok()) return inner.status();
+      ++packs;
+      for (Signal& one : *inner) sent.push_back(std::move(one));
+      return Status::OK();
+    }
     sent.push_back(std::move(signal));
     return Status::OK();
   }
@@ -37,6 +47,7 @@ class RecordingSink : public SignalSink {
   std::vector<Signal> take() { return std::exchange(sent, {}); }
 
   std::vector<Signal> sent;
+  size_t packs = 0;
   ErrorCode fail_with = ErrorCode::kOk;
 };
 
@@ -168,6 +179,7 @@ TEST_F(ApiCoreTest, BatchSendsOneKeyReqPerOperationWithExecuteOnTheLast) {
   ASSERT_TRUE(core_.execute(*tx, ExecType::kNoCommit, record(&outcome)).ok());
   std::vector<Signal> sent = sink_.take();
   ASSERT_EQ(sent.size(), 3u);
+  EXPECT_EQ(sink_.packs, 1u);  // the whole batch in one PACKED_SIGNALS
   for (uint32_t i = 0; i < 3; ++i) {
     EXPECT_EQ(sent[i].receiver(), (kernel::BlockAddress{tc, protocol::kCoordinatorBlock, 0}));
     EXPECT_EQ(sent[i].sender(), (kernel::BlockAddress{kApiNode, protocol::kApiBlock, 0}));
@@ -197,6 +209,7 @@ TEST_F(ApiCoreTest, BatchSendsOneKeyReqPerOperationWithExecuteOnTheLast) {
   ASSERT_TRUE(core_.execute(*tx, ExecType::kCommit, record(&committed)).ok());
   sent = sink_.take();
   ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sink_.packs, 1u);  // a batch of one goes as the plain TC_KEYREQ
   Result<protocol::TcKeyReq> req = protocol::TcKeyReq::from_signal(sent[0]);
   ASSERT_TRUE(req.ok());
   EXPECT_EQ(req->op_index, 3u);

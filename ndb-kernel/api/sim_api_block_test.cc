@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "ndb-kernel/protocol/packed_signals.h"
 #include "ndb-kernel/sim/simulator.h"
 #include "storage/row/column.h"
 
@@ -23,10 +24,20 @@ class FakeCoordinator final : public kernel::Block {
  public:
   FakeCoordinator() : Block("coordinator", protocol::kCoordinatorBlock) {
     on(protocol::kTcKeyReq, &FakeCoordinator::on_key_req);
+    on(protocol::kPackedSignals, &FakeCoordinator::on_packed);
   }
   uint64_t requests = 0;
+  uint64_t packs = 0;
 
  private:
+  // A batch arrives as one PACKED_SIGNALS of TC_KEYREQs.
+  void on_packed(Signal& signal) {
+    ++packs;
+    Result<std::vector<Signal>> inner = protocol::unpack_signals(signal);
+    ASSERT_TRUE(inner.ok());
+    for (Signal& one : *inner) deliver(one);
+  }
+
   void on_key_req(Signal& signal) {
     ++requests;
     const kernel::BlockAddress client = signal.sender();
@@ -133,6 +144,7 @@ TEST(SimApiBlock, TransactionsRunAgainstACoordinatorInTheSimulator) {
   }
   ASSERT_TRUE(sim.run_until([&] { return completed == kTransactions; }, kNanosPerSecond));
   EXPECT_EQ(coordinator->requests, 3u * kTransactions);
+  EXPECT_EQ(coordinator->packs, static_cast<uint64_t>(kTransactions));  // a pack per batch
   for (const auto& [tx, key] : first_key) {
     EXPECT_EQ(*api->core().state(tx), TxState::kCommitted);
     for (uint32_t op = 0; op < 3; ++op) {

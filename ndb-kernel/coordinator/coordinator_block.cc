@@ -15,9 +15,7 @@ namespace {
 // A TC_KEYCONF section stays below the 64 KiB signal limit with room for the header.
 constexpr size_t kReplyBytesMax = 60 * 1024;
 
-bool is_write(storage::OpType type) {
-  return type != storage::OpType::kRead;
-}
+bool is_write(storage::OpType type) { return type != storage::OpType::kRead; }
 
 BlockAddress lqh_address(uint16_t node, uint16_t log_part) {
   return BlockAddress{node, protocol::kLocalQueryBlock, log_part};
@@ -39,15 +37,15 @@ struct CoordinatorBlock::Transaction {
   uint64_t transid = 0;
   State state = State::kActive;
   std::vector<Operation> ops;
-  uint32_t outstanding = 0;  // operations sent, not yet answered
-  bool executing = false;    // the client ended a batch and waits for the answer
+  uint32_t outstanding = 0;        // operations sent, not yet answered
+  bool executing = false;          // the client ended a batch and waits for the answer
   bool commit_requested = false;
   bool rollback_requested = false;
   ErrorCode error = ErrorCode::kOk;  // first fatal error: the transaction must abort
   std::string error_message;
   std::vector<std::pair<uint16_t, uint16_t>> participants;  // (node, log part)
-  uint32_t awaiting = 0;             // LQH_COMMITCONF / LQH_ABORTCONF still expected
-  uint32_t gci = 0;                  // the GCI it commits in (0 until the commit starts)
+  uint32_t awaiting = 0;            // LQH_COMMITCONF / LQH_ABORTCONF still expected
+  uint32_t gci = 0;                 // the GCI it commits in (0 until the commit starts)
   std::vector<OpResultMsg> results;  // of the current batch
 };
 
@@ -65,7 +63,7 @@ struct CoordinatorBlock::Scan {
   uint32_t scan_id = 0;
   uint64_t transid = 0;
   std::vector<Fragment> fragments;
-  bool closing = false;      // the client closed it, or it failed: nothing more is forwarded
+  bool closing = false;  // the client closed it, or it failed: nothing more is forwarded
   bool client_done = false;  // the client has had its final SCAN_TABCONF / SCAN_TABREF
 };
 
@@ -75,6 +73,7 @@ CoordinatorBlock::CoordinatorBlock(protocol::ClusterTopology topology, Coordinat
       options_(options),
       current_gci_(options.first_gci) {
   protocol::register_protocol_signal_names();
+  on(protocol::kPackedSignals, &CoordinatorBlock::on_packed_signals);
   on(protocol::kTcKeyReq, &CoordinatorBlock::on_tc_key_req);
   on(protocol::kTcCommitReq, &CoordinatorBlock::on_tc_commit_req);
   on(protocol::kTcRollbackReq, &CoordinatorBlock::on_tc_rollback_req);
@@ -94,6 +93,59 @@ CoordinatorBlock::CoordinatorBlock(protocol::ClusterTopology topology, Coordinat
 }
 
 CoordinatorBlock::~CoordinatorBlock() = default;
+
+// ---------------------------------------------------------------------------------------
+// Packed signals
+
+void CoordinatorBlock::on_packed_signals(Signal& signal) {
+  Result<std::vector<Signal>> inner = protocol::unpack_signals(signal);
+  if (!inner.ok()) {
+    ++stats_.malformed_signals;
+    DUO_BLOCK_LOG(WARNING) << inner.status().message();
+    return;
+  }
+  ++stats_.packs_received;
+  packer_.begin();
+  for (Signal& one : *inner) deliver(one);
+  packer_.flush([this](const BlockAddress& to, Signal out) { return send(to, std::move(out)); },
+                [this](const Signal& header, const Status& why) { on_unsent(header, why); });
+  stats_.packs_sent = packer_.packs_sent();
+}
+
+Status CoordinatorBlock::send_to_replica(const BlockAddress& receiver, Signal signal) {
+  if (!packer_.active()) return send(receiver, std::move(signal));
+  packer_.add(receiver, std::move(signal));
+  return Status::OK();
+}
+
+void CoordinatorBlock::on_unsent(const Signal& header, const Status& why) {
+  Transaction* tx = by_transid(protocol::transaction_of(header));
+  DUO_BLOCK_LOG(WARNING) << "cannot send " << header.describe() << ": " << why.message();
+  if (tx == nullptr) return;
+  if (header.id() == protocol::kLqhKeyReq) {
+    // As a refused single send in on_tc_key_req: the operation fails with kTemporary.
+    ++stats_.refused_overload;
+    const uint32_t tc_op = header.word(2);
+    if (tc_op >= tx->ops.size() || tx->ops[tc_op].done) return;
+    Operation& op = tx->ops[tc_op];
+    op.done = true;
+    --tx->outstanding;
+    --operation_count_;
+    fail_operation(*tx, op, ErrorCode::kTemporary,
+                   "cannot reach data node " + std::to_string(header.receiver().node_id) + ": " +
+                       why.message(),
+                   (op.flags & protocol::kOpIgnoreError) == 0);
+    maybe_finish_batch(*tx);
+    return;
+  }
+  if (header.id() == protocol::kLqhCommitReq || header.id() == protocol::kLqhAbortReq) {
+    // As send_to_participants does for a replica it cannot reach: not waited for (a node
+    // failure, handled by membership).
+    if (tx->awaiting == 0) return;
+    --tx->awaiting;
+    if (tx->awaiting == 0) on_participant_done(tx->transid);
+  }
+}
 
 // ---------------------------------------------------------------------------------------
 // Transactions
@@ -231,11 +283,11 @@ void CoordinatorBlock::on_tc_key_req(Signal& signal) {
   const BlockAddress primary = lqh_address(added.primary, lqh.log_part);
   Signal out = std::move(lqh).to_signal();
   out.set_receiver(primary);
-  if (Status sent = send(primary, std::move(out)); !sent.ok()) {
+  if (Status sent = send_to_replica(primary, std::move(out)); !sent.ok()) {
     ++stats_.refused_overload;
-    return refuse_op(
-        ErrorCode::kTemporary,
-        "cannot reach data node " + std::to_string(primary.node_id) + ": " + sent.message());
+    return refuse_op(ErrorCode::kTemporary, "cannot reach data node " +
+                                                std::to_string(primary.node_id) + ": " +
+                                                sent.message());
   }
   ++tx->outstanding;
   ++operation_count_;
@@ -358,7 +410,7 @@ void CoordinatorBlock::send_to_participants(Transaction& tx, kernel::SignalId id
     Signal out = protocol::transaction_signal(id, tx.transid);
     if (id == protocol::kLqhCommitReq) out.set_word(2, tx.gci);
     out.set_receiver(target);
-    if (Status sent = send(target, std::move(out)); !sent.ok()) {
+    if (Status sent = send_to_replica(target, std::move(out)); !sent.ok()) {
       // A replica we cannot reach is a node failure: handled by membership (takeover).
       DUO_BLOCK_LOG(WARNING) << "cannot send " << kernel::signal_name(id) << " to "
                              << target.to_string() << ": " << sent.message();
@@ -536,8 +588,8 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
   }
   auto table = tables_.find(req.table_id);
   if (table == tables_.end()) {
-    return refuse(ErrorCode::kNoSuchTable,
-                  "table " + std::to_string(req.table_id) + " does not exist");
+    return refuse(ErrorCode::kNoSuchTable, "table " + std::to_string(req.table_id) +
+                                               " does not exist");
   }
   if (table->second.def.version != req.table_version) {
     return refuse(ErrorCode::kSchemaVersion, "table definition has changed, please retry");
@@ -579,8 +631,9 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
     out.set_receiver(target);
     if (Status sent = send(target, std::move(out)); !sent.ok()) {
       fragment.done = true;
-      fail_scan(s, ErrorCode::kTemporary,
-                "cannot reach data node " + std::to_string(fragment.node) + ": " + sent.message());
+      fail_scan(s, ErrorCode::kTemporary, "cannot reach data node " +
+                                              std::to_string(fragment.node) + ": " +
+                                              sent.message());
       continue;
     }
     fragment.in_flight = true;
@@ -610,8 +663,8 @@ void CoordinatorBlock::on_scan_tab_next_req(Signal& signal) {
     out.set_receiver(target);
     if (Status sent = send(target, std::move(out)); !sent.ok()) {
       fragment.done = true;
-      fail_scan(*scan, ErrorCode::kTemporary,
-                "cannot reach data node " + std::to_string(fragment.node));
+      fail_scan(*scan, ErrorCode::kTemporary, "cannot reach data node " +
+                                                  std::to_string(fragment.node));
       release_scan_if_idle(*scan);
       return;
     }
@@ -665,8 +718,8 @@ void CoordinatorBlock::on_scan_frag_conf(Signal& signal) {
   out.id = scan.scan_id;
   out.fragment = batch->fragment;
   out.rows = batch->rows;
-  out.flags =
-      (fragment->done ? protocol::kScanFragmentDone : 0) | (all_done ? protocol::kScanAllDone : 0);
+  out.flags = (fragment->done ? protocol::kScanFragmentDone : 0) |
+              (all_done ? protocol::kScanAllDone : 0);
   out.batch = std::move(batch->batch);
   Signal forward = std::move(out).to_signal(protocol::kScanTabConf);
   forward.set_receiver(scan.client);

@@ -18,6 +18,12 @@
 // SCAN_TABNEXTREQ for a fragment asks that fragment for its next batch, so at most one
 // batch per fragment is in flight (flow control end to end).
 //
+// Batches travel packed (protocol/packed_signals.h): a client sends a batch's TC_KEYREQs
+// as one PACKED_SIGNALS, and while the coordinator handles a pack (or a pack of replica
+// answers) the LQH_KEYREQs / LQH_COMMITREQs / LQH_ABORTREQs it sends are collected per
+// local_query instance and leave as packs when the handler ends. A pack that cannot be
+// sent fails what each of its signals stood for, exactly as a refused single send does.
+//
 // Table definitions arrive from the local dictionary (TABLE_ADDREQ / TABLE_DROPREQ).
 // NODE_FAILREP for an API node aborts that client's transactions and closes its scans.
 //
@@ -37,6 +43,7 @@
 
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/protocol/messages.h"
+#include "ndb-kernel/protocol/packed_signals.h"
 #include "ndb-kernel/runtime/block.h"
 
 namespace duo::coordinator {
@@ -56,6 +63,8 @@ struct CoordinatorStats {
   uint64_t scans = 0;
   uint64_t refused_overload = 0;
   uint64_t malformed_signals = 0;
+  uint64_t packs_received = 0;
+  uint64_t packs_sent = 0;
 };
 
 class CoordinatorBlock : public kernel::Block {
@@ -88,6 +97,12 @@ class CoordinatorBlock : public kernel::Block {
     }
   };
 
+  // PACKED_SIGNALS: handles each inner signal, collecting what it sends into packs.
+  void on_packed_signals(kernel::Signal& signal);
+  // Sends `signal` to a local_query block, through the packer while a pack is handled.
+  Status send_to_replica(const kernel::BlockAddress& receiver, kernel::Signal signal);
+  // A collected signal whose pack could not be sent: fail what it stood for.
+  void on_unsent(const kernel::Signal& header, const Status& why);
   // Client requests.
   void on_tc_key_req(kernel::Signal& signal);
   void on_tc_commit_req(kernel::Signal& signal);
@@ -157,6 +172,7 @@ class CoordinatorBlock : public kernel::Block {
   std::map<uint32_t, uint32_t> committing_in_gci_;  // gci -> commits not yet complete
   uint32_t closing_gci_ = 0;                    // GCI whose last commit we wait for
   kernel::BlockAddress gcp_requester_;
+  protocol::SignalPacker packer_;
   CoordinatorStats stats_;
 };
 

@@ -15,6 +15,7 @@
 #include "ndb-kernel/coordinator/coordinator_block.h"
 #include "ndb-kernel/dictionary/dictionary_block.h"
 #include "ndb-kernel/local_query/local_query_block.h"
+#include "ndb-kernel/protocol/packed_signals.h"
 #include "ndb-kernel/testing/sim_cluster.h"
 #include "storage/scan/filter.h"
 #include "storage/scan/interpreted_update.h"
@@ -219,6 +220,65 @@ TEST_F(DataPathTest, CommittedInsertsAreOnBothReplicasAndReadableThroughAnyCoord
   EXPECT_EQ(read_balance(1, 42), 1042);
   EXPECT_EQ(read_balance(2, 99), 1099);
   EXPECT_EQ(read_balance(1, 100), std::nullopt);
+}
+
+// A batch sent as one PACKED_SIGNALS (as the client library does) travels packed from
+// the coordinator to every replica and back, and means exactly what the single signals
+// mean: every row on both replicas, every read answered, one error ignorable.
+TEST_F(DataPathTest, PackedBatchesRunLikeSingleSignalsAcrossTheReplicaChain) {
+  table_ = create_accounts();
+  auto send_packed = [&](uint16_t tc, std::vector<Signal> signals) {
+    ASSERT_TRUE(client().send(SimCluster::coordinator(tc), protocol::pack_signals(signals)).ok());
+  };
+  const uint64_t insert_tx = next_tx_++;
+  std::vector<Signal> inserts;
+  for (int32_t id = 0; id < 100; ++id) {
+    inserts.push_back(key_signal(insert_tx, static_cast<uint32_t>(id), table_, OpType::kInsert,
+                                 row(id, 1000 + id),
+                                 id == 99 ? protocol::kOpExecute | protocol::kOpCommit : 0,
+                                 storage::LockMode::kCommittedRead));
+  }
+  send_packed(2, std::move(inserts));
+  protocol::TcKeyConf inserted = wait_conf(insert_tx);
+  EXPECT_TRUE(inserted.flags & protocol::kTcCommitted);
+  EXPECT_EQ(inserted.results.size(), 100u);
+  const auto on_1 = replica_contents(1);
+  EXPECT_EQ(on_1.size(), 100u);
+  EXPECT_EQ(on_1, replica_contents(2));
+
+  auto* tc = cluster_.block<coordinator::CoordinatorBlock>(2, protocol::kCoordinatorBlock, 0);
+  EXPECT_GE(tc->stats().packs_received, 2u) << "the client's pack and packed answers";
+  EXPECT_GE(tc->stats().packs_sent, 1u) << "LQH_KEYREQs leave packed";
+
+  // Reads of 100 rows and a duplicate insert that may be ignored, in one pack.
+  const uint64_t read_tx = next_tx_++;
+  std::vector<Signal> reads;
+  for (int32_t id = 0; id < 100; ++id) {
+    OpBody body = key(id);
+    body.columns = {1};
+    reads.push_back(key_signal(read_tx, static_cast<uint32_t>(id), table_, OpType::kRead, body, 0,
+                               storage::LockMode::kCommittedRead));
+  }
+  reads.push_back(key_signal(read_tx, 100, table_, OpType::kInsert, row(7, 1),
+                             protocol::kOpIgnoreError | protocol::kOpExecute | protocol::kOpCommit,
+                             storage::LockMode::kCommittedRead));
+  send_packed(1, std::move(reads));
+  protocol::TcKeyConf read = wait_conf(read_tx);
+  EXPECT_TRUE(read.flags & protocol::kTcCommitted);
+  ASSERT_EQ(read.results.size(), 101u);
+  for (const auto& r : read.results) {
+    if (r.op_index == 100) {
+      EXPECT_EQ(r.error, ErrorCode::kDuplicateKey);
+      continue;
+    }
+    ASSERT_EQ(r.error, ErrorCode::kOk);
+    protocol::ByteReader in(protocol::as_view(r.data));
+    AttrValues values;
+    ASSERT_TRUE(protocol::decode_attr_values(&in, &values));
+    EXPECT_EQ(as_i64(values.value(0)), 1000 + static_cast<int64_t>(r.op_index));
+  }
+  EXPECT_EQ(replica_contents(1), on_1);
+  EXPECT_EQ(replica_contents(2), on_1);
 }
 
 TEST_F(DataPathTest, DuplicateKeyAbortsUnlessIgnored) {

@@ -44,6 +44,7 @@ LocalQueryBlock::LocalQueryBlock(uint16_t log_part, storage::GlobalMemory* memor
   protocol::register_protocol_signal_names();
   on(protocol::kTableAddReq, &LocalQueryBlock::on_table_add);
   on(protocol::kTableDropReq, &LocalQueryBlock::on_table_drop);
+  on(protocol::kPackedSignals, &LocalQueryBlock::on_packed_signals);
   on(protocol::kLqhKeyReq, &LocalQueryBlock::on_key_request);
   on(protocol::kLqhCommitReq, &LocalQueryBlock::on_commit_request);
   on(protocol::kLqhAbortReq, &LocalQueryBlock::on_abort_request);
@@ -122,14 +123,55 @@ void LocalQueryBlock::log_malformed(const Signal& signal, const Status& status) 
   DUO_BLOCK_LOG(WARNING) << "dropped " << signal.describe() << ": " << status.to_string();
 }
 
+Status LocalQueryBlock::send_data(const BlockAddress& to, Signal signal) {
+  if (packer_.active() &&
+      (to.block == protocol::kCoordinatorBlock || to.block == protocol::kLocalQueryBlock)) {
+    packer_.add(to, std::move(signal));
+    return Status::OK();
+  }
+  return send(to, std::move(signal));
+}
+
 void LocalQueryBlock::send_or_log(const BlockAddress& to, Signal signal) {
-  const std::string what = signal.describe();
-  Status sent = send(to, std::move(signal));
+  // Described only on failure: building the text for every answer costs more than the
+  // answer itself on the key-operation path.
+  const kernel::SignalId id = signal.id();
+  Status sent = send_data(to, std::move(signal));
   // A lost answer is the sender's timeout to handle (as a lost network message is);
   // it must not take the block down.
   if (!sent.ok()) {
-    DUO_BLOCK_LOG(WARNING) << "could not send " << what << ": " << sent.to_string();
+    DUO_BLOCK_LOG(WARNING) << "could not send " << kernel::signal_name(id) << " to "
+                           << to.to_string() << ": " << sent.to_string();
   }
+}
+
+void LocalQueryBlock::on_packed_signals(Signal& signal) {
+  auto inner = protocol::unpack_signals(signal);
+  if (!inner.ok()) return log_malformed(signal, inner.status());
+  packer_.begin();
+  for (Signal& one : *inner) deliver(one);
+  packer_.flush([this](const BlockAddress& to, Signal out) { return send(to, std::move(out)); },
+                [this](const Signal& header, const Status& why) { on_unsent(header, why); });
+}
+
+void LocalQueryBlock::on_unsent(const Signal& header, const Status& why) {
+  if (header.id() != protocol::kLqhKeyReq) {
+    // An answer: lost like a lost network message; the coordinator's timeout handles it.
+    DUO_BLOCK_LOG(WARNING) << "could not send " << kernel::signal_name(header.id()) << " to "
+                           << header.receiver().to_string() << ": " << why.to_string();
+    return;
+  }
+  // A forwarded write: the chain is broken here, so the coordinator must hear of it (see
+  // forward()). The header's words hold everything the refusal needs.
+  protocol::LqhKeyRef ref;
+  ref.transid = protocol::transaction_of(header);
+  ref.tc_op = header.word(2);
+  ref.error = ErrorCode::kTemporary;
+  ref.message = "could not forward to the next replica: " + why.message();
+  const BlockAddress coordinator{static_cast<uint16_t>(header.word(8)),
+                                 static_cast<uint16_t>(header.word(9)),
+                                 static_cast<uint16_t>(header.word(8) >> 16)};
+  send_or_log(coordinator, std::move(ref).to_signal());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -341,7 +383,7 @@ void LocalQueryBlock::forward(LqhKeyReq request) {
   const uint64_t transid = request.transid;
   const uint32_t tc_op = request.tc_op;
   const BlockAddress coordinator = request.coordinator;
-  Status sent = send(next, std::move(request).to_signal());
+  Status sent = send_data(next, std::move(request).to_signal());
   if (!sent.ok()) {
     // The chain is broken here: the coordinator must hear of it, or the operation would
     // never be answered. It aborts the transaction, which undoes this replica too.

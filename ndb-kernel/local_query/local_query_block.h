@@ -25,6 +25,11 @@
 //     redo (checkpoint.h, local_query_checkpoint.cc); and the system restart's restore
 //     from the last checkpoint plus redo up to a GCI (LQH_RESTOREREQ, restore.cc).
 //
+//   - Packed signals (PACKED_SIGNALS, protocol/packed_signals.h): each inner signal is
+//     handled as if it came alone; what the block sends meanwhile to coordinators and
+//     other local_query instances (answers, forwarded writes) leaves as packs when the
+//     pack is done, so a batch stays a batch all along the replica chain.
+//
 // Every table, transaction, lock wait and scan count is bounded by LocalQueryOptions; a
 // request over a bound is refused with kTemporary (the client retries), never queued.
 // Malformed signals are logged and dropped.
@@ -50,6 +55,7 @@
 #include "ndb-kernel/local_query/redo_log.h"
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/protocol/messages.h"
+#include "ndb-kernel/protocol/packed_signals.h"
 #include "ndb-kernel/runtime/block.h"
 #include "storage/fragment/fragment.h"
 #include "storage/memory/global_memory.h"
@@ -181,6 +187,10 @@ class LocalQueryBlock final : public kernel::Block {
   void drop_table(uint32_t table_id);
 
   // ---- Key operations ----
+  void on_packed_signals(kernel::Signal& signal);
+  // A collected signal whose pack could not be sent: a forwarded write is answered
+  // LQH_KEYREF to its coordinator (as a refused single forward is); answers are logged.
+  void on_unsent(const kernel::Signal& header, const Status& why);
   void on_key_request(kernel::Signal& signal);
   // Runs a request for the first time and acts on the outcome.
   void execute(protocol::LqhKeyReq request);
@@ -347,6 +357,9 @@ class LocalQueryBlock final : public kernel::Block {
   storage::Fragment* find_fragment(uint32_t table_id, uint32_t fragment_id);
   void log_malformed(const kernel::Signal& signal, const Status& status);
   void send_or_log(const kernel::BlockAddress& to, kernel::Signal signal);
+  // Sends `signal`; to a coordinator or local_query while a pack is handled, through the
+  // packer (then OK means "collected").
+  Status send_data(const kernel::BlockAddress& to, kernel::Signal signal);
 
   // Constant after construction.
   storage::GlobalMemory* const memory_;
@@ -362,6 +375,7 @@ class LocalQueryBlock final : public kernel::Block {
   size_t lock_wait_count_ = 0;
   ScanMap scans_;
   uint64_t malformed_signal_count_ = 0;
+  protocol::SignalPacker packer_;
 
   // File system requests in flight, by user_ref.
   std::map<uint32_t, FsDone> fs_waits_;

@@ -15,6 +15,7 @@ void register_protocol_signal_names() {
       {kScanTabConf, "SCAN_TABCONF"},
       {kScanTabRef, "SCAN_TABREF"},
       {kScanTabNextReq, "SCAN_TABNEXTREQ"},
+      {kPackedSignals, "PACKED_SIGNALS"},
       {kLqhKeyReq, "LQH_KEYREQ"},
       {kLqhKeyConf, "LQH_KEYCONF"},
       {kLqhKeyRef, "LQH_KEYREF"},

@@ -22,6 +22,10 @@ inline constexpr SignalId kScanTabReq = 110;    // start a scan of a whole table
 inline constexpr SignalId kScanTabConf = 111;   // one batch of rows of one fragment
 inline constexpr SignalId kScanTabRef = 112;    // the scan failed
 inline constexpr SignalId kScanTabNextReq = 113;  // ask for the next batch / close
+// Several small signals from one block to one block carried as one (NDB's
+// PACKED_SIGNAL; packed_signals.h). Used client -> coordinator and coordinator <->
+// local_query for batches of key operations.
+inline constexpr SignalId kPackedSignals = 114;
 
 // Coordinator <-> local_query (140..179).
 inline constexpr SignalId kLqhKeyReq = 140;

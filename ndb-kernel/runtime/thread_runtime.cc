@@ -276,7 +276,11 @@ bool ThreadRuntime::push(uint32_t thread_index, Signal& signal) {
   BlockThread& thread = *threads_[thread_index];
   if (!thread.queue.try_push(signal)) return false;
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (thread.sleeping.load(std::memory_order_relaxed)) {
+  // Only the producer that turns `sleeping` off pays for the lock and the futex wake;
+  // the others see the thread already being woken. (The consumer clears the flag itself
+  // once awake, so a stale true costs at most one spurious loop turn.)
+  if (thread.sleeping.load(std::memory_order_relaxed) &&
+      thread.sleeping.exchange(false, std::memory_order_relaxed)) {
     std::lock_guard<std::mutex> lock(thread.wake_mutex);
     thread.wake_pending = true;
     thread.wake_cv.notify_one();
@@ -304,7 +308,7 @@ void ThreadRuntime::run_thread(BlockThread& thread) {
       thread.delivered.fetch_add(delivered, std::memory_order_relaxed);
       did_work = true;
     }
-    if (!did_work) sleep_until_work(thread);
+    if (!did_work && !spin_for_work(thread)) sleep_until_work(thread);
   }
 }
 
@@ -327,6 +331,20 @@ void ThreadRuntime::fire_due_timers(BlockThread& thread) {
       thread.delayed_retried.fetch_add(1, std::memory_order_relaxed);
     }
   }
+}
+
+bool ThreadRuntime::spin_for_work(BlockThread& thread) {
+  // A signal usually follows the last one within microseconds under load (the answer to
+  // what this thread just sent). Sleeping costs a futex wait here and a futex wake in
+  // the producer, each a trip through the scheduler, so look again a few times first,
+  // yielding the core to any other runnable thread in between. Bounded: an idle thread
+  // still goes to sleep after kIdleSpinRounds yields.
+  for (uint32_t round = 0; round < kIdleSpinRounds; ++round) {
+    std::this_thread::yield();
+    if (!thread.queue.consumer_sees_empty()) return true;
+    if (stop_requested_.load(std::memory_order_acquire)) return true;
+  }
+  return false;
 }
 
 void ThreadRuntime::sleep_until_work(BlockThread& thread) {

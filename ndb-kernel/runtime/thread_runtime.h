@@ -4,8 +4,8 @@
 // Each thread (see ThreadLayout) owns a fixed set of blocks and one BoundedMpscQueue of
 // signals addressed to them. A block's handlers only ever run on its thread, so a block
 // needs no locks. A thread loops: fire due delayed signals, deliver up to a batch of
-// queued signals, and when there is nothing to do sleep until the next timer or until a
-// sender wakes it.
+// queued signals, and when there is nothing to do spin briefly (yielding) and then sleep
+// until the next timer or until a sender wakes it.
 //
 // Overload answer: when a receiver's queue is full, send() returns kTemporary at once
 // rather than blocking the sender. Blocking would let two threads that each fill the
@@ -92,6 +92,9 @@ class ThreadRuntime {
   // Longest a thread sleeps without being woken. Correctness never depends on it (the
   // wake protocol is exact); it only bounds the damage of a missed-wake bug.
   static constexpr uint64_t kIdleSleepMaxNs = 50 * kNanosPerMilli;
+  // Yields a thread with an empty queue makes, looking for a signal after each, before
+  // it goes to sleep (see spin_for_work).
+  static constexpr uint32_t kIdleSpinRounds = 64;
 
   // Validates `options` (kInvalidArgument / kConfigError) and allocates every queue.
   static Result<std::unique_ptr<ThreadRuntime>> create(ThreadRuntimeOptions options);
@@ -148,6 +151,8 @@ class ThreadRuntime {
   bool push(uint32_t thread_index, Signal& signal);
   void run_thread(BlockThread& thread);
   void fire_due_timers(BlockThread& thread);
+  // True if a signal (or stop) turned up during a short bounded spin.
+  bool spin_for_work(BlockThread& thread);
   void sleep_until_work(BlockThread& thread);
 
   // Constant after create().

@@ -119,16 +119,9 @@ const char* link_state_name(LinkState state) {
 }
 
 ReceiveCallback deliver_to_runtime(kernel::ThreadRuntime& runtime) {
-  return [&runtime](Signal& signal) -> Status {
-    // send_from_outside() consumes its argument even when it answers kTemporary, but the
-    // transporter must keep a refused signal to retry it. Hand over a copy and keep the
-    // original until the runtime took it. The copy costs one section allocation per
-    // signal; a runtime entry point that leaves the signal untouched on failure (as its
-    // internal push() does) would remove it.
-    Status status = runtime.send_from_outside(signal.clone());
-    if (status.ok()) signal = Signal();
-    return status;
-  };
+  // try_send_from_outside leaves a signal its receiver refused (kTemporary) intact, so
+  // the transporter can keep it for the retry without copying every signal first.
+  return [&runtime](Signal& signal) -> Status { return runtime.try_send_from_outside(signal); };
 }
 
 struct Transporter::Counters {
