@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "ndb-kernel/common/logging.h"
+#include "ndb-kernel/transport/tls_files.h"
 
 #ifndef DUO_VERSION
 #define DUO_VERSION "0.0.0"
@@ -50,6 +52,29 @@ std::vector<transport::PeerConfig> data_node_peers(const config::ClusterConfig& 
   std::sort(peers.begin(), peers.end(),
             [](const auto& a, const auto& b) { return a.node_id < b.node_id; });
   return peers;
+}
+
+bool api_requires_tls(const config::ClusterConfig& config, uint32_t node_id) {
+  auto requires_tls = [](const config::ConfigSection* section) {
+    Result<bool> value = section->get_bool("RequireTls");
+    return value.ok() && *value;
+  };
+  if (const config::ConfigSection* own = config.find_node(node_id); own && requires_tls(own)) {
+    return true;
+  }
+  for (const config::ConfigSection* section : config.sections_of(config::SectionType::kDataNode)) {
+    if (requires_tls(section)) return true;
+  }
+  return false;
+}
+
+std::string effective_tls_search_path(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  if (const char* from_env = std::getenv("DUO_TLS_SEARCH_PATH"); from_env && *from_env) {
+    return from_env;
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : ".") + "/ndb-tls";
 }
 
 // The core's signals go out on the transporter (called with mutex_ held).
@@ -148,6 +173,12 @@ Status Cluster::start(const config::ClusterConfig& config, const std::string& se
   options.cluster_secret = secret;
   options.peers = peers_;
   options.send_buffer_bytes_max = options_.send_buffer_bytes_max;
+  if (options_.require_tls || api_requires_tls(config, node_id_)) {
+    const std::string tls_path = effective_tls_search_path(options_.tls_search_path);
+    DUO_ASSIGN_OR_RETURN(options.tls, transport::load_tls_material(tls_path, node_id_));
+    options.use_tls = true;
+    DUO_LOG(INFO, kLog) << "API node " << node_id_ << ": TLS on every link, keys from " << tls_path;
+  }
   DUO_ASSIGN_OR_RETURN(transporter_,
                        transport::Transporter::create(
                            options,

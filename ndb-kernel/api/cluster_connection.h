@@ -51,12 +51,24 @@ struct ClusterOptions {
   // Longest wait of any blocking call (execute, dictionary requests, scan rows).
   uint64_t request_timeout_ms = 30000;
   size_t send_buffer_bytes_max = 4 * 1024 * 1024;  // per data node link
+  // TLS on the links (docs/formats/transport.md, TLS): used when this API node's section
+  // or any data node's has RequireTls=1 (such a data node refuses plaintext), or when
+  // require_tls is set here. Keys (NDB-Cluster-cert, NDB-Node-<id>.cert/.key) come from
+  // tls_search_path (':'-separated directories); empty means $DUO_TLS_SEARCH_PATH, or
+  // else $HOME/ndb-tls (NDB's default).
+  bool require_tls = false;
+  std::string tls_search_path;
   ApiCoreOptions core;                             // core.node_id is set from mgmd
 };
 
 // Transporter peers for every data node of `config`: HostName (127.0.0.1 when empty)
 // and ServerPort (0 = dynamic, learned from `get status`).
 std::vector<transport::PeerConfig> data_node_peers(const config::ClusterConfig& config);
+
+// True if API node `node_id`'s links must use TLS (see ClusterOptions::require_tls).
+bool api_requires_tls(const config::ClusterConfig& config, uint32_t node_id);
+// ClusterOptions::tls_search_path with its defaults applied.
+std::string effective_tls_search_path(const std::string& configured);
 
 class Session;
 class Transaction;

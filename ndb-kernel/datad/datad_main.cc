@@ -58,6 +58,7 @@
 #include "ndb-kernel/protocol/signal_ids.h"
 #include "ndb-kernel/runtime/thread_layout.h"
 #include "ndb-kernel/runtime/thread_runtime.h"
+#include "ndb-kernel/transport/tls_files.h"
 #include "ndb-kernel/transport/transporter.h"
 #include "storage/memory/global_memory.h"
 
@@ -93,6 +94,11 @@ struct Options {
   // runs, a lost mgmd is retried forever.
   uint64_t connect_retries = 12;
   std::string log_level = "info";
+  // TLS key directories (NDB's --ndb-tls-search-path); empty: <DataDir>/tls.
+  std::string tls_search_path;
+  // From the node's section (RequireTls), with the key material loaded in phase 0.
+  bool require_tls = false;
+  transport::TlsMaterial tls;
 };
 
 std::atomic<bool> g_stop_signal{false};
@@ -129,6 +135,8 @@ void print_usage() {
       "  --foreground, --nodaemon     stay in the foreground and log to stderr\n"
       "  --connect-retries=N          start-up attempts to reach mgmd (default 12; 0 = forever)\n"
       "  --log-level=LEVEL            error, warning, info (default), debug\n"
+      "  --ndb-tls-search-path=DIRS   TLS keys, ':'-separated (default <DataDir>/tls);\n"
+      "                               used when the node's section has RequireTls=1\n"
       "  -V, --version, -h, --help\n");
 }
 
@@ -163,6 +171,9 @@ bool parse_args(int argc, char** argv, Options* options) {
     } else if (arg == "--log-level") {
       if (!take_value()) return false;
       options->log_level = value;
+    } else if (arg == "--ndb-tls-search-path") {
+      if (!take_value()) return false;
+      options->tls_search_path = value;
     } else {
       std::fprintf(stderr, "duo_datad: unknown option '%s'\n", arg.c_str());
       return false;
@@ -362,6 +373,8 @@ Status DataNode::start_transporter() {
   options.listen_host = config_.host_name;
   options.listen_port = config_.server_port;
   options.cluster_secret = cluster_secret_;
+  options.use_tls = options_.require_tls;
+  options.tls = options_.tls;
   for (const PeerDataNode& peer : config_.peers) {
     transport::PeerConfig peer_config;
     peer_config.node_id = peer.node_id;
@@ -714,6 +727,26 @@ int run_datad(int argc, char** argv) {
     std::fprintf(stderr, "duo_datad: cannot create DataDir '%s': %s\n", own->data_dir.c_str(),
                  ec.message().c_str());
     return kExitError;
+  }
+  // RequireTls: the keys are loaded and checked now, before daemonizing, so a node
+  // without usable keys fails its start in the operator's terminal, naming the file.
+  const config::ConfigSection* own_section = parsed->find_node(node_id);
+  Result<bool> require_tls =
+      own_section != nullptr ? own_section->get_bool("RequireTls") : Result<bool>(false);
+  options.require_tls = require_tls.ok() && *require_tls;
+  if (options.require_tls) {
+    const std::string tls_path =
+        options.tls_search_path.empty() ? own->data_dir + "/tls" : options.tls_search_path;
+    Result<transport::TlsMaterial> tls = transport::load_tls_material(tls_path, node_id);
+    Status usable = tls.ok() ? transport::TlsContext::create(*tls, node_id).status() : tls.status();
+    if (!usable.ok()) {
+      std::fprintf(stderr, "duo_datad: node %u has RequireTls=1, but %s\n", node_id,
+                   usable.message().c_str());
+      return kExitError;
+    }
+    options.tls = std::move(tls).value();
+    DUO_LOG(INFO, kLog) << "Node " << node_id << ": RequireTls: TLS on every link, keys from "
+                        << tls_path;
   }
   // ndbmtd's layout: <FileSystemPath>/ndb_<id>_fs holds what the node persists. Nothing
   // is persisted yet (durability is a later increment); --initial still clears it.

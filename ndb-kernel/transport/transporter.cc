@@ -5,7 +5,9 @@
 //   transporter): `mutex` guards what senders share with the I/O thread (ready flag,
 //   send buffer, dial address); the rest belongs to the I/O thread.
 //   Connection (one per open socket): I/O thread only. A connection is outgoing (we
-//   dialled) or incoming (accepted); it goes kConnecting → kHandshake → kReady.
+//   dialled) or incoming (accepted); it goes kConnecting → [kTls →] kHandshake → kReady
+//   (kTls only with use_tls: the TLS handshake, after which all bytes go through
+//   Connection::tls).
 // The send path never touches a socket: send_remote() appends an encoded frame to the
 // link's buffer and, when the buffer was empty, wakes the I/O thread through an
 // eventfd. The I/O thread swaps the whole buffer out (two buffers ping-pong, so steady
@@ -33,6 +35,7 @@
 #include "ndb-kernel/common/logging.h"
 #include "ndb-kernel/transport/frame.h"
 #include "ndb-kernel/transport/handshake.h"
+#include "ndb-kernel/transport/tls_session.h"
 
 namespace duo::transport {
 
@@ -159,8 +162,20 @@ struct Transporter::PeerLink {
   uint64_t next_attempt_ns = 0;
 };
 
+namespace {
+
+// What one read or write on a connection did.
+struct IoResult {
+  enum class Kind : uint8_t { kBytes, kWouldBlock, kClosed, kFailed };
+  Kind kind = Kind::kFailed;
+  size_t bytes = 0;
+  std::string error;  // kFailed: why
+};
+
+}  // namespace
+
 struct Transporter::Connection {
-  enum class Phase : uint8_t { kConnecting, kHandshake, kReady };
+  enum class Phase : uint8_t { kConnecting, kTls, kHandshake, kReady };
 
   int fd = -1;
   bool outgoing = false;
@@ -179,13 +194,78 @@ struct Transporter::Connection {
   uint64_t retry_delivery_ns = 0;
   bool logged_undeliverable = false;
   uint32_t epoll_mask = 0;  // what is registered with epoll
+  // TLS (use_tls): the session, the epoll interest its handshake asked for, and the
+  // crossings where a read needs the socket writable or a write needs it readable.
+  std::unique_ptr<TlsSession> tls;
+  uint32_t tls_handshake_interest = 0;
+  bool tls_read_wants_write = false;
+  bool tls_write_wants_read = false;
+  // The last TLS read needed bytes from the socket: what OpenSSL holds is a partial
+  // record, and only epoll can say when the rest is there.
+  bool tls_read_needs_socket = false;
 
-  // The TLS seam: all byte I/O of a connection goes through these two.
-  ssize_t read_bytes(uint8_t* buffer, size_t size_bytes) {
-    return ::recv(fd, buffer, size_bytes, 0);
+  // All byte I/O of a connection goes through these two: plain socket calls, or the
+  // TLS session once there is one.
+  IoResult read_bytes(uint8_t* buffer, size_t size_bytes) {
+    IoResult result;
+    if (tls != nullptr) {
+      tls_read_wants_write = false;
+      const TlsSession::Outcome outcome =
+          tls->read(buffer, size_bytes, &result.bytes, &result.error);
+      tls_read_needs_socket = outcome == TlsSession::Outcome::kWantRead;
+      return from_tls(outcome, std::move(result), &tls_read_wants_write,
+                      TlsSession::Outcome::kWantWrite);
+    }
+    const ssize_t n = ::recv(fd, buffer, size_bytes, 0);
+    return from_socket(n, std::move(result));
   }
-  ssize_t write_bytes(const uint8_t* buffer, size_t size_bytes) {
-    return ::send(fd, buffer, size_bytes, MSG_NOSIGNAL);
+  IoResult write_bytes(const uint8_t* buffer, size_t size_bytes) {
+    IoResult result;
+    if (tls != nullptr) {
+      tls_write_wants_read = false;
+      const TlsSession::Outcome outcome =
+          tls->write(buffer, size_bytes, &result.bytes, &result.error);
+      return from_tls(outcome, std::move(result), &tls_write_wants_read,
+                      TlsSession::Outcome::kWantRead);
+    }
+    const ssize_t n = ::send(fd, buffer, size_bytes, MSG_NOSIGNAL);
+    return from_socket(n, std::move(result));
+  }
+  static IoResult from_socket(ssize_t n, IoResult result) {
+    if (n > 0) {
+      result.kind = IoResult::Kind::kBytes;
+      result.bytes = static_cast<size_t>(n);
+    } else if (n == 0) {
+      result.kind = IoResult::Kind::kClosed;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+      result.kind = IoResult::Kind::kWouldBlock;
+    } else {
+      result.kind = IoResult::Kind::kFailed;
+      result.error = errno_text(errno);
+    }
+    return result;
+  }
+  // `crossing` is the want that points the other way (a read wanting to write, a write
+  // wanting to read): it is noted in *crossed so that update_epoll asks for it.
+  static IoResult from_tls(TlsSession::Outcome outcome, IoResult result, bool* crossed,
+                           TlsSession::Outcome crossing) {
+    switch (outcome) {
+      case TlsSession::Outcome::kDone:
+        result.kind = IoResult::Kind::kBytes;
+        break;
+      case TlsSession::Outcome::kWantRead:
+      case TlsSession::Outcome::kWantWrite:
+        result.kind = IoResult::Kind::kWouldBlock;
+        *crossed = outcome == crossing;
+        break;
+      case TlsSession::Outcome::kClosed:
+        result.kind = IoResult::Kind::kClosed;
+        break;
+      case TlsSession::Outcome::kFailed:
+        result.kind = IoResult::Kind::kFailed;
+        break;
+    }
+    return result;
   }
 
   std::string describe() const {
@@ -223,6 +303,7 @@ class Transporter::IoLoop {
       }
       flush_ready_links();
       retry_deliveries();
+      read_buffered_tls_input();
       expire_handshakes();
       dial_due_peers();
       close_retired_fds();
@@ -249,6 +330,7 @@ class Transporter::IoLoop {
         consider(connection->handshake_deadline_ns);
       }
       if (!connection->undelivered.empty()) consider(connection->retry_delivery_ns);
+      if (has_buffered_tls_input(*connection)) consider(now);
     }
     // Round up so a deadline 0.3 ms away does not become a busy 0 ms loop.
     return static_cast<int>((wait_ns + kNanosPerMilli - 1) / kNanosPerMilli);
@@ -259,8 +341,14 @@ class Transporter::IoLoop {
   void update_epoll(Connection& c) {
     uint32_t mask = 0;
     const bool connecting = c.phase == Connection::Phase::kConnecting;
-    if (!connecting && c.undelivered.empty()) mask |= EPOLLIN;
-    if (connecting || c.out_offset < c.out.size()) mask |= EPOLLOUT;
+    if (c.phase == Connection::Phase::kTls) {
+      mask = c.tls_handshake_interest;
+    } else {
+      if (!connecting && c.undelivered.empty()) mask |= EPOLLIN;
+      if (connecting || c.out_offset < c.out.size()) mask |= EPOLLOUT;
+      if (c.tls_read_wants_write && c.undelivered.empty()) mask |= EPOLLOUT;
+      if (c.tls_write_wants_read) mask |= EPOLLIN;
+    }
     if (mask == c.epoll_mask) return;
     epoll_event event{};
     event.events = mask;
@@ -385,7 +473,11 @@ class Transporter::IoLoop {
       // up on both ends, and a stranger learns nothing about us.
       Connection& c =
           add_connection(fd, /*outgoing=*/false, Connection::Phase::kHandshake, peer, nullptr);
-      update_epoll(c);
+      if (t_.tls_ != nullptr) {
+        begin_tls(c);  // the TLS server side; it too waits for the client's first flight
+      } else {
+        update_epoll(c);
+      }
     }
   }
 
@@ -443,10 +535,12 @@ class Transporter::IoLoop {
     Connection& c = add_connection(
         fd, /*outgoing=*/true,
         rc == 0 ? Connection::Phase::kHandshake : Connection::Phase::kConnecting, where, &link);
-    if (c.phase == Connection::Phase::kHandshake) {
-      begin_handshake(c);
-    } else {
+    if (c.phase != Connection::Phase::kHandshake) {
       update_epoll(c);
+    } else if (t_.tls_ != nullptr) {
+      begin_tls(c);
+    } else {
+      begin_handshake(c);
     }
   }
 
@@ -476,6 +570,74 @@ class Transporter::IoLoop {
     c.out_offset = 0;
   }
 
+  // --- TLS ---------------------------------------------------------------------------
+
+  // Starts the TLS handshake on a fresh TCP connection (client side when we dialled).
+  void begin_tls(Connection& c) {
+    Result<std::unique_ptr<TlsSession>> session = TlsSession::create(*t_.tls_, c.fd, c.outgoing);
+    if (!session.ok()) {
+      close_connection(c, session.status().message(), true);
+      return;
+    }
+    c.tls = std::move(session).value();
+    c.phase = Connection::Phase::kTls;
+    drive_tls_handshake(c);
+  }
+
+  // Advances the TLS handshake; once done, the hello follows inside TLS.
+  void drive_tls_handshake(Connection& c) {
+    std::string error;
+    switch (c.tls->handshake(&error)) {
+      case TlsSession::Outcome::kWantRead:
+        c.tls_handshake_interest = EPOLLIN;
+        update_epoll(c);
+        return;
+      case TlsSession::Outcome::kWantWrite:
+        c.tls_handshake_interest = EPOLLOUT;
+        update_epoll(c);
+        return;
+      case TlsSession::Outcome::kClosed:
+        // A TLS server that refuses our certificate, or a plaintext node, just hangs up.
+        close_connection(c,
+                         c.outgoing ? "peer closed the connection during the TLS handshake (its "
+                                      "log says why; is it a plaintext node?)"
+                                    : "closed by peer during the TLS handshake",
+                         true);
+        return;
+      case TlsSession::Outcome::kFailed:
+        close_connection(c, error, true);
+        return;
+      case TlsSession::Outcome::kDone:
+        break;
+    }
+    DUO_LOG(DEBUG, kLogComponent) << "node " << own() << ": TLS established " << c.describe();
+    if (c.outgoing) {
+      begin_handshake(c);
+    } else {
+      c.phase = Connection::Phase::kHandshake;
+      update_epoll(c);
+    }
+    // The peer's hello may already sit decrypted inside OpenSSL, where epoll cannot
+    // see it; read_buffered_tls_input() picks it up in this loop turn.
+  }
+
+  static bool has_buffered_tls_input(const Connection& c) {
+    return c.tls != nullptr && c.phase != Connection::Phase::kTls && c.undelivered.empty() &&
+           !c.tls_read_needs_socket && c.tls->has_buffered_input();
+  }
+
+  // Reads what OpenSSL holds already (level-triggered epoll only sees the socket).
+  void read_buffered_tls_input() {
+    ready_fds_.clear();
+    for (auto& [fd, connection] : connections_) {
+      if (has_buffered_tls_input(*connection)) ready_fds_.push_back(fd);
+    }
+    for (int fd : ready_fds_) {
+      auto it = connections_.find(fd);
+      if (it != connections_.end()) read_available(*it->second);
+    }
+  }
+
   // The dialling side speaks first.
   void begin_handshake(Connection& c) {
     c.phase = Connection::Phase::kHandshake;
@@ -491,10 +653,16 @@ class Transporter::IoLoop {
       on_connect_done(c);
       return;
     }
-    if ((events & EPOLLOUT) != 0) {
+    if (c.phase == Connection::Phase::kTls) {
+      drive_tls_handshake(c);  // a hang-up or error shows there as a failed handshake
+      return;
+    }
+    const bool readable = (events & EPOLLIN) != 0;
+    const bool writable = (events & EPOLLOUT) != 0;
+    if (writable || (readable && c.tls_write_wants_read)) {
       if (!write_pending(c)) return;
     }
-    if ((events & EPOLLIN) != 0 && c.undelivered.empty()) {
+    if ((readable || (writable && c.tls_read_wants_write)) && c.undelivered.empty()) {
       read_available(c);
       return;
     }
@@ -521,25 +689,33 @@ class Transporter::IoLoop {
       schedule_redial(link, false);
       return;
     }
-    begin_handshake(c);
+    if (t_.tls_ != nullptr) {
+      begin_tls(c);
+    } else {
+      begin_handshake(c);
+    }
   }
 
   // Reads what is available (bounded per turn) and processes it.
   void read_available(Connection& c) {
     const int fd = c.fd;
     for (int i = 0; i < kReadsPerEventMax; ++i) {
-      const ssize_t n = c.read_bytes(read_buffer_.data(), read_buffer_.size());
-      if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-        close_connection(c, "read failed: " + errno_text(errno), true);
+      IoResult read = c.read_bytes(read_buffer_.data(), read_buffer_.size());
+      if (read.kind == IoResult::Kind::kWouldBlock) {
+        update_epoll(c);  // a TLS read may need the socket writable (no-op otherwise)
         return;
       }
-      if (n == 0) {
+      if (read.kind == IoResult::Kind::kFailed) {
+        close_connection(c, "read failed: " + read.error, true);
+        return;
+      }
+      if (read.kind == IoResult::Kind::kClosed) {
         on_peer_closed(c);
         return;
       }
+      const size_t n = read.bytes;
       counters().bytes_read.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
-      if (!on_bytes(c, std::span<const uint8_t>(read_buffer_.data(), static_cast<size_t>(n)))) {
+      if (!on_bytes(c, std::span<const uint8_t>(read_buffer_.data(), n))) {
         return;  // closed
       }
       if (!connections_.contains(fd) || !c.undelivered.empty()) return;
@@ -598,6 +774,9 @@ class Transporter::IoLoop {
       if (!link->we_dial) expectation.allowed_peer_node_ids.push_back(node_id);
     }
     Status status = check_peer_hello(hello, expectation);
+    // With TLS the hello's node id must be the one the CA-signed certificate names:
+    // this is what makes node ids authenticated rather than claimed.
+    if (status.ok() && c.tls != nullptr) status = c.tls->check_peer_names_node(hello.node_id);
     if (!status.ok()) {
       close_connection(c, "handshake failed: " + status.message(), true);
       return false;
@@ -705,14 +884,19 @@ class Transporter::IoLoop {
         }
         if (c.out.empty()) break;
       }
-      const ssize_t n = c.write_bytes(c.out.data() + c.out_offset, c.out.size() - c.out_offset);
-      if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
-        close_connection(c, "write failed: " + errno_text(errno), true);
+      IoResult written = c.write_bytes(c.out.data() + c.out_offset, c.out.size() - c.out_offset);
+      if (written.kind == IoResult::Kind::kWouldBlock) break;
+      if (written.kind != IoResult::Kind::kBytes) {
+        close_connection(c,
+                         "write failed: " + (written.kind == IoResult::Kind::kClosed
+                                                 ? std::string("connection closed by peer")
+                                                 : written.error),
+                         true);
         return false;
       }
+      const size_t n = written.bytes;
       counters().bytes_written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
-      c.out_offset += static_cast<size_t>(n);
+      c.out_offset += n;
     }
     update_epoll(c);
     return true;
@@ -795,9 +979,6 @@ Result<std::unique_ptr<Transporter>> Transporter::create(TransporterOptions opti
   auto config_error = [](const std::string& what) {
     return Status(ErrorCode::kConfigError, "transporter: " + what);
   };
-  if (options.use_tls) {
-    return Status(ErrorCode::kNotSupported, "transporter: TLS links are not implemented yet");
-  }
   if (options.node_id == 0) return config_error("node id 0 is reserved");
   if (!on_receive) return config_error("no receive callback");
   if (options.cluster_secret.size() > kClusterSecretBytesMax) {
@@ -822,6 +1003,11 @@ Result<std::unique_ptr<Transporter>> Transporter::create(TransporterOptions opti
 
   std::unique_ptr<Transporter> t(
       new Transporter(options, std::move(on_receive), std::move(on_link_event)));
+  if (options.use_tls) {
+    Result<std::unique_ptr<TlsContext>> tls = TlsContext::create(options.tls, options.node_id);
+    if (!tls.ok()) return config_error(tls.status().message());
+    t->tls_ = std::move(tls).value();
+  }
   for (const PeerConfig& peer : options.peers) {
     if (peer.node_id == 0 || peer.node_id == options.node_id) {
       return config_error("peer node id " + std::to_string(peer.node_id) + " is invalid");
@@ -872,8 +1058,8 @@ Result<std::unique_ptr<Transporter>> Transporter::create(TransporterOptions opti
   }
   t->io_loop_ = std::make_unique<IoLoop>(*t);
   DUO_LOG(INFO, kLogComponent) << "node " << options.node_id << ": listening on "
-                               << format_address(bound) << " (" << options.peers.size()
-                               << " peers)";
+                               << format_address(bound) << " (" << options.peers.size() << " peers"
+                               << (options.use_tls ? ", TLS" : "") << ")";
   return t;
 }
 

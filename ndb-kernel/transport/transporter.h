@@ -35,10 +35,15 @@
 // link's peer or whose receiver is not this node) closes that one connection with a log
 // line naming the peer address and the reason; every other link keeps running.
 //
-// TLS: not implemented. TransporterOptions::use_tls = true makes create() fail with
-// kNotSupported. The seam is Connection's byte I/O in transporter.cc (read_bytes /
-// write_bytes): a TLS session would wrap those two calls and run its own handshake
-// before the hello.
+// TLS (TransporterOptions::use_tls, config.ini RequireTls): every connection runs a
+// TLS 1.3 handshake with mutual certificate authentication (tls_context.h) right after
+// TCP connect/accept, and the hello and all frames then travel inside TLS. The hello's
+// node id must be the one the peer's certificate names, so node ids are authenticated.
+// The TLS handshake is non-blocking and driven by the epoll loop like everything else;
+// handshake_timeout_ms covers TLS handshake and hello together. A TLS failure (wrong
+// CA, a certificate naming another node, a plaintext peer) closes that connection with a
+// log line naming the peer and OpenSSL's reason; limits and kTemporary answers are the
+// same with and without TLS. A transporter is all-TLS or all-plaintext.
 //
 // Lifecycle: create() (binds and listens, so listen_port() is known) → start() →
 // stop() (or destruction). With a ThreadRuntime: create the runtime, create the
@@ -66,6 +71,7 @@
 #include "ndb-kernel/common/status.h"
 #include "ndb-kernel/runtime/signal.h"
 #include "ndb-kernel/runtime/thread_runtime.h"
+#include "ndb-kernel/transport/tls_context.h"
 
 namespace duo::transport {
 
@@ -106,8 +112,10 @@ struct TransporterOptions {
   size_t pending_connections_max = 64;
   // How soon a delivery the receiver refused with kTemporary is retried.
   uint64_t delivery_retry_delay_ms = 1;
-  // TLS on every link (config.ini RequireTls). Not implemented yet: kNotSupported.
+  // TLS on every link (config.ini RequireTls), with `tls` as this node's key material
+  // (tls_files.h loads it from a search path). Ignored when use_tls is false.
   bool use_tls = false;
+  TlsMaterial tls;
 };
 
 // Hands one received signal to the kernel. OK means the signal was taken. kTemporary
@@ -143,8 +151,9 @@ class Transporter final : public kernel::RemoteSender {
     return own_node_id > peer_node_id;
   }
 
-  // Validates `options`, binds and listens. kConfigError for bad options,
-  // kNotSupported for TLS, kIoError when the address cannot be bound.
+  // Validates `options` (and with use_tls the key material), binds and listens.
+  // kConfigError for bad options or unusable TLS material, kIoError when the address
+  // cannot be bound.
   static Result<std::unique_ptr<Transporter>> create(TransporterOptions options,
                                                      ReceiveCallback on_receive,
                                                      LinkEventCallback on_link_event);
@@ -189,6 +198,7 @@ class Transporter final : public kernel::RemoteSender {
   const TransporterOptions options_;
   const ReceiveCallback on_receive_;
   const LinkEventCallback on_link_event_;
+  std::unique_ptr<TlsContext> tls_;  // null without use_tls
   uint16_t listen_port_ = 0;
   int listen_fd_ = -1;
   int epoll_fd_ = -1;

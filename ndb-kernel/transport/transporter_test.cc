@@ -305,10 +305,10 @@ TEST(TransporterTest, ConnectionRuleHigherIdDials) {
 TEST(TransporterTest, BadOptionsAreRefused) {
   Recorder recorder;
   TransporterOptions options = options_for(1, {});
-  options.use_tls = true;
+  options.use_tls = true;  // without key material (tls_transporter_test.cc has the rest)
   EXPECT_TRUE(Transporter::create(options, recorder.receive_callback(), nullptr)
                   .status()
-                  .is(ErrorCode::kNotSupported));
+                  .is(ErrorCode::kConfigError));
   options = options_for(1, {{.node_id = 1}});
   EXPECT_TRUE(Transporter::create(options, recorder.receive_callback(), nullptr)
                   .status()
