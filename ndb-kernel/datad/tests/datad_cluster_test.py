@@ -460,17 +460,20 @@ def scenario_launcher(env):
     # Killed by the Env on failure: the launcher's daemons are not our children.
     env.pid_files.append(os.path.join(data_dir, "mgmd", "ndb_%d.pid" % MGM_NODE_ID))
     env.pid_files += [os.path.join(data_dir, "datad", "ndb_%d.pid" % i) for i in (1, 2)]
-    base = free_port_range(3)
+    env.pid_files.append(os.path.join(data_dir, "sqld", "duo_sqld.pid"))
+    base = free_port_range(4)
+    sql_port = base + 3  # not 3306: other clusters may run on this machine
 
     def duo(*args, timeout=90):
         proc = subprocess.run([DUO] + list(args) + ["--data-dir", data_dir],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
         return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
 
-    rc, out, err = duo("up", "--base-port", str(base))
+    rc, out, err = duo("up", "--base-port", str(base), "--sql-port", str(sql_port))
     check(rc == 0, "duo up rc %d: %s %s" % (rc, out, err))
     check("cluster is up" in out and "127.0.0.1:%d" % base in out, "up output: %s" % out)
-    check("SQL endpoint: not available yet (duo_sqld arrives with issue 4)" in out, "sql line")
+    check("SQL endpoint: mysql -h127.0.0.1 -P%d -uroot" % sql_port in out, "sql line: %s" % out)
+    check(socket.create_connection(("127.0.0.1", sql_port), timeout=5).close() is None, "sqld port")
     check("--connect=127.0.0.1:%d" % base in out, "client connect line: %s" % out)
     rc, out, err = duo("status")
     check(rc == 0 and "Node 1: started" in out and "Node 2: started" in out,
@@ -485,7 +488,7 @@ def scenario_launcher(env):
                 pids.append(int(f.read().strip()))
         except (OSError, ValueError):
             pass
-    check(len(pids) == 3, "3 pid files: %s" % pids)
+    check(len(pids) == 4, "4 pid files (mgmd, 2 data nodes, sqld): %s" % pids)
     rc, out, err = duo("down")
     check(rc == 0 and "cluster stopped" in out, "down: %s %s" % (out, err))
     check("2 DuoDB data node(s) have shutdown." in out, "down via SHUTDOWN: %s" % out)
@@ -513,7 +516,7 @@ def scenario_launcher(env):
     rc, out = datacheck("verify", "--rows", "3000")
     check(rc == 0, "data after duo down/up: %s" % out)
     check(duo("down")[0] == 0, "down")
-    rc, out, err = duo("up", "--initial", "--base-port", str(base))
+    rc, out, err = duo("up", "--initial", "--base-port", str(base), "--sql-port", str(sql_port))
     check(rc == 0, "up --initial: %s %s" % (out, err))
     rc, out = datacheck("count")
     check(rc == 0 and out.strip().splitlines()[0] == "0", "count after --initial: %s" % out)

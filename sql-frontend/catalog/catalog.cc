@@ -1,0 +1,168 @@
+// Databases and tables in the cluster; see catalog.h.
+#include "sql-frontend/catalog/catalog.h"
+
+#include <algorithm>
+
+#include "sql-frontend/catalog/auto_increment.h"
+#include "sql-frontend/catalog/sql_exception.h"
+
+namespace duo::sql::catalog {
+
+namespace {
+
+SqlTable databases_definition() {
+  SqlTable table;
+  table.db = "mysql";
+  table.name = "databases";
+  SqlColumn name;
+  name.name = "name";
+  name.declared_type = "varchar(" + std::to_string(kDatabaseNameLengthMax) + ") binary";
+  name.nullable = false;
+  derive_storage(&name);
+  table.columns.push_back(std::move(name));
+  table.indexes.push_back(SqlIndex{SqlIndexKind::kPrimary, "PRIMARY", {0}});
+  return table;
+}
+
+}  // namespace
+
+bool is_builtin_database(const std::string& db) {
+  return db == "mysql" || db == "information_schema";
+}
+
+Status Catalog::ensure_system_tables() {
+  for (const SqlTable& definition : {databases_definition(), auto_increment_definition()}) {
+    const std::string name = cluster_table_name(definition.db, definition.name);
+    Result<api::TablePtr> existing = cluster_->get_table(name);
+    if (existing.ok()) continue;
+    if (!existing.status().is(ErrorCode::kNoSuchTable) &&
+        !existing.status().is(ErrorCode::kNotFound)) {
+      return existing.status();
+    }
+    Result<api::TablePtr> created = cluster_->create_table(to_table_def(definition));
+    // Another sqld starting at the same time may have won the race.
+    if (!created.ok() && !created.status().is(ErrorCode::kTableExists)) return created.status();
+  }
+  return Status::OK();
+}
+
+api::TablePtr Catalog::databases_table() {
+  Result<api::TablePtr> table = cluster_->get_table(kDatabasesTable);
+  if (!table.ok()) throw_status(table.status());
+  return *table;
+}
+
+storage::AttrValues Catalog::database_key(const std::string& db) {
+  if (db.size() > kDatabaseNameLengthMax || db.empty()) {
+    throw SqlException(1102, "42000", "Incorrect database name '" + db + "'");
+  }
+  storage::AttrValues key;
+  key.add(0, db);
+  return key;
+}
+
+bool Catalog::database_exists(api::Session& session, const std::string& db) {
+  if (is_builtin_database(db)) return true;
+  if (db.empty() || db.size() > kDatabaseNameLengthMax) return false;
+  api::TablePtr table = databases_table();
+  auto tx = check(session.begin(table.get()));
+  const uint32_t op =
+      check(tx->read(*table, database_key(db), {}, storage::LockMode::kCommittedRead,
+                     api::OpOptions{.ignore_error = true}));
+  check(tx->execute(api::ExecType::kCommit));
+  api::OpResult result = check(tx->result(op));
+  if (result.status.is(ErrorCode::kNotFound)) return false;
+  check(result.status);
+  return true;
+}
+
+std::vector<std::string> Catalog::list_databases(api::Session& session) {
+  api::TablePtr table = databases_table();
+  std::vector<std::string> out = {"information_schema", "mysql"};
+  auto tx = check(session.begin());
+  auto cursor = check(tx->scan(*table, api::ScanSpec{}));
+  storage::AttrValues row;
+  while (check(cursor->next(&row))) out.emplace_back(row.value(0));
+  cursor.reset();
+  check(tx->execute(api::ExecType::kCommit));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool Catalog::create_database(api::Session& session, const std::string& db, bool if_not_exists) {
+  auto exists_error = [&]() {
+    if (if_not_exists) return false;
+    throw SqlException(1007, "HY000", "Can't create database '" + db + "'; database exists");
+  };
+  if (is_builtin_database(db)) return exists_error();
+  api::TablePtr table = databases_table();
+  auto tx = check(session.begin(table.get()));
+  check(tx->insert(*table, database_key(db)));
+  Status status = tx->execute(api::ExecType::kCommit);
+  if (status.is(ErrorCode::kDuplicateKey)) return exists_error();
+  check(status);
+  return true;
+}
+
+bool Catalog::drop_database(api::Session& session, const std::string& db, bool if_exists) {
+  if (is_builtin_database(db)) {
+    throw SqlException(1044, "42000", "Access denied for user to database '" + db + "'");
+  }
+  if (!database_exists(session, db)) {
+    if (if_exists) return false;
+    throw SqlException(1008, "HY000", "Can't drop database '" + db + "'; database doesn't exist");
+  }
+  for (const std::string& t : list_tables(db)) drop_table(session, db, t);
+  api::TablePtr table = databases_table();
+  auto tx = check(session.begin(table.get()));
+  check(tx->remove(*table, database_key(db), api::OpOptions{.ignore_error = true}));
+  check(tx->execute(api::ExecType::kCommit));
+  return true;
+}
+
+std::vector<std::string> Catalog::list_tables(const std::string& db) {
+  std::vector<std::string> out;
+  for (const ::duo::protocol::TableListEntry& entry : check(cluster_->list_tables())) {
+    std::string entry_db, name;
+    if (split_cluster_table_name(entry.name, &entry_db, &name) && entry_db == db) {
+      if (db == "mysql" && (name == "databases" || name == "auto_increment")) continue;  // internal
+      out.push_back(name);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+BoundTable Catalog::get_table(const std::string& db, const std::string& table) {
+  Result<api::TablePtr> def = cluster_->get_table(cluster_table_name(db, table));
+  if (!def.ok()) {
+    if (def.status().is(ErrorCode::kNoSuchTable) || def.status().is(ErrorCode::kNotFound)) {
+      throw_unknown_table(db, table);
+    }
+    throw_status(def.status());
+  }
+  Result<SqlTable> sql = from_table_def(**def);
+  if (!sql.ok()) throw_status(sql.status());
+  return BoundTable{*def, std::move(sql).value()};
+}
+
+bool Catalog::create_table(const SqlTable& table, bool if_not_exists) {
+  Result<api::TablePtr> created = cluster_->create_table(to_table_def(table));
+  if (created.ok()) return true;
+  if (created.status().is(ErrorCode::kTableExists)) {
+    if (if_not_exists) return false;
+    throw SqlException(1050, "42S01", "Table '" + table.name + "' already exists");
+  }
+  throw_status(created.status());
+}
+
+bool Catalog::drop_table(api::Session& session, const std::string& db, const std::string& table) {
+  const std::string name = cluster_table_name(db, table);
+  Status status = cluster_->drop_table(name);
+  if (status.is(ErrorCode::kNoSuchTable) || status.is(ErrorCode::kNotFound)) return false;
+  check(status);
+  drop_auto_increment(*cluster_, session, name);
+  return true;
+}
+
+}  // namespace duo::sql::catalog

@@ -1,0 +1,73 @@
+// Catalog: databases and SQL tables as they live in the cluster, for duo_sqld.
+//
+// A database is a row of the system table "mysql/def/databases" (`name VARCHAR(64)
+// PRIMARY KEY`), created at start by ensure_system_tables() if missing; `mysql` and
+// `information_schema` are built in and always exist. A SQL table `db`.`t` is the
+// cluster table "db/def/t" whose sql_definition holds its SqlTable (sql_table.h). The
+// catalog keeps nothing itself: every lookup asks the client library, whose table cache
+// the dictionary's schema events keep current, so DDL done by another sqld is seen at
+// once.
+//
+// Errors are thrown as SqlException (sql_exception.h) with MySQL's codes.
+//
+// Thread-safety: safe from any thread (api::Cluster is; each call uses its own
+// transaction on the caller's api::Session).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ndb-kernel/api/cluster_connection.h"
+#include "sql-frontend/catalog/sql_table.h"
+
+namespace duo::sql::catalog {
+
+inline constexpr const char* kDatabasesTable = "mysql/def/databases";
+inline constexpr uint32_t kDatabaseNameLengthMax = 64;
+
+// A table resolved for a statement: the cluster's TableDef (for operations) and the
+// SQL definition (for binding).
+struct BoundTable {
+  api::TablePtr table_def;
+  SqlTable sql;
+};
+
+class Catalog {
+ public:
+  explicit Catalog(api::Cluster* cluster) : cluster_(cluster) {}
+
+  // Creates the system tables that are missing. Safe when several sqld start at once.
+  Status ensure_system_tables();
+
+  bool database_exists(api::Session& session, const std::string& db);
+  // Sorted, including the built-in ones.
+  std::vector<std::string> list_databases(api::Session& session);
+  // 1007 if it exists (unless if_not_exists: then false).
+  bool create_database(api::Session& session, const std::string& db, bool if_not_exists);
+  // Drops the database's tables, then the database. 1008 if it does not exist (unless
+  // if_exists: then false).
+  bool drop_database(api::Session& session, const std::string& db, bool if_exists);
+
+  // Sorted table names of `db`.
+  std::vector<std::string> list_tables(const std::string& db);
+  // 1146 if there is no such table.
+  BoundTable get_table(const std::string& db, const std::string& table);
+  // 1050 if it exists (unless if_not_exists: then false).
+  bool create_table(const SqlTable& table, bool if_not_exists);
+  // Drops the table and its AUTO_INCREMENT counter. False when the table does not exist.
+  bool drop_table(api::Session& session, const std::string& db, const std::string& table);
+
+  api::Cluster& cluster() { return *cluster_; }
+
+ private:
+  api::TablePtr databases_table();
+  // The databases table's key for `db`; 1102 for a name that cannot be one.
+  static storage::AttrValues database_key(const std::string& db);
+
+  api::Cluster* const cluster_;
+};
+
+bool is_builtin_database(const std::string& db);
+
+}  // namespace duo::sql::catalog

@@ -1,0 +1,642 @@
+// SQL table definitions, their sql_definition encoding and the SQL-to-storage type
+// mapping; see sql_table.h.
+#include "sql-frontend/catalog/sql_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <sstream>
+
+#include "sql-frontend/catalog/sql_exception.h"
+#include "sql-frontend/parser/ast_printer.h"
+
+namespace duo::sql::catalog {
+
+namespace {
+
+constexpr const char* kMagic = "duo-sql-table 1";
+// MySQL's limits on declared lengths, in characters.
+constexpr uint64_t kCharLengthMax = 255;
+constexpr uint64_t kVarcharLengthMax = 16383;  // utf8mb4: 65535 bytes / 4
+// Bytes of a utf8mb4 character at most: CHAR/VARCHAR(n) reserve 4n bytes in the row and
+// the engine checks the length in characters before storing.
+constexpr uint32_t kUtf8mb4BytesMax = 4;
+// BLOB/TEXT bytes kept inline in the row (NDB keeps 256; parts come later).
+constexpr uint32_t kBlobInlineBytes = 256;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '%':
+        out += "%25";
+        break;
+      case '\t':
+        out += "%09";
+        break;
+      case '\n':
+        out += "%0A";
+        break;
+      case ',':
+        out += "%2C";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+bool unescape(std::string_view s, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      *out += s[i];
+      continue;
+    }
+    if (i + 2 >= s.size()) return false;
+    const std::string hex(s.substr(i + 1, 2));
+    if (hex == "25")
+      *out += '%';
+    else if (hex == "09")
+      *out += '\t';
+    else if (hex == "0A")
+      *out += '\n';
+    else if (hex == "2C")
+      *out += ',';
+    else
+      return false;
+    i += 2;
+  }
+  return true;
+}
+
+std::vector<std::string_view> split(std::string_view s, char separator) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == separator) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+[[noreturn]] void throw_error(uint16_t code, const char* state, const std::string& message) {
+  throw SqlException(code, state, message);
+}
+
+// Declared default as text, from the literal of DEFAULT <literal>.
+std::optional<std::string> default_text(const Expr& expr, const std::string& column) {
+  if (expr.kind == ExprKind::kLiteral) {
+    const auto& literal = expr.as<LiteralExpr>();
+    if (literal.literal_kind == LiteralKind::kNull) return std::nullopt;
+    if (literal.literal_kind == LiteralKind::kTrue) return std::string("1");
+    if (literal.literal_kind == LiteralKind::kFalse) return std::string("0");
+    return literal.value;
+  }
+  if (expr.kind == ExprKind::kUnary && expr.as<UnaryExpr>().op == UnaryOp::kNegate &&
+      expr.as<UnaryExpr>().operand->kind == ExprKind::kLiteral) {
+    return "-" + expr.as<UnaryExpr>().operand->as<LiteralExpr>().value;
+  }
+  throw_error(1067, "42000", "Invalid default value for '" + column + "'");
+}
+
+}  // namespace
+
+int SqlTable::find_column(std::string_view column) const {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (iequals(columns[i].name, column)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool SqlTable::is_key_column(uint16_t column) const {
+  const auto& key = primary_key().columns;
+  return std::find(key.begin(), key.end(), column) != key.end();
+}
+
+int SqlTable::auto_increment_column() const {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].auto_increment) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string cluster_table_name(const std::string& db, const std::string& table) {
+  return db + "/def/" + table;
+}
+
+bool split_cluster_table_name(const std::string& cluster_name, std::string* db,
+                              std::string* table) {
+  const size_t at = cluster_name.find("/def/");
+  if (at == std::string::npos || at == 0 || at + 5 >= cluster_name.size()) return false;
+  *db = cluster_name.substr(0, at);
+  *table = cluster_name.substr(at + 5);
+  return true;
+}
+
+std::string declared_type_text(const DataType& type) {
+  std::string base;
+  switch (type.name) {
+    case TypeName::kTinyInt:
+      base = "tinyint";
+      break;
+    case TypeName::kSmallInt:
+      base = "smallint";
+      break;
+    case TypeName::kMediumInt:
+      base = "mediumint";
+      break;
+    case TypeName::kInt:
+      base = "int";
+      break;
+    case TypeName::kBigInt:
+      base = "bigint";
+      break;
+    case TypeName::kFloat:
+      base = "float";
+      break;
+    case TypeName::kDouble:
+      base = "double";
+      break;
+    case TypeName::kDecimal:
+      base = "decimal(" + std::to_string(type.length.value_or(10)) + "," +
+             std::to_string(type.scale.value_or(0)) + ")";
+      break;
+    case TypeName::kChar:
+      base = "char(" + std::to_string(type.length.value_or(1)) + ")";
+      break;
+    case TypeName::kVarchar:
+      if (!type.length) throw_error(1064, "42000", "VARCHAR needs a length");
+      base = "varchar(" + std::to_string(*type.length) + ")";
+      break;
+    case TypeName::kBinary:
+      base = "binary(" + std::to_string(type.length.value_or(1)) + ")";
+      break;
+    case TypeName::kVarbinary:
+      if (!type.length) throw_error(1064, "42000", "VARBINARY needs a length");
+      base = "varbinary(" + std::to_string(*type.length) + ")";
+      break;
+    case TypeName::kDate:
+      base = "date";
+      break;
+    case TypeName::kTime:
+      base = "time";
+      break;
+    case TypeName::kDatetime:
+      base = "datetime";
+      break;
+    case TypeName::kTimestamp:
+      base = "timestamp";
+      break;
+    case TypeName::kBlob:
+      base = "blob";
+      break;
+    case TypeName::kText:
+      base = "text";
+      break;
+    default:
+      throw_not_supported("column type " + lower(to_sql(type)));
+  }
+  if ((type.name == TypeName::kTime || type.name == TypeName::kDatetime ||
+       type.name == TypeName::kTimestamp) &&
+      type.length && *type.length > 0) {
+    base += "(" + std::to_string(*type.length) + ")";
+  }
+  if (type.is_unsigned) base += " unsigned";
+  const bool binary_collation = (type.charset && iequals(*type.charset, "binary")) ||
+                                (type.collate && lower(*type.collate).ends_with("_bin"));
+  if (binary_collation && (type.name == TypeName::kChar || type.name == TypeName::kVarchar ||
+                           type.name == TypeName::kText)) {
+    base += " binary";
+  }
+  return base;
+}
+
+void derive_storage(SqlColumn* column) {
+  std::string text = column->declared_type;
+  storage::ColumnDef& def = column->storage;
+  def = storage::ColumnDef{};
+  def.name = column->name;
+  def.nullable = column->nullable;
+  if (text.ends_with(" binary")) {
+    text.resize(text.size() - 7);
+  } else {
+    def.collation = storage::Collation::kCaseInsensitive;
+  }
+  if (text.ends_with(" unsigned")) {
+    def.is_unsigned = true;
+    text.resize(text.size() - 9);
+  }
+  std::string base = text;
+  uint64_t a = 0, b = 0;
+  if (size_t open = text.find('('); open != std::string::npos) {
+    base = text.substr(0, open);
+    std::sscanf(text.c_str() + open + 1, "%lu,%lu", &a, &b);
+  }
+  column->char_length = 0;
+  if (base == "tinyint")
+    def.type = storage::ColumnType::kTinyInt;
+  else if (base == "smallint")
+    def.type = storage::ColumnType::kSmallInt;
+  else if (base == "mediumint")
+    def.type = storage::ColumnType::kMediumInt;
+  else if (base == "int")
+    def.type = storage::ColumnType::kInt;
+  else if (base == "bigint")
+    def.type = storage::ColumnType::kBigInt;
+  else if (base == "float")
+    def.type = storage::ColumnType::kFloat;
+  else if (base == "double")
+    def.type = storage::ColumnType::kDouble;
+  else if (base == "decimal") {
+    if (a < 1 || a > 65 || b > 30 || b > a) {
+      throw_error(1426, "42000",
+                  "Too big precision or scale specified for column '" + column->name + "'");
+    }
+    def.type = storage::ColumnType::kDecimal;
+    def.precision = static_cast<uint8_t>(a);
+    def.scale = static_cast<uint8_t>(b);
+  } else if (base == "char" || base == "varchar") {
+    const bool fixed = base == "char";
+    if (a > (fixed ? kCharLengthMax : kVarcharLengthMax)) {
+      throw_error(1074, "42000",
+                  "Column length too big for column '" + column->name +
+                      "' (max = " + std::to_string(fixed ? kCharLengthMax : kVarcharLengthMax) +
+                      "); use BLOB or TEXT instead");
+    }
+    def.type = fixed ? storage::ColumnType::kChar : storage::ColumnType::kVarchar;
+    def.length = static_cast<uint32_t>(a) * kUtf8mb4BytesMax;
+    column->char_length = static_cast<uint32_t>(a);
+    if (def.length == 0) def.length = 1;
+  } else if (base == "binary" || base == "varbinary") {
+    def.type = base == "binary" ? storage::ColumnType::kBinary : storage::ColumnType::kVarbinary;
+    def.length = std::max<uint32_t>(1, static_cast<uint32_t>(a));
+    def.collation = storage::Collation::kBinary;
+  } else if (base == "date")
+    def.type = storage::ColumnType::kDate;
+  else if (base == "time" || base == "datetime" || base == "timestamp") {
+    def.type = base == "time"       ? storage::ColumnType::kTime
+               : base == "datetime" ? storage::ColumnType::kDatetime
+                                    : storage::ColumnType::kTimestamp;
+    if (a > 6) throw_error(1426, "42000", "Too big precision specified for '" + column->name + "'");
+    def.scale = static_cast<uint8_t>(a);
+  } else if (base == "blob" || base == "text") {
+    def.type = base == "blob" ? storage::ColumnType::kBlob : storage::ColumnType::kText;
+    def.length = kBlobInlineBytes;
+    if (base == "blob") def.collation = storage::Collation::kBinary;
+  } else {
+    throw_not_supported("column type " + column->declared_type);
+  }
+  if (storage::is_integer(def.type) || def.type == storage::ColumnType::kFloat ||
+      def.type == storage::ColumnType::kDouble || def.type == storage::ColumnType::kDecimal ||
+      def.type == storage::ColumnType::kDate || def.type == storage::ColumnType::kTime ||
+      def.type == storage::ColumnType::kDatetime || def.type == storage::ColumnType::kTimestamp) {
+    def.collation = storage::Collation::kBinary;
+  }
+}
+
+SqlTable table_from_create(const CreateTableStatement& statement, const std::string& db) {
+  if (statement.like) throw_not_supported("CREATE TABLE ... LIKE");
+  if (statement.temporary) throw_not_supported("CREATE TEMPORARY TABLE");
+  SqlTable table;
+  table.db = db;
+  table.name = statement.table.name.name;
+  std::vector<SqlIndex> secondary;
+  std::optional<SqlIndex> primary;
+  auto add_primary = [&](std::vector<uint16_t> columns) {
+    if (primary) throw_error(1068, "42000", "Multiple primary key defined");
+    primary = SqlIndex{SqlIndexKind::kPrimary, "PRIMARY", std::move(columns)};
+  };
+  for (const ColumnDef& def : statement.columns) {
+    if (table.find_column(def.name.name) >= 0) {
+      throw_error(1060, "42S21", "Duplicate column name '" + def.name.name + "'");
+    }
+    SqlColumn column;
+    column.name = def.name.name;
+    column.declared_type = declared_type_text(def.type);
+    column.nullable = def.nullable.value_or(true) && !def.primary_key;
+    column.auto_increment = def.auto_increment;
+    if (def.default_value) {
+      column.has_default = true;
+      column.default_value = default_text(*def.default_value, column.name);
+      if (!column.default_value && def.nullable == false) {
+        throw_error(1067, "42000", "Invalid default value for '" + column.name + "'");
+      }
+    }
+    const uint16_t id = static_cast<uint16_t>(table.columns.size());
+    table.columns.push_back(std::move(column));
+    if (def.primary_key) add_primary({id});
+    if (def.unique) secondary.push_back(SqlIndex{SqlIndexKind::kUnique, def.name.name, {id}});
+  }
+  for (const IndexDef& def : statement.indexes) {
+    std::vector<uint16_t> columns;
+    for (const IndexColumn& ic : def.columns) {
+      const int id = table.find_column(ic.name.name);
+      if (id < 0) {
+        throw_error(1072, "42000", "Key column '" + ic.name.name + "' doesn't exist in table");
+      }
+      if (ic.prefix_length) throw_not_supported("index prefix lengths");
+      columns.push_back(static_cast<uint16_t>(id));
+    }
+    if (def.kind == IndexKind::kPrimary) {
+      add_primary(std::move(columns));
+      continue;
+    }
+    std::string name = def.name ? def.name->name : table.columns[columns.front()].name;
+    // MySQL names unnamed indexes after their first column, then _2, _3 ...
+    std::string unique_name = name;
+    for (int n = 2;; ++n) {
+      bool taken = false;
+      for (const SqlIndex& index : secondary) taken |= iequals(index.name, unique_name);
+      if (!taken) break;
+      if (def.name) throw_error(1061, "42000", "Duplicate key name '" + name + "'");
+      unique_name = name + "_" + std::to_string(n);
+    }
+    secondary.push_back(
+        SqlIndex{def.kind == IndexKind::kUnique ? SqlIndexKind::kUnique : SqlIndexKind::kKey,
+                 unique_name, std::move(columns)});
+  }
+  if (!primary) {
+    throw_not_supported("tables without a PRIMARY KEY");
+  }
+  for (uint16_t id : primary->columns) table.columns[id].nullable = false;
+  table.indexes.push_back(std::move(*primary));
+  for (SqlIndex& index : secondary) table.indexes.push_back(std::move(index));
+  int auto_increments = 0;
+  for (size_t i = 0; i < table.columns.size(); ++i) {
+    SqlColumn& column = table.columns[i];
+    derive_storage(&column);
+    if (!column.auto_increment) continue;
+    ++auto_increments;
+    bool keyed = false;
+    for (const SqlIndex& index : table.indexes) keyed |= index.columns.front() == i;
+    if (!keyed || !storage::is_integer(column.storage.type)) {
+      throw_error(1075, "42000",
+                  "Incorrect table definition; there can be only one auto column and it must be "
+                  "defined as a key");
+    }
+  }
+  if (auto_increments > 1) {
+    throw_error(1075, "42000",
+                "Incorrect table definition; there can be only one auto column and it must be "
+                "defined as a key");
+  }
+  for (const SqlColumn& column : table.columns) {
+    if (column.storage.type == storage::ColumnType::kBlob ||
+        column.storage.type == storage::ColumnType::kText) {
+      for (const SqlIndex& index : table.indexes) {
+        for (uint16_t id : index.columns) {
+          if (table.columns[id].name == column.name) {
+            throw_error(1170, "42000",
+                        "BLOB/TEXT column '" + column.name +
+                            "' used in key specification without a key length");
+          }
+        }
+      }
+    }
+  }
+  return table;
+}
+
+::duo::protocol::TableDef to_table_def(const SqlTable& table) {
+  ::duo::protocol::TableDef def;
+  def.schema.name = cluster_table_name(table.db, table.name);
+  for (const SqlColumn& column : table.columns) def.schema.columns.push_back(column.storage);
+  def.schema.primary_key = table.primary_key().columns;
+  for (size_t i = 1; i < table.indexes.size(); ++i) {
+    const SqlIndex& index = table.indexes[i];
+    def.schema.ordered_indexes.push_back(
+        storage::IndexDef{index.name, index.columns, index.kind == SqlIndexKind::kUnique});
+  }
+  def.sql_definition = encode_sql_definition(table);
+  return def;
+}
+
+std::string encode_sql_definition(const SqlTable& table) {
+  std::string out = kMagic;
+  out += '\n';
+  for (const SqlColumn& column : table.columns) {
+    out += "column\t" + escape(column.name) + "\t" + escape(column.declared_type) + "\t" +
+           (column.nullable ? "NULL" : "NOT NULL") + "\t";
+    if (!column.has_default)
+      out += "-";
+    else if (!column.default_value)
+      out += "N";
+    else
+      out += "V" + escape(*column.default_value);
+    out += column.auto_increment ? "\t1\n" : "\t0\n";
+  }
+  for (const SqlIndex& index : table.indexes) {
+    out += "index\t";
+    out += index.kind == SqlIndexKind::kPrimary  ? "PRIMARY"
+           : index.kind == SqlIndexKind::kUnique ? "UNIQUE"
+                                                 : "KEY";
+    out += "\t" + escape(index.name) + "\t";
+    for (size_t i = 0; i < index.columns.size(); ++i) {
+      if (i > 0) out += ',';
+      out += escape(table.columns[index.columns[i]].name);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+Result<SqlTable> decode_sql_definition(const std::string& text, std::string db, std::string name) {
+  auto corrupt = [&](const std::string& why) {
+    return Status(ErrorCode::kCorruption,
+                  "bad SQL definition of table " + db + "." + name + ": " + why);
+  };
+  SqlTable table;
+  table.db = std::move(db);
+  table.name = std::move(name);
+  std::vector<std::string_view> lines = split(text, '\n');
+  if (lines.empty() || lines.front() != kMagic) return corrupt("unknown header");
+  for (size_t l = 1; l < lines.size(); ++l) {
+    if (lines[l].empty()) continue;
+    std::vector<std::string_view> fields = split(lines[l], '\t');
+    if (fields[0] == "column" && fields.size() == 6) {
+      SqlColumn column;
+      std::string value;
+      if (!unescape(fields[1], &column.name) || !unescape(fields[2], &column.declared_type)) {
+        return corrupt("bad escape");
+      }
+      column.nullable = fields[3] == "NULL";
+      if (fields[4] == "N") {
+        column.has_default = true;
+      } else if (!fields[4].empty() && fields[4][0] == 'V') {
+        if (!unescape(fields[4].substr(1), &value)) return corrupt("bad escape");
+        column.has_default = true;
+        column.default_value = value;
+      } else if (fields[4] != "-") {
+        return corrupt("bad default");
+      }
+      column.auto_increment = fields[5] == "1";
+      try {
+        derive_storage(&column);
+      } catch (const SqlException& e) {
+        return corrupt(e.what());
+      }
+      table.columns.push_back(std::move(column));
+    } else if (fields[0] == "index" && fields.size() == 4) {
+      SqlIndex index;
+      if (fields[1] == "PRIMARY")
+        index.kind = SqlIndexKind::kPrimary;
+      else if (fields[1] == "UNIQUE")
+        index.kind = SqlIndexKind::kUnique;
+      else if (fields[1] == "KEY")
+        index.kind = SqlIndexKind::kKey;
+      else
+        return corrupt("bad index kind");
+      if (!unescape(fields[2], &index.name)) return corrupt("bad escape");
+      for (std::string_view c : split(fields[3], ',')) {
+        std::string column;
+        if (!unescape(c, &column)) return corrupt("bad escape");
+        const int id = table.find_column(column);
+        if (id < 0) return corrupt("index on unknown column " + column);
+        index.columns.push_back(static_cast<uint16_t>(id));
+      }
+      if ((index.kind == SqlIndexKind::kPrimary) != table.indexes.empty()) {
+        return corrupt("PRIMARY must be the first index");
+      }
+      table.indexes.push_back(std::move(index));
+    } else {
+      return corrupt("unknown record");
+    }
+  }
+  if (table.columns.empty() || table.indexes.empty()) return corrupt("no columns or no key");
+  return table;
+}
+
+Result<SqlTable> from_table_def(const ::duo::protocol::TableDef& table_def) {
+  std::string db, name;
+  if (!split_cluster_table_name(table_def.schema.name, &db, &name)) {
+    return Status(ErrorCode::kNoSuchTable, "not an SQL table: " + table_def.schema.name);
+  }
+  DUO_ASSIGN_OR_RETURN(SqlTable table, decode_sql_definition(table_def.sql_definition,
+                                                             std::move(db), std::move(name)));
+  if (table.columns.size() != table_def.schema.columns.size()) {
+    return Status(ErrorCode::kCorruption,
+                  "SQL definition and schema of " + table_def.schema.name + " disagree");
+  }
+  return table;
+}
+
+protocol::FieldType field_type(const SqlColumn& column) {
+  using protocol::FieldType;
+  switch (column.storage.type) {
+    case storage::ColumnType::kTinyInt:
+      return FieldType::kTiny;
+    case storage::ColumnType::kSmallInt:
+      return FieldType::kShort;
+    case storage::ColumnType::kMediumInt:
+      return FieldType::kInt24;
+    case storage::ColumnType::kInt:
+      return FieldType::kLong;
+    case storage::ColumnType::kBigInt:
+      return FieldType::kLongLong;
+    case storage::ColumnType::kFloat:
+      return FieldType::kFloat;
+    case storage::ColumnType::kDouble:
+      return FieldType::kDouble;
+    case storage::ColumnType::kDecimal:
+      return FieldType::kNewDecimal;
+    case storage::ColumnType::kChar:
+    case storage::ColumnType::kBinary:
+      return FieldType::kString;
+    case storage::ColumnType::kVarchar:
+    case storage::ColumnType::kVarbinary:
+      return FieldType::kVarString;
+    case storage::ColumnType::kDate:
+      return FieldType::kDate;
+    case storage::ColumnType::kTime:
+      return FieldType::kTime;
+    case storage::ColumnType::kDatetime:
+      return FieldType::kDateTime;
+    case storage::ColumnType::kTimestamp:
+      return FieldType::kTimestamp;
+    case storage::ColumnType::kBlob:
+    case storage::ColumnType::kText:
+      return FieldType::kBlob;
+  }
+  return FieldType::kVarString;
+}
+
+uint16_t column_flags(const SqlTable& table, uint16_t column) {
+  const SqlColumn& c = table.columns[column];
+  uint16_t flags = 0;
+  if (!c.nullable) flags |= protocol::kNotNullFlag;
+  if (table.is_key_column(column)) flags |= protocol::kPriKeyFlag;
+  if (c.storage.is_unsigned) flags |= protocol::kUnsignedFlag;
+  if (c.auto_increment) flags |= protocol::kAutoIncrementFlag;
+  if (c.storage.type == storage::ColumnType::kBlob ||
+      c.storage.type == storage::ColumnType::kText) {
+    flags |= protocol::kBlobFlag;
+  }
+  if (c.storage.collation == storage::Collation::kBinary && !storage::is_integer(c.storage.type)) {
+    flags |= protocol::kBinaryFlag;
+  }
+  if (storage::is_integer(c.storage.type) || c.storage.type == storage::ColumnType::kDecimal ||
+      c.storage.type == storage::ColumnType::kFloat ||
+      c.storage.type == storage::ColumnType::kDouble) {
+    flags |= protocol::kNumFlag;
+  }
+  for (size_t i = 1; i < table.indexes.size(); ++i) {
+    if (table.indexes[i].columns.front() == column) {
+      flags |= table.indexes[i].kind == SqlIndexKind::kUnique ? protocol::kUniqueKeyFlag
+                                                              : protocol::kMultipleKeyFlag;
+    }
+  }
+  return flags;
+}
+
+uint32_t display_length(const SqlColumn& column) {
+  const storage::ColumnDef& def = column.storage;
+  switch (def.type) {
+    case storage::ColumnType::kTinyInt:
+      return 4;
+    case storage::ColumnType::kSmallInt:
+      return 6;
+    case storage::ColumnType::kMediumInt:
+      return 9;
+    case storage::ColumnType::kInt:
+      return 11;
+    case storage::ColumnType::kBigInt:
+      return 20;
+    case storage::ColumnType::kFloat:
+      return 12;
+    case storage::ColumnType::kDouble:
+      return 22;
+    case storage::ColumnType::kDecimal:
+      return def.precision + 2u;
+    case storage::ColumnType::kDate:
+      return 10;
+    case storage::ColumnType::kTime:
+      return 10 + (def.scale ? def.scale + 1u : 0u);
+    case storage::ColumnType::kDatetime:
+    case storage::ColumnType::kTimestamp:
+      return 19 + (def.scale ? def.scale + 1u : 0u);
+    case storage::ColumnType::kBlob:
+    case storage::ColumnType::kText:
+      return 65535;
+    default:
+      return def.length;
+  }
+}
+
+}  // namespace duo::sql::catalog

@@ -1,0 +1,93 @@
+// SqlTable: the SQL layer's definition of one table — what the cluster's TableDef
+// carries opaquely in `sql_definition` (like NDB's frm blob), so every duo_sqld sees the
+// same declared types, defaults, AUTO_INCREMENT and key names. Also the mapping of SQL
+// types to the storage ColumnDefs of the table's TableSchema, and of names:
+// SQL table `db`.`t` is the cluster table "db/def/t" (NDB's naming).
+//
+// sql_definition encoding (text, version 1; one record per line, fields separated by
+// TAB; every field percent-escapes '%', TAB, LF and ',' as %25 %09 %0A %2C):
+//   duo-sql-table 1
+//   column <name> <declared type, lower case> <NULL|NOT NULL> <default> <auto_increment 0|1>
+//          where <default> is "-" (none), "N" (DEFAULT NULL) or "V" followed by the text
+//   index <PRIMARY|UNIQUE|KEY> <name> <column>,<column>...
+// Columns appear in table order (column i is storage column i); the PRIMARY index comes
+// first. Unknown record kinds are refused, so a newer writer is detected.
+//
+// Thread-safety: value types and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ndb-kernel/protocol/wire_codec.h"
+#include "sql-frontend/parser/ast.h"
+#include "sql-frontend/protocol/mysql_constants.h"
+#include "storage/row/table_schema.h"
+
+namespace duo::sql::catalog {
+
+struct SqlColumn {
+  std::string name;
+  std::string declared_type;  // "int", "varchar(20)", "bigint unsigned", "decimal(10,2)"
+  bool nullable = true;
+  bool has_default = false;                  // DEFAULT given (possibly NULL)
+  std::optional<std::string> default_value;  // nullopt with has_default: DEFAULT NULL
+  bool auto_increment = false;
+  // Derived from declared_type (not encoded).
+  storage::ColumnDef storage;
+  uint32_t char_length = 0;  // CHAR/VARCHAR: length in characters (0: not a char type)
+};
+
+enum class SqlIndexKind : uint8_t { kPrimary, kUnique, kKey };
+
+struct SqlIndex {
+  SqlIndexKind kind = SqlIndexKind::kKey;
+  std::string name;  // "PRIMARY" for the primary key
+  std::vector<uint16_t> columns;
+};
+
+struct SqlTable {
+  std::string db;
+  std::string name;
+  std::vector<SqlColumn> columns;
+  std::vector<SqlIndex> indexes;  // PRIMARY first
+
+  // The column named `name` (case-insensitive, as MySQL's column names), or -1.
+  int find_column(std::string_view column) const;
+  const SqlIndex& primary_key() const { return indexes.front(); }
+  bool is_key_column(uint16_t column) const;
+  int auto_increment_column() const;
+};
+
+// "db/def/t"; and back (false when `cluster_name` is not of that form).
+std::string cluster_table_name(const std::string& db, const std::string& table);
+bool split_cluster_table_name(const std::string& cluster_name, std::string* db, std::string* table);
+
+// Builds the definition of CREATE TABLE `statement` in `db`. Throws SqlException: 1075
+// (more than one AUTO_INCREMENT / not a key), 1068 (multiple primary keys), 1060
+// (duplicate column), 1072 (key column missing), 1235 (no PRIMARY KEY, or a type not
+// supported yet), 1074 (CHAR/VARCHAR too long), 1067 (invalid default).
+SqlTable table_from_create(const CreateTableStatement& statement, const std::string& db);
+
+// The storage ColumnDef and character length of a declared type (lower-case text as
+// produced by declared_type_text). Throws SqlException 1235 for an unsupported type.
+void derive_storage(SqlColumn* column);
+std::string declared_type_text(const DataType& type);
+
+// The cluster table for `table`: schema (columns, primary key, ordered indexes for the
+// UNIQUE and KEY indexes) and sql_definition.
+::duo::protocol::TableDef to_table_def(const SqlTable& table);
+// Decodes a cluster table created by to_table_def. kCorruption for a malformed blob.
+Result<SqlTable> from_table_def(const ::duo::protocol::TableDef& table_def);
+
+std::string encode_sql_definition(const SqlTable& table);
+Result<SqlTable> decode_sql_definition(const std::string& text, std::string db, std::string name);
+
+// How a column is described in result-set metadata.
+protocol::FieldType field_type(const SqlColumn& column);
+uint16_t column_flags(const SqlTable& table, uint16_t column);
+uint32_t display_length(const SqlColumn& column);
+
+}  // namespace duo::sql::catalog

@@ -1,0 +1,114 @@
+// Tests of SQL table definitions: CREATE TABLE to SqlTable, the sql_definition round trip,
+// the storage mapping and the MySQL errors for bad definitions.
+#include "sql-frontend/catalog/sql_table.h"
+
+#include <gtest/gtest.h>
+
+#include "sql-frontend/catalog/sql_exception.h"
+#include "sql-frontend/parser/parser.h"
+
+namespace duo::sql::catalog {
+namespace {
+
+SqlTable create(const std::string& sql) {
+  ParsedStatement parsed = parse_statement(sql);
+  EXPECT_TRUE(parsed.ok()) << sql;
+  return table_from_create(parsed.statement->as<CreateTableStatement>(), "db1");
+}
+
+uint16_t error_of(const std::string& sql) {
+  try {
+    create(sql);
+  } catch (const SqlException& e) {
+    return e.code();
+  }
+  return 0;
+}
+
+TEST(SqlTableTest, CreateTableMapsTypesKeysAndDefaults) {
+  SqlTable t = create(
+      "CREATE TABLE t (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, name VARCHAR(20) DEFAULT 'x',"
+      " price DECIMAL(10,2), d DATE, k INT NOT NULL DEFAULT -5, PRIMARY KEY (id),"
+      " UNIQUE KEY uk (name), KEY (k, d)) ENGINE=ndbcluster");
+  ASSERT_EQ(t.columns.size(), 5u);
+  EXPECT_EQ(t.columns[0].storage.type, storage::ColumnType::kBigInt);
+  EXPECT_TRUE(t.columns[0].storage.is_unsigned);
+  EXPECT_TRUE(t.columns[0].auto_increment);
+  EXPECT_EQ(t.columns[1].storage.type, storage::ColumnType::kVarchar);
+  EXPECT_EQ(t.columns[1].storage.length, 80u);
+  EXPECT_EQ(t.columns[1].char_length, 20u);
+  EXPECT_EQ(t.columns[1].default_value, "x");
+  EXPECT_EQ(t.columns[2].storage.precision, 10);
+  EXPECT_EQ(t.columns[2].storage.scale, 2);
+  EXPECT_EQ(t.columns[4].default_value, "-5");
+  ASSERT_EQ(t.indexes.size(), 3u);
+  EXPECT_EQ(t.indexes[0].name, "PRIMARY");
+  EXPECT_EQ(t.indexes[1].name, "uk");
+  EXPECT_EQ(t.indexes[1].kind, SqlIndexKind::kUnique);
+  EXPECT_EQ(t.indexes[2].name, "k");
+  EXPECT_EQ(t.indexes[2].columns, (std::vector<uint16_t>{4, 3}));
+
+  ::duo::protocol::TableDef def = to_table_def(t);
+  EXPECT_EQ(def.schema.name, "db1/def/t");
+  EXPECT_EQ(def.schema.primary_key, std::vector<uint16_t>{0});
+  ASSERT_EQ(def.schema.ordered_indexes.size(), 2u);
+  EXPECT_TRUE(def.schema.ordered_indexes[0].unique);
+  EXPECT_TRUE(def.schema.validate().ok());
+}
+
+TEST(SqlTableTest, SqlDefinitionRoundTripsAwkwardNames) {
+  SqlTable t = create(
+      "CREATE TABLE `a,b` (`we%ird\tname` INT PRIMARY KEY, `c,1` CHAR(3) NULL DEFAULT NULL,"
+      " v VARCHAR(5) COLLATE utf8mb4_bin NOT NULL DEFAULT 'a,%b')");
+  ::duo::protocol::TableDef def = to_table_def(t);
+  Result<SqlTable> back = from_table_def(def);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->db, "db1");
+  EXPECT_EQ(back->name, "a,b");
+  ASSERT_EQ(back->columns.size(), 3u);
+  EXPECT_EQ(back->columns[0].name, "we%ird\tname");
+  EXPECT_FALSE(back->columns[0].nullable);
+  EXPECT_TRUE(back->columns[1].has_default);
+  EXPECT_FALSE(back->columns[1].default_value.has_value());
+  EXPECT_EQ(back->columns[2].default_value, "a,%b");
+  EXPECT_EQ(back->columns[2].storage.collation, storage::Collation::kBinary);
+  EXPECT_EQ(back->columns[1].storage.collation, storage::Collation::kCaseInsensitive);
+  EXPECT_EQ(encode_sql_definition(*back), def.sql_definition);
+}
+
+TEST(SqlTableTest, MalformedDefinitionsAreCorruption) {
+  for (const char* text :
+       {"", "duo-sql-table 2\n", "duo-sql-table 1\ncolumn\tx\n",
+        "duo-sql-table 1\ncolumn\ta\tint\tNULL\t-\t0\n",  // no key
+        "duo-sql-table 1\ncolumn\ta\tint\tNULL\t-\t0\nindex\tPRIMARY\tPRIMARY\tb\n",
+        "duo-sql-table 1\ncolumn\ta%Z\tint\tNULL\t-\t0\n"}) {
+    Result<SqlTable> t = decode_sql_definition(text, "d", "t");
+    ASSERT_FALSE(t.ok()) << text;
+    EXPECT_EQ(t.status().code(), ErrorCode::kCorruption);
+  }
+}
+
+TEST(SqlTableTest, RefusesBadDefinitionsWithMysqlErrors) {
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT)"), 1235);  // no primary key yet
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b INT, PRIMARY KEY (b))"), 1068);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, a INT)"), 1060);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT, PRIMARY KEY (z))"), 1072);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b INT AUTO_INCREMENT)"), 1075);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b VARCHAR(20000))"), 1074);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b JSON)"), 1235);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b INT NOT NULL DEFAULT NULL)"), 1067);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b INT)"), 0);
+}
+
+TEST(SqlTableTest, ClusterTableNames) {
+  std::string db, table;
+  EXPECT_TRUE(split_cluster_table_name("shop/def/orders", &db, &table));
+  EXPECT_EQ(db, "shop");
+  EXPECT_EQ(table, "orders");
+  EXPECT_FALSE(split_cluster_table_name("sys_table", &db, &table));
+  EXPECT_FALSE(split_cluster_table_name("/def/x", &db, &table));
+  EXPECT_EQ(cluster_table_name("a", "b"), "a/def/b");
+}
+
+}  // namespace
+}  // namespace duo::sql::catalog

@@ -1,0 +1,519 @@
+// Expression evaluation in sqld; see expression.h.
+#include "sql-frontend/executor/expression.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "sql-frontend/catalog/sql_exception.h"
+#include "sql-frontend/parser/ast_printer.h"
+
+#ifndef DUO_VERSION
+#define DUO_VERSION "0.0.0"
+#endif
+
+namespace duo::sql::executor {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+SqlValue of_bool(std::optional<bool> b) {
+  if (!b) return SqlValue::null();
+  return SqlValue::of_int(*b ? 1 : 0);
+}
+
+SqlValue literal_value(const LiteralExpr& literal) {
+  switch (literal.literal_kind) {
+    case LiteralKind::kNull:
+      return SqlValue::null();
+    case LiteralKind::kTrue:
+      return SqlValue::of_int(1);
+    case LiteralKind::kFalse:
+      return SqlValue::of_int(0);
+    case LiteralKind::kInteger: {
+      errno = 0;
+      const unsigned long long u = std::strtoull(literal.value.c_str(), nullptr, 10);
+      if (errno == ERANGE) return SqlValue::of_decimal(literal.value);
+      if (u > static_cast<unsigned long long>(INT64_MAX)) return SqlValue::of_uint(u);
+      return SqlValue::of_int(static_cast<int64_t>(u));
+    }
+    case LiteralKind::kDecimal:
+      return SqlValue::of_decimal(literal.value);
+    case LiteralKind::kFloat:
+      return SqlValue::of_double(std::strtod(literal.value.c_str(), nullptr));
+    case LiteralKind::kString:
+    case LiteralKind::kHex:
+    case LiteralKind::kBit:
+      return SqlValue::of_string(literal.value);
+  }
+  return SqlValue::null();
+}
+
+bool is_integer_kind(const SqlValue& v) {
+  return v.kind == SqlValue::Kind::kInt || v.kind == SqlValue::Kind::kUInt;
+}
+
+[[noreturn]] void overflow(const Expr& expr) {
+  throw SqlException(1690, "22003", "BIGINT value is out of range in '" + to_sql(expr) + "'");
+}
+
+SqlValue arithmetic(BinaryOp op, const SqlValue& a, const SqlValue& b, const Expr& expr) {
+  if (a.is_null() || b.is_null()) return SqlValue::null();
+  const bool integers = is_integer_kind(a) && is_integer_kind(b);
+  const bool exact = (a.kind == SqlValue::Kind::kDecimal || is_integer_kind(a)) &&
+                     (b.kind == SqlValue::Kind::kDecimal || is_integer_kind(b));
+  if (integers && (op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul)) {
+    const bool unsigned_result = a.kind == SqlValue::Kind::kUInt || b.kind == SqlValue::Kind::kUInt;
+    if (!unsigned_result) {
+      int64_t r = 0;
+      const bool bad = op == BinaryOp::kAdd   ? __builtin_add_overflow(a.i, b.i, &r)
+                       : op == BinaryOp::kSub ? __builtin_sub_overflow(a.i, b.i, &r)
+                                              : __builtin_mul_overflow(a.i, b.i, &r);
+      if (bad) overflow(expr);
+      return SqlValue::of_int(r);
+    }
+    const __int128 x = a.kind == SqlValue::Kind::kUInt ? static_cast<__int128>(a.u) : a.i;
+    const __int128 y = b.kind == SqlValue::Kind::kUInt ? static_cast<__int128>(b.u) : b.i;
+    const __int128 r = op == BinaryOp::kAdd ? x + y : op == BinaryOp::kSub ? x - y : x * y;
+    if (r < 0 || r > static_cast<__int128>(UINT64_MAX)) overflow(expr);
+    return SqlValue::of_uint(static_cast<uint64_t>(r));
+  }
+  if (op == BinaryOp::kIntDiv || (integers && op == BinaryOp::kMod)) {
+    const int64_t y = b.to_int();
+    if (y == 0) return SqlValue::null();
+    const int64_t x = a.to_int();
+    return SqlValue::of_int(op == BinaryOp::kIntDiv ? x / y : x % y);
+  }
+  const double x = a.to_double(), y = b.to_double();
+  double r = 0;
+  switch (op) {
+    case BinaryOp::kAdd:
+      r = x + y;
+      break;
+    case BinaryOp::kSub:
+      r = x - y;
+      break;
+    case BinaryOp::kMul:
+      r = x * y;
+      break;
+    case BinaryOp::kDiv:
+      if (y == 0) return SqlValue::null();
+      r = x / y;
+      break;
+    case BinaryOp::kMod:
+      if (y == 0) return SqlValue::null();
+      r = std::fmod(x, y);
+      break;
+    default:
+      throw_not_supported("operator in '" + to_sql(expr) + "'");
+  }
+  if (exact) {
+    // DECIMAL arithmetic shown with MySQL's scale: division adds 4 digits.
+    auto scale_of = [](const SqlValue& v) -> int {
+      if (v.kind != SqlValue::Kind::kDecimal) return 0;
+      const size_t dot = v.s.find('.');
+      return dot == std::string::npos ? 0 : static_cast<int>(v.s.size() - dot - 1);
+    };
+    int scale = op == BinaryOp::kMul   ? scale_of(a) + scale_of(b)
+                : op == BinaryOp::kDiv ? scale_of(a) + 4
+                                       : std::max(scale_of(a), scale_of(b));
+    char buffer[128];
+    std::snprintf(buffer, sizeof(buffer), "%.*f", scale, r);
+    return SqlValue::of_decimal(buffer);
+  }
+  return SqlValue::of_double(r);
+}
+
+std::optional<bool> compare_op(BinaryOp op, const SqlValue& a, const SqlValue& b) {
+  if (op == BinaryOp::kNullSafeEq) {
+    if (a.is_null() || b.is_null()) return a.is_null() && b.is_null();
+    return compare(a, b) == 0;
+  }
+  if (a.is_null() || b.is_null()) return std::nullopt;
+  const int c = compare(a, b);
+  switch (op) {
+    case BinaryOp::kEq:
+      return c == 0;
+    case BinaryOp::kNe:
+      return c != 0;
+    case BinaryOp::kLt:
+      return c < 0;
+    case BinaryOp::kLe:
+      return c <= 0;
+    case BinaryOp::kGt:
+      return c > 0;
+    case BinaryOp::kGe:
+      return c >= 0;
+    default:
+      return std::nullopt;
+  }
+}
+
+SqlValue function_value(const FunctionExpr& f, const EvalContext& context) {
+  const std::string& name = f.name;
+  auto arg = [&](size_t i) { return evaluate(*f.args.at(i), context); };
+  auto need = [&](size_t n) {
+    if (f.args.size() != n) {
+      throw SqlException(1582, "42000",
+                         "Incorrect parameter count in the call to native function '" + name + "'");
+    }
+  };
+  if (name == "DATABASE" || name == "SCHEMA") {
+    if (context.session == nullptr || context.session->database.empty()) return SqlValue::null();
+    return SqlValue::of_string(context.session->database);
+  }
+  if (name == "VERSION") return SqlValue::of_string(server_version());
+  if (name == "USER" || name == "CURRENT_USER" || name == "SESSION_USER" || name == "SYSTEM_USER") {
+    if (context.session == nullptr) return SqlValue::of_string("root@localhost");
+    return SqlValue::of_string(context.session->user + "@" +
+                               (name == "CURRENT_USER" ? std::string("%") : context.session->host));
+  }
+  if (name == "CONNECTION_ID") {
+    return SqlValue::of_uint(context.session ? context.session->connection_id : 0);
+  }
+  if (name == "LAST_INSERT_ID" && f.args.empty()) return SqlValue::of_uint(context.last_insert_id);
+  if (name == "CONCAT") {
+    std::string out;
+    for (size_t i = 0; i < f.args.size(); ++i) {
+      SqlValue v = arg(i);
+      if (v.is_null()) return SqlValue::null();
+      out += v.to_text();
+    }
+    return SqlValue::of_string(std::move(out));
+  }
+  if (name == "IFNULL" || name == "COALESCE") {
+    if (name == "IFNULL") need(2);
+    for (size_t i = 0; i < f.args.size(); ++i) {
+      SqlValue v = arg(i);
+      if (!v.is_null()) return v;
+    }
+    return SqlValue::null();
+  }
+  if (name == "IF") {
+    need(3);
+    return truth(arg(0)).value_or(false) ? arg(1) : arg(2);
+  }
+  if (name == "LOWER" || name == "LCASE" || name == "UPPER" || name == "UCASE") {
+    need(1);
+    SqlValue v = arg(0);
+    if (v.is_null()) return v;
+    std::string s = v.to_text();
+    const bool up = name == "UPPER" || name == "UCASE";
+    for (char& c : s)
+      c = static_cast<char>(up ? std::toupper(static_cast<unsigned char>(c))
+                               : std::tolower(static_cast<unsigned char>(c)));
+    return SqlValue::of_string(std::move(s));
+  }
+  if (name == "LENGTH" || name == "CHAR_LENGTH" || name == "CHARACTER_LENGTH") {
+    need(1);
+    SqlValue v = arg(0);
+    if (v.is_null()) return v;
+    const std::string s = v.to_text();
+    if (name == "LENGTH") return SqlValue::of_int(static_cast<int64_t>(s.size()));
+    int64_t n = 0;
+    for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return SqlValue::of_int(n);
+  }
+  if (name == "ABS") {
+    need(1);
+    SqlValue v = arg(0);
+    if (v.is_null() || v.kind == SqlValue::Kind::kUInt) return v;
+    if (v.kind == SqlValue::Kind::kInt) return SqlValue::of_int(v.i < 0 ? -v.i : v.i);
+    return SqlValue::of_double(std::fabs(v.to_double()));
+  }
+  throw_not_supported("function " + name);
+}
+
+}  // namespace
+
+std::string server_version() {
+  return std::string("8.0.35-DuoDB-") + DUO_VERSION;
+}
+
+std::optional<bool> truth(const SqlValue& value) {
+  if (value.is_null()) return std::nullopt;
+  if (value.kind == SqlValue::Kind::kInt) return value.i != 0;
+  if (value.kind == SqlValue::Kind::kUInt) return value.u != 0;
+  return value.to_double() != 0;
+}
+
+bool passes(const Expr* condition, const EvalContext& context) {
+  if (condition == nullptr) return true;
+  return truth(evaluate(*condition, context)).value_or(false);
+}
+
+uint16_t resolve_column(const ColumnExpr& column, const catalog::SqlTable& table,
+                        const char* clause) {
+  const bool other_table = column.table && lower(column.table->name) != lower(table.name);
+  const int id = other_table ? -1 : table.find_column(column.column.name);
+  if (id < 0) {
+    std::string name =
+        column.table ? column.table->name + "." + column.column.name : column.column.name;
+    throw_unknown_column(name, clause);
+  }
+  return static_cast<uint16_t>(id);
+}
+
+bool is_constant(const Expr& expr) {
+  switch (expr.kind) {
+    case ExprKind::kLiteral:
+    case ExprKind::kPlaceholder:
+    case ExprKind::kSystemVariable:
+      return true;
+    case ExprKind::kUnary:
+      return is_constant(*expr.as<UnaryExpr>().operand);
+    case ExprKind::kBinary:
+      return is_constant(*expr.as<BinaryExpr>().left) && is_constant(*expr.as<BinaryExpr>().right);
+    default:
+      return false;
+  }
+}
+
+void split_conjuncts(const Expr* condition, std::vector<const Expr*>* out) {
+  if (condition == nullptr) return;
+  if (condition->kind == ExprKind::kBinary && condition->as<BinaryExpr>().op == BinaryOp::kAnd) {
+    split_conjuncts(condition->as<BinaryExpr>().left.get(), out);
+    split_conjuncts(condition->as<BinaryExpr>().right.get(), out);
+    return;
+  }
+  out->push_back(condition);
+}
+
+bool like_match(std::string_view text, std::string_view pattern, char escape) {
+  // Iterative wildcard matching with one backtrack point for the last '%'.
+  size_t t = 0, p = 0, star_p = std::string_view::npos, star_t = 0;
+  auto lower_char = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '%') {
+      star_p = ++p;
+      star_t = t;
+      continue;
+    }
+    if (p < pattern.size()) {
+      char pc = pattern[p];
+      size_t step = 1;
+      bool literal = false;
+      if (pc == escape && p + 1 < pattern.size()) {
+        pc = pattern[p + 1];
+        step = 2;
+        literal = true;
+      }
+      if ((!literal && pc == '_') || lower_char(pc) == lower_char(text[t])) {
+        p += step;
+        ++t;
+        continue;
+      }
+    }
+    if (star_p == std::string_view::npos) return false;
+    p = star_p;
+    t = ++star_t;
+  }
+  while (p < pattern.size() && pattern[p] == '%') ++p;
+  return p == pattern.size();
+}
+
+SqlValue system_variable(const std::string& raw_name, const server::SessionState* session) {
+  const std::string name = lower(raw_name);
+  const bool autocommit = session == nullptr || session->autocommit;
+  if (name == "version_comment") return SqlValue::of_string("DuoDB Server (GPL)");
+  if (name == "version") return SqlValue::of_string(server_version());
+  if (name == "max_allowed_packet") return SqlValue::of_int(67108864);
+  if (name == "autocommit") return SqlValue::of_int(autocommit ? 1 : 0);
+  if (name == "auto_increment_increment" || name == "auto_increment_offset")
+    return SqlValue::of_int(1);
+  if (name == "character_set_client" || name == "character_set_connection" ||
+      name == "character_set_results" || name == "character_set_server" ||
+      name == "character_set_database") {
+    return SqlValue::of_string("utf8mb4");
+  }
+  if (name == "collation_connection" || name == "collation_server" ||
+      name == "collation_database") {
+    return SqlValue::of_string("utf8mb4_0900_ai_ci");
+  }
+  if (name == "transaction_isolation" || name == "tx_isolation") {
+    return SqlValue::of_string("READ-COMMITTED");
+  }
+  if (name == "transaction_read_only" || name == "tx_read_only") return SqlValue::of_int(0);
+  if (name == "sql_mode") {
+    return SqlValue::of_string("STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION");
+  }
+  if (name == "lower_case_table_names") return SqlValue::of_int(0);
+  if (name == "time_zone") return SqlValue::of_string("SYSTEM");
+  if (name == "system_time_zone") return SqlValue::of_string("UTC");
+  if (name == "wait_timeout" || name == "interactive_timeout") return SqlValue::of_int(28800);
+  if (name == "net_write_timeout") return SqlValue::of_int(60);
+  if (name == "net_buffer_length") return SqlValue::of_int(16384);
+  if (name == "license") return SqlValue::of_string("GPL");
+  if (name == "init_connect") return SqlValue::of_string("");
+  if (name == "performance_schema") return SqlValue::of_int(0);
+  if (name == "query_cache_size" || name == "query_cache_type") return SqlValue::of_int(0);
+  if (name == "sql_select_limit") return SqlValue::of_uint(UINT64_MAX);
+  if (name == "max_execution_time") return SqlValue::of_int(0);
+  if (name == "default_storage_engine" || name == "storage_engine") {
+    return SqlValue::of_string("ndbcluster");
+  }
+  if (name == "hostname") return SqlValue::of_string("localhost");
+  if (name == "port") return SqlValue::of_int(3306);
+  if (name == "have_ssl" || name == "have_openssl") return SqlValue::of_string("DISABLED");
+  if (name == "warning_count" || name == "error_count") return SqlValue::of_int(0);
+  if (name == "identity" || name == "last_insert_id") return SqlValue::of_int(0);
+  throw SqlException(1193, "HY000", "Unknown system variable '" + raw_name + "'");
+}
+
+SqlValue evaluate(const Expr& expr, const EvalContext& context) {
+  switch (expr.kind) {
+    case ExprKind::kLiteral:
+      return literal_value(expr.as<LiteralExpr>());
+    case ExprKind::kColumn: {
+      const auto& column = expr.as<ColumnExpr>();
+      if (context.table == nullptr || context.row == nullptr) {
+        throw_unknown_column(column.column.name, context.clause);
+      }
+      return (*context.row)[resolve_column(column, *context.table, context.clause)];
+    }
+    case ExprKind::kPlaceholder: {
+      const uint32_t index = expr.as<PlaceholderExpr>().index;
+      if (context.params == nullptr || index >= context.params->size()) {
+        throw SqlException(1210, "HY000", "Incorrect arguments to EXECUTE");
+      }
+      return (*context.params)[index];
+    }
+    case ExprKind::kSystemVariable:
+      return system_variable(expr.as<SystemVariableExpr>().name, context.session);
+    case ExprKind::kUserVariable:
+      return SqlValue::null();
+    case ExprKind::kUnary: {
+      const auto& unary = expr.as<UnaryExpr>();
+      SqlValue v = evaluate(*unary.operand, context);
+      if (unary.op == UnaryOp::kNot) {
+        std::optional<bool> t = truth(v);
+        return of_bool(t ? std::optional<bool>(!*t) : std::nullopt);
+      }
+      if (unary.op == UnaryOp::kNegate) {
+        if (v.is_null()) return v;
+        if (v.kind == SqlValue::Kind::kInt) {
+          if (v.i == INT64_MIN) overflow(expr);
+          return SqlValue::of_int(-v.i);
+        }
+        if (v.kind == SqlValue::Kind::kUInt) {
+          if (v.u > static_cast<uint64_t>(INT64_MAX) + 1) overflow(expr);
+          return SqlValue::of_int(static_cast<int64_t>(0 - v.u));
+        }
+        if (v.kind == SqlValue::Kind::kDecimal) {
+          return SqlValue::of_decimal(v.s.starts_with("-") ? v.s.substr(1) : "-" + v.s);
+        }
+        return SqlValue::of_double(-v.to_double());
+      }
+      throw_not_supported("operator ~");
+    }
+    case ExprKind::kBinary: {
+      const auto& binary = expr.as<BinaryExpr>();
+      if (binary.op == BinaryOp::kAnd || binary.op == BinaryOp::kOr ||
+          binary.op == BinaryOp::kXor) {
+        std::optional<bool> a = truth(evaluate(*binary.left, context));
+        if (binary.op == BinaryOp::kAnd && a == false) return of_bool(false);
+        if (binary.op == BinaryOp::kOr && a == true) return of_bool(true);
+        std::optional<bool> b = truth(evaluate(*binary.right, context));
+        if (binary.op == BinaryOp::kAnd) {
+          if (b == false) return of_bool(false);
+          return of_bool(a && b ? std::optional<bool>(true) : std::nullopt);
+        }
+        if (binary.op == BinaryOp::kOr) {
+          if (b == true) return of_bool(true);
+          return of_bool(a && b ? std::optional<bool>(false) : std::nullopt);
+        }
+        if (!a || !b) return SqlValue::null();
+        return of_bool(*a != *b);
+      }
+      SqlValue a = evaluate(*binary.left, context);
+      SqlValue b = evaluate(*binary.right, context);
+      switch (binary.op) {
+        case BinaryOp::kEq:
+        case BinaryOp::kNullSafeEq:
+        case BinaryOp::kNe:
+        case BinaryOp::kLt:
+        case BinaryOp::kLe:
+        case BinaryOp::kGt:
+        case BinaryOp::kGe:
+          return of_bool(compare_op(binary.op, a, b));
+        default:
+          return arithmetic(binary.op, a, b, expr);
+      }
+    }
+    case ExprKind::kIs: {
+      const auto& is = expr.as<IsExpr>();
+      SqlValue v = evaluate(*is.operand, context);
+      bool result = false;
+      switch (is.what) {
+        case IsWhat::kNull:
+        case IsWhat::kUnknown:
+          result = v.is_null();
+          break;
+        case IsWhat::kTrue:
+          result = truth(v) == true;
+          break;
+        case IsWhat::kFalse:
+          result = truth(v) == false;
+          break;
+      }
+      return of_bool(result != is.negated);
+    }
+    case ExprKind::kBetween: {
+      const auto& between = expr.as<BetweenExpr>();
+      SqlValue v = evaluate(*between.operand, context);
+      std::optional<bool> low = compare_op(BinaryOp::kGe, v, evaluate(*between.low, context));
+      std::optional<bool> high = compare_op(BinaryOp::kLe, v, evaluate(*between.high, context));
+      std::optional<bool> result;
+      if (low == false || high == false)
+        result = false;
+      else if (low && high)
+        result = true;
+      if (result && between.negated) result = !*result;
+      return of_bool(result);
+    }
+    case ExprKind::kInList: {
+      const auto& in = expr.as<InListExpr>();
+      SqlValue v = evaluate(*in.operand, context);
+      std::optional<bool> result = false;
+      for (const ExprPtr& item : in.list) {
+        std::optional<bool> eq = compare_op(BinaryOp::kEq, v, evaluate(*item, context));
+        if (eq == true) {
+          result = true;
+          break;
+        }
+        if (!eq) result = std::nullopt;
+      }
+      if (result && in.negated) result = !*result;
+      return of_bool(result);
+    }
+    case ExprKind::kLike: {
+      const auto& like = expr.as<LikeExpr>();
+      SqlValue v = evaluate(*like.operand, context);
+      SqlValue p = evaluate(*like.pattern, context);
+      if (v.is_null() || p.is_null()) return SqlValue::null();
+      char escape = '\\';
+      if (like.escape) {
+        const std::string e = evaluate(*like.escape, context).to_text();
+        escape = e.empty() ? '\\' : e[0];
+      }
+      return of_bool(like_match(v.to_text(), p.to_text(), escape) != like.negated);
+    }
+    case ExprKind::kFunction: {
+      const auto& function = expr.as<FunctionExpr>();
+      if (function.name == "COUNT" || function.name == "SUM" || function.name == "MIN" ||
+          function.name == "MAX" || function.name == "AVG") {
+        throw SqlException(1111, "HY000", "Invalid use of group function");
+      }
+      return function_value(function, context);
+    }
+    default:
+      throw_not_supported("expression '" + to_sql(expr) + "'");
+  }
+}
+
+}  // namespace duo::sql::executor

@@ -1,0 +1,315 @@
+// duo_sqld's QueryHandler; see sql_engine.h.
+#include "sql-frontend/executor/sql_engine.h"
+
+#include "sql-frontend/catalog/sql_exception.h"
+#include "sql-frontend/executor/statement_context.h"
+#include "sql-frontend/parser/ast_printer.h"
+
+namespace duo::sql::executor {
+
+namespace {
+
+server::SqlError to_error(const SqlException& e) {
+  return server::SqlError{e.code(), e.sql_state(), e.what()};
+}
+
+server::SqlError parse_error(const ParsedStatement& parsed) {
+  return server::SqlError{parsed.error->mysql_errno, parsed.error->sqlstate, parsed.error->message};
+}
+
+// Statements that read or write table data run in the connection's transaction.
+bool is_data_statement(StatementKind kind) {
+  return kind == StatementKind::kSelect || kind == StatementKind::kInsert ||
+         kind == StatementKind::kUpdate || kind == StatementKind::kDelete;
+}
+
+// DDL commits the open transaction first, as in MySQL.
+bool is_implicit_commit(StatementKind kind) {
+  return kind == StatementKind::kCreateDatabase || kind == StatementKind::kDropDatabase ||
+         kind == StatementKind::kCreateTable || kind == StatementKind::kDropTable;
+}
+
+}  // namespace
+
+SqlEngine::SqlEngine(api::Cluster* cluster) : cluster_(cluster), catalog_(cluster) {}
+
+SqlEngine::Connection& SqlEngine::connection(server::SessionState& session) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_ptr<Connection>& c = connections_[session.connection_id];
+  if (!c) {
+    c = std::make_unique<Connection>();
+    c->api_session = cluster_->new_session();
+  }
+  return *c;
+}
+
+std::vector<server::StatementResult> SqlEngine::query(server::SessionState& session,
+                                                      std::string_view sql, bool multi_statements) {
+  std::vector<server::StatementResult> results;
+  if (!multi_statements) {
+    ParsedStatement parsed = parse_statement(sql);
+    if (!parsed.ok()) return {parse_error(parsed)};
+    results.push_back(run_statement(session, *parsed.statement, sql, {}));
+    return results;
+  }
+  ScriptParser script(sql);
+  while (script.has_next()) {
+    ParsedStatement parsed = script.next();
+    if (!parsed.ok()) {
+      results.push_back(parse_error(parsed));
+      break;
+    }
+    results.push_back(run_statement(session, *parsed.statement, sql, {}));
+    if (std::holds_alternative<server::SqlError>(results.back())) break;
+  }
+  return results;
+}
+
+server::StatementResult SqlEngine::run_statement(server::SessionState& session,
+                                                 const Statement& statement,
+                                                 std::string_view source,
+                                                 const std::vector<SqlValue>& params) {
+  Connection& c = connection(session);
+  try {
+    return dispatch(session, c, statement, source, params);
+  } catch (const SqlException& e) {
+    // A cluster transaction that aborted is over: NDB rolls back the whole transaction
+    // on an operation error, so the session leaves its transaction too.
+    if (c.transaction) {
+      const api::TxState state = c.transaction->state();
+      if (state == api::TxState::kAborted || state == api::TxState::kCommitted) {
+        c.transaction.reset();
+        session.in_transaction = false;
+      }
+    }
+    return to_error(e);
+  }
+}
+
+server::StatementResult SqlEngine::dispatch(server::SessionState& session, Connection& c,
+                                            const Statement& statement, std::string_view source,
+                                            const std::vector<SqlValue>& params) {
+  if (statement.kind == StatementKind::kTransaction) {
+    return transaction_statement(session, c, statement.as<TransactionStatement>());
+  }
+  if (statement.kind == StatementKind::kSet) {
+    return set_statement(session, c, statement.as<SetStatement>(), params);
+  }
+  if (is_implicit_commit(statement.kind) && session.in_transaction) {
+    end_transaction(session, c, /*commit=*/true);
+  }
+  StatementContext context{session, catalog_, *c.api_session, params};
+  context.source_text = source;
+  context.last_insert_id = c.last_insert_id;
+  if (is_data_statement(statement.kind) && (session.in_transaction || !session.autocommit)) {
+    // With autocommit=0 the first data statement opens the transaction.
+    session.in_transaction = true;
+    context.open_transaction = &c.transaction;
+    context.autocommit_statement = false;
+  }
+  server::StatementResult result;
+  switch (statement.kind) {
+    case StatementKind::kSelect:
+      result = execute_select(context, statement.as<SelectStatement>());
+      break;
+    case StatementKind::kInsert:
+      if (statement.as<InsertStatement>().replace) throw_not_supported("REPLACE");
+      result = execute_insert(context, statement.as<InsertStatement>());
+      break;
+    case StatementKind::kUpdate:
+      result = execute_update(context, statement.as<UpdateStatement>());
+      break;
+    case StatementKind::kDelete:
+      result = execute_delete(context, statement.as<DeleteStatement>());
+      break;
+    case StatementKind::kCreateDatabase:
+    case StatementKind::kDropDatabase:
+    case StatementKind::kUse:
+    case StatementKind::kCreateTable:
+    case StatementKind::kDropTable:
+    case StatementKind::kShow:
+    case StatementKind::kDescribe:
+      result = execute_admin(context, statement);
+      break;
+    case StatementKind::kKill: {
+      SqlValue id = evaluate(*statement.as<KillStatement>().id, context.eval());
+      if (session.server == nullptr ||
+          !session.server->kill_connection(static_cast<uint32_t>(id.to_int()))) {
+        throw SqlException(1094, "HY000", "Unknown thread id: " + id.to_text());
+      }
+      result = server::OkResult{};
+      break;
+    }
+    default:
+      throw_not_supported("this statement");
+  }
+  c.last_insert_id = context.last_insert_id;
+  return result;
+}
+
+void SqlEngine::end_transaction(server::SessionState& session, Connection& c, bool commit) {
+  std::unique_ptr<api::Transaction> tx = std::move(c.transaction);
+  session.in_transaction = false;
+  if (!tx) return;
+  if (commit) {
+    check(tx->execute(api::ExecType::kCommit));
+  } else if (tx->state() == api::TxState::kOpen) {
+    // Best effort: destroying the transaction rolls it back at the coordinator anyway.
+    tx->execute(api::ExecType::kRollback).ignore_error();
+  }
+}
+
+server::StatementResult SqlEngine::transaction_statement(server::SessionState& session,
+                                                         Connection& c,
+                                                         const TransactionStatement& statement) {
+  switch (statement.action) {
+    case TransactionAction::kBegin:
+      // BEGIN inside a transaction commits it first, as MySQL does.
+      if (session.in_transaction) end_transaction(session, c, /*commit=*/true);
+      session.in_transaction = true;
+      break;
+    case TransactionAction::kCommit:
+      end_transaction(session, c, /*commit=*/true);
+      break;
+    case TransactionAction::kRollback:
+      end_transaction(session, c, /*commit=*/false);
+      break;
+  }
+  return server::OkResult{};
+}
+
+server::StatementResult SqlEngine::set_statement(server::SessionState& session, Connection& c,
+                                                 const SetStatement& statement,
+                                                 const std::vector<SqlValue>& params) {
+  for (const SetItem& item : statement.items) {
+    if (item.kind != SetKind::kSystemVariable) continue;  // NAMES, CHARACTER SET: utf8mb4 only
+    std::string name = item.name;
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (name != "autocommit") continue;  // other session variables are accepted, not kept
+    if (item.scope == VariableScope::kGlobal) throw_not_supported("SET GLOBAL autocommit");
+    std::optional<bool> on;
+    if (item.value->kind == ExprKind::kColumn) {
+      std::string word = item.value->as<ColumnExpr>().column.name;
+      for (char& ch : word) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      if (word == "ON") on = true;
+      if (word == "OFF") on = false;
+    } else {
+      EvalContext eval;
+      eval.params = &params;
+      eval.session = &session;
+      SqlValue v = evaluate(*item.value, eval);
+      if (!v.is_null() && v.is_numeric() && (v.to_int() == 0 || v.to_int() == 1)) {
+        on = v.to_int() == 1;
+      }
+    }
+    if (!on) {
+      throw SqlException(
+          1231, "42000",
+          "Variable 'autocommit' can't be set to the value of '" + to_sql(*item.value) + "'");
+    }
+    // Turning autocommit on commits the open transaction.
+    if (*on && !session.autocommit && session.in_transaction) end_transaction(session, c, true);
+    session.autocommit = *on;
+  }
+  return server::OkResult{};
+}
+
+std::variant<server::PreparedStatementInfo, server::SqlError> SqlEngine::prepare(
+    server::SessionState& session, std::string_view sql) {
+  Connection& c = connection(session);
+  if (c.prepared.size() >= kPreparedStatementsMax) {
+    return server::SqlError{1461, "42000",
+                            "Can't create more than max_prepared_stmt_count statements (current "
+                            "value: " +
+                                std::to_string(kPreparedStatementsMax) + ")"};
+  }
+  Prepared prepared;
+  prepared.text = std::string(sql);
+  ParsedStatement parsed = parse_statement(prepared.text);
+  if (!parsed.ok()) return parse_error(parsed);
+  prepared.statement = std::move(parsed.statement);
+  server::PreparedStatementInfo info;
+  info.handler_token = c.next_token++;
+  info.param_count = static_cast<uint16_t>(prepared.statement->placeholder_count);
+  // The result columns, so that clients size their result binds (libmariadb refuses an
+  // execute whose column count differs from the prepare's). Computed columns are typed by
+  // their values at each execute.
+  if (prepared.statement->kind == StatementKind::kSelect) {
+    try {
+      const std::vector<SqlValue> no_params;
+      StatementContext context{session, catalog_, *c.api_session, no_params};
+      context.source_text = prepared.text;
+      info.columns = describe_select(context, prepared.statement->as<SelectStatement>());
+    } catch (const SqlException& e) {
+      return to_error(e);
+    }
+  }
+  c.prepared.emplace(info.handler_token, std::move(prepared));
+  return info;
+}
+
+server::StatementResult SqlEngine::execute(server::SessionState& session, uint64_t handler_token,
+                                           const std::vector<server::BoundParameter>& params) {
+  Connection& c = connection(session);
+  auto it = c.prepared.find(handler_token);
+  if (it == c.prepared.end()) {
+    return server::SqlError{1243, "HY000", "Unknown prepared statement handler given to EXECUTE"};
+  }
+  std::vector<SqlValue> values;
+  for (const server::BoundParameter& p : params)
+    values.push_back(from_protocol(p.value, p.type.type));
+  return run_statement(session, *it->second.statement, it->second.text, values);
+}
+
+void SqlEngine::close_statement(server::SessionState& session, uint64_t handler_token) {
+  connection(session).prepared.erase(handler_token);
+}
+
+std::optional<server::SqlError> SqlEngine::change_database(server::SessionState& session,
+                                                           std::string_view database) {
+  Connection& c = connection(session);
+  try {
+    if (!catalog_.database_exists(*c.api_session, std::string(database))) {
+      throw_unknown_database(std::string(database));
+    }
+  } catch (const SqlException& e) {
+    return to_error(e);
+  }
+  return std::nullopt;
+}
+
+std::variant<std::vector<server::ColumnDefinition41>, server::SqlError> SqlEngine::field_list(
+    server::SessionState& session, std::string_view table, std::string_view wildcard) {
+  try {
+    if (session.database.empty()) throw_no_database_selected();
+    const catalog::BoundTable bound = catalog_.get_table(session.database, std::string(table));
+    std::vector<server::ColumnDefinition41> columns;
+    for (size_t i = 0; i < bound.sql.columns.size(); ++i) {
+      if (!wildcard.empty() && !like_match(bound.sql.columns[i].name, wildcard, '\\')) continue;
+      server::ColumnDefinition41 def =
+          table_column_definition(bound.sql, static_cast<uint16_t>(i), bound.sql.columns[i].name);
+      const catalog::SqlColumn& column = bound.sql.columns[i];
+      def.default_value = column.default_value.value_or("");
+      columns.push_back(std::move(def));
+    }
+    return columns;
+  } catch (const SqlException& e) {
+    return to_error(e);
+  }
+}
+
+void SqlEngine::on_disconnect(server::SessionState& session) {
+  std::unique_ptr<Connection> c;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = connections_.find(session.connection_id);
+    if (it == connections_.end()) return;
+    c = std::move(it->second);
+    connections_.erase(it);
+  }
+  // Destroying the transaction rolls it back; then the session goes.
+  c->transaction.reset();
+  c->api_session.reset();
+}
+
+}  // namespace duo::sql::executor

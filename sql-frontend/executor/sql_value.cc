@@ -1,0 +1,308 @@
+// SqlValue conversions; see sql_value.h.
+#include "sql-frontend/executor/sql_value.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "sql-frontend/catalog/sql_exception.h"
+
+namespace duo::sql::executor {
+
+namespace {
+
+std::string shortest_double(double v) {
+  char buffer[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, v);
+    if (std::strtod(buffer, nullptr) == v) break;
+  }
+  return buffer;
+}
+
+// MySQL's string-to-number: the longest numeric prefix, else 0.
+double leading_double(const std::string& s) {
+  const char* begin = s.c_str();
+  while (std::isspace(static_cast<unsigned char>(*begin))) ++begin;
+  return std::strtod(begin, nullptr);
+}
+
+size_t utf8_length(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+std::string_view trim_trailing_spaces(std::string_view s) {
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+[[noreturn]] void out_of_range(const catalog::SqlColumn& column, uint64_t row) {
+  throw SqlException(
+      1264, "22003",
+      "Out of range value for column '" + column.name + "' at row " + std::to_string(row));
+}
+
+bool parse_time_text(const std::string& text, protocol::FieldType type, protocol::MysqlTime* t) {
+  unsigned year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  char fraction[16] = {0};
+  if (type == protocol::FieldType::kTime) {
+    const char* p = text.c_str();
+    if (*p == '-') {
+      t->negative = true;
+      ++p;
+    }
+    if (std::sscanf(p, "%u:%u:%u.%15[0-9]", &hour, &minute, &second, fraction) < 3) return false;
+    t->days = hour / 24;
+    t->hour = static_cast<uint8_t>(hour % 24);
+  } else {
+    const int n = std::sscanf(text.c_str(), "%u-%u-%u %u:%u:%u.%15[0-9]", &year, &month, &day,
+                              &hour, &minute, &second, fraction);
+    if (n < 3) return false;
+    t->year = static_cast<uint16_t>(year);
+    t->month = static_cast<uint8_t>(month);
+    t->day = static_cast<uint8_t>(day);
+    t->hour = static_cast<uint8_t>(hour);
+  }
+  t->minute = static_cast<uint8_t>(minute);
+  t->second = static_cast<uint8_t>(second);
+  std::string digits = fraction;
+  digits.resize(6, '0');
+  t->microsecond = static_cast<uint32_t>(std::strtoul(digits.c_str(), nullptr, 10));
+  return true;
+}
+
+}  // namespace
+
+std::string SqlValue::to_text() const {
+  switch (kind) {
+    case Kind::kNull:
+      return "NULL";
+    case Kind::kInt:
+      return std::to_string(i);
+    case Kind::kUInt:
+      return std::to_string(u);
+    case Kind::kDouble:
+      return shortest_double(d);
+    case Kind::kDecimal:
+    case Kind::kString:
+      return s;
+  }
+  return s;
+}
+
+double SqlValue::to_double() const {
+  switch (kind) {
+    case Kind::kNull:
+      return 0;
+    case Kind::kInt:
+      return static_cast<double>(i);
+    case Kind::kUInt:
+      return static_cast<double>(u);
+    case Kind::kDouble:
+      return d;
+    case Kind::kDecimal:
+    case Kind::kString:
+      return leading_double(s);
+  }
+  return 0;
+}
+
+int64_t SqlValue::to_int() const {
+  switch (kind) {
+    case Kind::kInt:
+      return i;
+    case Kind::kUInt:
+      return static_cast<int64_t>(u);
+    case Kind::kNull:
+      return 0;
+    default:
+      return static_cast<int64_t>(std::llround(to_double()));
+  }
+}
+
+int compare(const SqlValue& a, const SqlValue& b) {
+  using Kind = SqlValue::Kind;
+  if (a.kind == Kind::kInt && b.kind == Kind::kInt) return a.i < b.i ? -1 : a.i > b.i;
+  if (a.kind == Kind::kUInt && b.kind == Kind::kUInt) return a.u < b.u ? -1 : a.u > b.u;
+  if ((a.kind == Kind::kInt && b.kind == Kind::kUInt) ||
+      (a.kind == Kind::kUInt && b.kind == Kind::kInt)) {
+    const bool a_neg = a.kind == Kind::kInt && a.i < 0;
+    const bool b_neg = b.kind == Kind::kInt && b.i < 0;
+    if (a_neg != b_neg) return a_neg ? -1 : 1;
+    const uint64_t x = a.kind == Kind::kInt ? static_cast<uint64_t>(a.i) : a.u;
+    const uint64_t y = b.kind == Kind::kInt ? static_cast<uint64_t>(b.i) : b.u;
+    return x < y ? -1 : x > y;
+  }
+  if (a.is_numeric() || b.is_numeric()) {
+    const double x = a.to_double(), y = b.to_double();
+    return x < y ? -1 : x > y;
+  }
+  std::string_view x = trim_trailing_spaces(a.s), y = trim_trailing_spaces(b.s);
+  for (size_t k = 0; k < x.size() && k < y.size(); ++k) {
+    const int cx = std::tolower(static_cast<unsigned char>(x[k]));
+    const int cy = std::tolower(static_cast<unsigned char>(y[k]));
+    if (cx != cy) return cx < cy ? -1 : 1;
+  }
+  return x.size() < y.size() ? -1 : x.size() > y.size();
+}
+
+std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row) {
+  const storage::ColumnDef& def = column.storage;
+  if (storage::is_integer(def.type)) {
+    int64_t i = 0;
+    uint64_t u = 0;
+    bool negative = false;
+    switch (value.kind) {
+      case SqlValue::Kind::kInt:
+        i = value.i;
+        negative = i < 0;
+        u = static_cast<uint64_t>(i);
+        break;
+      case SqlValue::Kind::kUInt:
+        u = value.u;
+        i = static_cast<int64_t>(u);
+        break;
+      case SqlValue::Kind::kDouble:
+      case SqlValue::Kind::kDecimal: {
+        const double d = std::round(value.to_double());
+        if (d < -9.3e18 || d > 1.85e19) out_of_range(column, row);
+        negative = d < 0;
+        if (negative)
+          i = static_cast<int64_t>(d);
+        else {
+          u = static_cast<uint64_t>(d);
+          i = static_cast<int64_t>(u);
+        }
+        break;
+      }
+      default: {
+        Result<std::string> parsed = storage::parse_value(def, value.s);
+        if (parsed.ok()) return std::move(parsed).value();
+        if (parsed.status().is(ErrorCode::kOutOfRange)) out_of_range(column, row);
+        throw SqlException(1366, "HY000",
+                           "Incorrect integer value: '" + value.s + "' for column '" + column.name +
+                               "' at row " + std::to_string(row));
+      }
+    }
+    if (def.is_unsigned) {
+      if (negative || !storage::uint_fits(def, u)) out_of_range(column, row);
+      return storage::encode_uint(def, u);
+    }
+    if ((!negative && value.kind == SqlValue::Kind::kUInt && u > INT64_MAX) ||
+        !storage::int_fits(def, i)) {
+      out_of_range(column, row);
+    }
+    return storage::encode_int(def, i);
+  }
+  const std::string text = value.to_text();
+  if (column.char_length > 0 && utf8_length(text) > column.char_length) {
+    throw SqlException(
+        1406, "22001",
+        "Data too long for column '" + column.name + "' at row " + std::to_string(row));
+  }
+  Result<std::string> parsed = storage::parse_value(def, text);
+  if (parsed.ok()) return std::move(parsed).value();
+  if (parsed.status().is(ErrorCode::kDataTooLong)) {
+    throw SqlException(
+        1406, "22001",
+        "Data too long for column '" + column.name + "' at row " + std::to_string(row));
+  }
+  if (parsed.status().is(ErrorCode::kOutOfRange)) out_of_range(column, row);
+  const bool temporal =
+      def.type == storage::ColumnType::kDate || def.type == storage::ColumnType::kTime ||
+      def.type == storage::ColumnType::kDatetime || def.type == storage::ColumnType::kTimestamp;
+  if (temporal) {
+    throw SqlException(1292, "22007",
+                       "Incorrect " + column.declared_type + " value: '" + text + "' for column '" +
+                           column.name + "' at row " + std::to_string(row));
+  }
+  throw SqlException(1366, "HY000",
+                     "Incorrect " + column.declared_type + " value: '" + text + "' for column '" +
+                         column.name + "' at row " + std::to_string(row));
+}
+
+SqlValue from_storage(const catalog::SqlColumn& column, std::string_view value) {
+  const storage::ColumnDef& def = column.storage;
+  if (storage::is_integer(def.type)) {
+    return def.is_unsigned ? SqlValue::of_uint(storage::decode_uint(def, value))
+                           : SqlValue::of_int(storage::decode_int(def, value));
+  }
+  if (def.type == storage::ColumnType::kFloat && value.size() == 4) {
+    float f;
+    std::memcpy(&f, value.data(), 4);
+    return SqlValue::of_double(f);
+  }
+  if (def.type == storage::ColumnType::kDouble && value.size() == 8) {
+    double d;
+    std::memcpy(&d, value.data(), 8);
+    return SqlValue::of_double(d);
+  }
+  if (def.type == storage::ColumnType::kDecimal) {
+    return SqlValue::of_decimal(storage::format_value(def, value));
+  }
+  return SqlValue::of_string(storage::format_value(def, value));
+}
+
+protocol::Value to_protocol(const SqlValue& value, protocol::FieldType type) {
+  using protocol::FieldType;
+  if (value.is_null()) return std::monostate{};
+  switch (type) {
+    case FieldType::kTiny:
+    case FieldType::kShort:
+    case FieldType::kInt24:
+    case FieldType::kLong:
+    case FieldType::kLongLong:
+    case FieldType::kYear:
+      if (value.kind == SqlValue::Kind::kUInt) return value.u;
+      return value.to_int();
+    case FieldType::kFloat:
+    case FieldType::kDouble:
+      return value.to_double();
+    case FieldType::kDate:
+    case FieldType::kDateTime:
+    case FieldType::kTimestamp:
+    case FieldType::kTime: {
+      protocol::MysqlTime t;
+      if (parse_time_text(value.to_text(), type, &t)) return t;
+      return value.to_text();
+    }
+    default:
+      return value.to_text();
+  }
+}
+
+SqlValue from_protocol(const protocol::Value& value, protocol::FieldType type) {
+  (void)type;
+  if (const auto* v = std::get_if<int64_t>(&value)) return SqlValue::of_int(*v);
+  if (const auto* v = std::get_if<uint64_t>(&value)) return SqlValue::of_uint(*v);
+  if (const auto* v = std::get_if<double>(&value)) return SqlValue::of_double(*v);
+  if (const auto* v = std::get_if<std::string>(&value)) {
+    if (type == protocol::FieldType::kNewDecimal || type == protocol::FieldType::kDecimal) {
+      return SqlValue::of_decimal(*v);
+    }
+    return SqlValue::of_string(*v);
+  }
+  if (const auto* t = std::get_if<protocol::MysqlTime>(&value)) {
+    char buffer[64];
+    if (type == protocol::FieldType::kTime) {
+      std::snprintf(buffer, sizeof(buffer), "%s%02u:%02u:%02u.%06u", t->negative ? "-" : "",
+                    t->days * 24 + t->hour, t->minute, t->second, t->microsecond);
+    } else if (type == protocol::FieldType::kDate ||
+               (t->hour == 0 && t->minute == 0 && t->second == 0 && t->microsecond == 0)) {
+      std::snprintf(buffer, sizeof(buffer), "%04u-%02u-%02u", t->year, t->month, t->day);
+    } else {
+      std::snprintf(buffer, sizeof(buffer), "%04u-%02u-%02u %02u:%02u:%02u", t->year, t->month,
+                    t->day, t->hour, t->minute, t->second);
+      if (t->microsecond != 0) {
+        std::snprintf(buffer + std::strlen(buffer), 16, ".%06u", t->microsecond);
+      }
+    }
+    return SqlValue::of_string(buffer);
+  }
+  return SqlValue::null();
+}
+
+}  // namespace duo::sql::executor

@@ -1,0 +1,88 @@
+// SqlValue: a value while a statement runs in duo_sqld — NULL, a signed or unsigned
+// integer, a double, a DECIMAL (its canonical text) or a string (also dates and times,
+// in their canonical text form, which orders as the value does). Plus the conversions
+// between SqlValue, the storage encoding of a column (storage/row/column.h) and the
+// protocol's typed Value of a result cell.
+//
+// Conversions follow MySQL's strict mode: a value that does not fit its column is an
+// error (1264 out of range, 1406 too long, 1366 incorrect value), never a silent
+// truncation. They throw SqlException.
+//
+// Thread-safety: value types and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sql-frontend/catalog/sql_table.h"
+#include "sql-frontend/protocol/mysql_value.h"
+
+namespace duo::sql::executor {
+
+struct SqlValue {
+  enum class Kind : uint8_t { kNull, kInt, kUInt, kDouble, kDecimal, kString };
+  Kind kind = Kind::kNull;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double d = 0;
+  std::string s;  // kDecimal digits or kString bytes
+
+  static SqlValue null() { return SqlValue{}; }
+  static SqlValue of_int(int64_t v) {
+    SqlValue x;
+    x.kind = Kind::kInt;
+    x.i = v;
+    return x;
+  }
+  static SqlValue of_uint(uint64_t v) {
+    SqlValue x;
+    x.kind = Kind::kUInt;
+    x.u = v;
+    return x;
+  }
+  static SqlValue of_double(double v) {
+    SqlValue x;
+    x.kind = Kind::kDouble;
+    x.d = v;
+    return x;
+  }
+  static SqlValue of_decimal(std::string v) {
+    SqlValue x;
+    x.kind = Kind::kDecimal;
+    x.s = std::move(v);
+    return x;
+  }
+  static SqlValue of_string(std::string v) {
+    SqlValue x;
+    x.kind = Kind::kString;
+    x.s = std::move(v);
+    return x;
+  }
+
+  bool is_null() const { return kind == Kind::kNull; }
+  bool is_numeric() const { return kind != Kind::kNull && kind != Kind::kString; }
+  // MySQL's text form ("1", "2.50", "abc"); "NULL" for NULL.
+  std::string to_text() const;
+  double to_double() const;
+  // Integer value for LIMIT, booleans, IN ... (strings parsed as MySQL does: leading
+  // number, else 0).
+  int64_t to_int() const;
+};
+
+// Three-way comparison of two non-NULL values: numerically when either is a number,
+// else as strings, case-insensitively with trailing spaces ignored (the default
+// utf8mb4 collation's behaviour on ASCII, and the storage's kCaseInsensitive).
+int compare(const SqlValue& a, const SqlValue& b);
+
+// The storage encoding of `value` for `column`; the caller handles NULL. `row` (1-based)
+// is for MySQL's "at row N" messages.
+std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row);
+// A stored value (non-NULL) of `column`.
+SqlValue from_storage(const catalog::SqlColumn& column, std::string_view value);
+
+// The protocol value of a result cell of type `type`.
+protocol::Value to_protocol(const SqlValue& value, protocol::FieldType type);
+// A bound COM_STMT_EXECUTE parameter.
+SqlValue from_protocol(const protocol::Value& value, protocol::FieldType type);
+
+}  // namespace duo::sql::executor

@@ -1,0 +1,93 @@
+// StatementContext: what one statement's execution needs — the session, the catalog,
+// the bound parameters, and the cluster transaction the statement runs in — shared by
+// the statement executors (dml_executor.cc, admin_executor.cc) and set up by SqlEngine.
+//
+// Transactions: with autocommit and no open transaction, the statement gets a fresh
+// cluster transaction, begun lazily at its first operation (with the first key as the
+// distribution hint) and committed by its last batch (execute(/*last=*/true) commits
+// in the same round trip). Inside BEGIN ... COMMIT (or with autocommit=0) the
+// statement uses the connection's open transaction and never commits it.
+//
+// Thread-safety: one session thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ndb-kernel/api/cluster_connection.h"
+#include "sql-frontend/catalog/catalog.h"
+#include "sql-frontend/executor/expression.h"
+#include "sql-frontend/server/query_handler.h"
+
+namespace duo::sql::executor {
+
+// Rows sqld holds for one statement (sorting, a DELETE's keys ...): beyond it the
+// statement fails rather than growing without bound.
+inline constexpr size_t kStatementRowsMax = 1'000'000;
+
+struct StatementContext {
+  StatementContext(server::SessionState& s, catalog::Catalog& c, api::Session& a,
+                   const std::vector<SqlValue>& p)
+      : session(s), catalog(c), api_session(a), params(p) {}
+
+  server::SessionState& session;
+  catalog::Catalog& catalog;
+  api::Session& api_session;
+  const std::vector<SqlValue>& params;
+  // The whole query text the statement's source positions refer to (result column names).
+  std::string_view source_text;
+  uint64_t last_insert_id = 0;  // in: the connection's; out: set by INSERT
+  // The connection's open transaction (explicit or autocommit=0), or null.
+  std::unique_ptr<api::Transaction>* open_transaction = nullptr;
+  bool autocommit_statement = true;  // commit when the statement ends
+
+  // The transaction to define operations in, begun on first use.
+  api::Transaction& transaction(const ::duo::protocol::TableDef* hint = nullptr,
+                                const storage::AttrValues* hint_key = nullptr);
+  bool has_transaction() const {
+    return own_ != nullptr || (open_transaction && *open_transaction);
+  }
+  // Runs the operations defined so far; `last` in an autocommit statement also commits.
+  void execute(bool last);
+  // Commits the statement's own transaction if it has not been committed yet.
+  void finish();
+
+  EvalContext eval(const catalog::SqlTable* table = nullptr,
+                   const std::vector<SqlValue>* row = nullptr) const {
+    EvalContext context;
+    context.table = table;
+    context.row = row;
+    context.params = &params;
+    context.session = &session;
+    context.last_insert_id = last_insert_id;
+    return context;
+  }
+  // The current database, or 1046.
+  const std::string& current_database() const;
+  // `name`'s database: its qualifier, else the current one.
+  std::string database_of(const ObjectName& name) const;
+
+ private:
+  std::unique_ptr<api::Transaction> own_;
+  bool committed_ = false;
+};
+
+// Statement executors (one per statement kind family).
+// The result columns of a SELECT (for COM_STMT_PREPARE), without reading rows.
+std::vector<server::ColumnDefinition41> describe_select(StatementContext& context,
+                                                        const SelectStatement& statement);
+server::StatementResult execute_select(StatementContext& context, const SelectStatement& statement);
+server::StatementResult execute_insert(StatementContext& context, const InsertStatement& statement);
+server::StatementResult execute_update(StatementContext& context, const UpdateStatement& statement);
+server::StatementResult execute_delete(StatementContext& context, const DeleteStatement& statement);
+// CREATE/DROP DATABASE, USE, CREATE/DROP TABLE, SHOW, DESCRIBE.
+server::StatementResult execute_admin(StatementContext& context, const Statement& statement);
+
+// Result-set metadata for a column of a cluster table, and for a computed value.
+server::ColumnDefinition41 table_column_definition(const catalog::SqlTable& table, uint16_t column,
+                                                   const std::string& label);
+server::ColumnDefinition41 computed_column_definition(const std::string& label,
+                                                      protocol::FieldType type);
+
+}  // namespace duo::sql::executor

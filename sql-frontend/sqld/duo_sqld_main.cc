@@ -1,0 +1,277 @@
+// duo_sqld: DuoDB's MySQL server (mysqld as an NDB API node). Connects to the cluster as
+// an API node (api::Cluster: node id from duo_mgmd, links to every data node), waits
+// until every data node reports STARTED, makes sure the SQL system tables exist, then
+// serves the MySQL protocol (SqlServer) with the SqlEngine on --bind-address:--port
+// until SIGTERM/SIGINT.
+//
+// Like duo_datad it daemonizes unless --foreground, with a pid file and a log in
+// --datadir (duo_sqld.pid, duo_sqld_out.log). It keeps no data: killing it loses
+// nothing committed.
+//
+// Users: root with an empty password (mysql_native_password), in memory. Users stored in
+// the cluster are a later piece.
+//
+// Thread-safety: the main thread waits for the stop signal; SqlServer and the cluster
+// connection own their threads. The signal handler only sets an atomic flag.
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "mgmd/client/mgm_commands.h"
+#include "mgmd/client/mgm_connection.h"
+#include "ndb-kernel/api/cluster_connection.h"
+#include "ndb-kernel/common/logging.h"
+#include "ndb-kernel/common/process.h"
+#include "sql-frontend/catalog/catalog.h"
+#include "sql-frontend/executor/expression.h"
+#include "sql-frontend/executor/sql_engine.h"
+#include "sql-frontend/server/sql_server.h"
+#include "sql-frontend/server/user_directory.h"
+
+#ifndef DUO_VERSION
+#define DUO_VERSION "0.0.0"
+#endif
+
+namespace duo::sqld {
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr const char* kLog = "sqld";
+// How long start-up waits for the data nodes to be linked (they may still be starting).
+constexpr uint64_t kClusterReadyTimeoutMs = 60000;
+constexpr uint64_t kSystemTablesRetryMs = 500;
+constexpr int kSystemTablesAttempts = 120;
+constexpr uint64_t kMgmCallTimeoutMs = 5000;
+
+struct Options {
+  std::string connect_string = "localhost:1186";
+  uint32_t node_id = 0;
+  std::string bind_address = "127.0.0.1";
+  uint16_t port = 3306;
+  std::string datadir = ".";
+  bool foreground = false;
+  std::string log_level = "info";
+};
+
+std::atomic<bool> g_stop_signal{false};
+
+extern "C" void on_stop_signal(int) {
+  g_stop_signal.store(true);
+}
+
+void print_usage() {
+  std::printf(
+      "Usage: duo_sqld [options]\n"
+      "  -c, --ndb-connectstring=HOST:PORT  management server (default localhost:1186)\n"
+      "  --ndb-nodeid=N               API node id to take (default: any free one)\n"
+      "  -P, --port=N                 MySQL port (default 3306)\n"
+      "  --bind-address=ADDR          listen address (default 127.0.0.1)\n"
+      "  --datadir=DIR                pid file and log directory (default .)\n"
+      "  --foreground, --nodaemon     stay in the foreground and log to stderr\n"
+      "  --log-level=LEVEL            error, warning, info (default), debug\n"
+      "  -V, --version, -h, --help\n");
+}
+
+bool parse_args(int argc, char** argv, Options* options) {
+  for (ArgCursor args(argc, argv); args.next();) {
+    const std::string arg = args.name();
+    std::string value;
+    auto take_value = [&]() { return args.take_value(&value); };
+    if (arg == "-h" || arg == "--help") {
+      print_usage();
+      std::exit(0);
+    } else if (arg == "-V" || arg == "--version") {
+      std::printf("duo_sqld DuoDB-%s\n", DUO_VERSION);
+      std::exit(0);
+    } else if (arg == "-c" || arg == "--ndb-connectstring" || arg == "--connect-string") {
+      if (!take_value()) return false;
+      options->connect_string = value;
+    } else if (arg == "--ndb-nodeid") {
+      if (!take_value()) return false;
+      auto id = mgm::parse_uint_arg(value, 255);
+      if (!id || *id == 0) return false;
+      options->node_id = static_cast<uint32_t>(*id);
+    } else if (arg == "-P" || arg == "--port") {
+      if (!take_value()) return false;
+      auto port = mgm::parse_uint_arg(value, 65535);
+      if (!port) return false;
+      options->port = static_cast<uint16_t>(*port);
+    } else if (arg == "--bind-address") {
+      if (!take_value()) return false;
+      options->bind_address = value;
+    } else if (arg == "--datadir") {
+      if (!take_value()) return false;
+      options->datadir = value;
+    } else if (arg == "--foreground" || arg == "--nodaemon") {
+      options->foreground = true;
+    } else if (arg == "--log-level") {
+      if (!take_value()) return false;
+      options->log_level = value;
+    } else {
+      std::fprintf(stderr, "duo_sqld: unknown option '%s'\n", arg.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+// Waits until every data node reports STARTED to mgmd (`get status`), or the timeout.
+// The dictionary must not see requests from sqld while data nodes are still in their
+// start: a schema change sent to a starting master never completes (see the report), so
+// sqld asks for the system tables only once the cluster is started, as mysqld waits for
+// the cluster to be ready.
+Status wait_for_started_data_nodes(const std::string& connect_string, uint64_t timeout_ms) {
+  DUO_ASSIGN_OR_RETURN(mgm::ConnectString target, mgm::parse_connect_string(connect_string));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string last_state = "no answer from the management server";
+  while (std::chrono::steady_clock::now() < deadline && !g_stop_signal.load()) {
+    mgm::MgmConnection connection;
+    if (connection.connect(target, kMgmCallTimeoutMs).ok()) {
+      mgm::Message request;
+      request.head = "get status";
+      Result<mgm::Message> reply = connection.call(request, kMgmCallTimeoutMs);
+      if (reply.ok()) {
+        Result<std::vector<mgm::NodeStatus>> nodes = mgm::parse_status_reply(*reply);
+        if (nodes.ok()) {
+          bool all_started = true;
+          size_t data_nodes = 0;
+          last_state.clear();
+          for (const mgm::NodeStatus& node : *nodes) {
+            if (node.type != "NDB") continue;
+            ++data_nodes;
+            all_started &= node.status == "STARTED";
+            last_state += "node " + std::to_string(node.node_id) + " " + node.status + " ";
+          }
+          if (all_started && data_nodes > 0) return Status::OK();
+        }
+      }
+    }
+    ::poll(nullptr, 0, static_cast<int>(kSystemTablesRetryMs));
+  }
+  return Status(ErrorCode::kTemporary, "data nodes not started: " + last_state);
+}
+
+int run_sqld(int argc, char** argv) {
+  Options options;
+  if (!parse_args(argc, argv, &options)) {
+    std::fprintf(stderr, "duo_sqld: bad command line (see --help)\n");
+    return kExitUsage;
+  }
+  Result<LogLevel> level = parse_log_level(options.log_level);
+  if (!level.ok()) {
+    std::fprintf(stderr, "duo_sqld: %s\n", level.status().message().c_str());
+    return kExitUsage;
+  }
+  set_log_level(*level);
+  std::error_code ec;
+  std::filesystem::create_directories(options.datadir, ec);
+  if (ec) {
+    std::fprintf(stderr, "duo_sqld: cannot create --datadir '%s': %s\n", options.datadir.c_str(),
+                 ec.message().c_str());
+    return kExitError;
+  }
+  const std::string prefix = options.datadir + "/duo_sqld";
+  Result<int> pid_fd = lock_pid_file(prefix + ".pid", "another duo_sqld uses this --datadir");
+  if (!pid_fd.ok()) {
+    std::fprintf(stderr, "duo_sqld: %s\n", pid_fd.status().message().c_str());
+    return kExitError;
+  }
+  // Daemonize before any thread exists (the cluster connection starts threads).
+  if (!options.foreground) {
+    std::printf("duo_sqld: daemonizing; log in %s_out.log\n", prefix.c_str());
+    std::fflush(stdout);
+    if (!daemonize(prefix + "_out.log")) {
+      std::fprintf(stderr, "duo_sqld: fork: %s\n", std::strerror(errno));
+      return kExitError;
+    }
+  }
+  write_pid(*pid_fd);
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  if (!options.foreground) ::signal(SIGHUP, SIG_IGN);
+
+  auto finish = [&](int code) {
+    ::unlink((prefix + ".pid").c_str());
+    ::close(*pid_fd);
+    return code;
+  };
+  DUO_LOG(INFO, kLog) << "DuoDB SQL server DuoDB-" << DUO_VERSION << " starting; management server "
+                      << options.connect_string;
+  api::ClusterOptions cluster_options;
+  cluster_options.connect_string = options.connect_string;
+  cluster_options.node_id = options.node_id;
+  cluster_options.name = "duo_sqld";
+  Result<std::unique_ptr<api::Cluster>> cluster = api::Cluster::connect(cluster_options);
+  if (!cluster.ok()) {
+    DUO_LOG(ERROR, kLog) << "cannot connect to the cluster: " << cluster.status().message();
+    return finish(kExitError);
+  }
+  Result<size_t> ready = (*cluster)->wait_until_ready(kClusterReadyTimeoutMs);
+  if (!ready.ok()) {
+    DUO_LOG(ERROR, kLog) << "no data node reachable: " << ready.status().message();
+    return finish(kExitError);
+  }
+  DUO_LOG(INFO, kLog) << "API node " << (*cluster)->node_id() << ": linked to " << *ready
+                      << " data node(s)";
+  if (Status started = wait_for_started_data_nodes(options.connect_string, kClusterReadyTimeoutMs);
+      !started.ok()) {
+    DUO_LOG(ERROR, kLog) << started.message();
+    return finish(kExitError);
+  }
+  // A data node may still fail a request right after its start: retry a while.
+  sql::catalog::Catalog catalog(cluster->get());
+  Status system_tables;
+  for (int attempt = 0; attempt < kSystemTablesAttempts && !g_stop_signal.load(); ++attempt) {
+    system_tables = catalog.ensure_system_tables();
+    if (system_tables.ok()) break;
+    DUO_LOG(INFO, kLog) << "SQL system tables not ready (" << system_tables.message()
+                        << "); retrying";
+    ::poll(nullptr, 0, static_cast<int>(kSystemTablesRetryMs));
+  }
+  if (!system_tables.ok()) {
+    DUO_LOG(ERROR, kLog) << "cannot create the SQL system tables: " << system_tables.message();
+    return finish(kExitError);
+  }
+
+  sql::executor::SqlEngine engine(cluster->get());
+  sql::server::InMemoryUserDirectory users;
+  users.add_user("root", "", sql::server::AuthPlugin::kNativePassword);
+  sql::server::SqlServerOptions server_options;
+  server_options.bind_address = options.bind_address;
+  server_options.port = options.port;
+  server_options.session.server_version = sql::executor::server_version();
+  sql::server::SqlServer server(&engine, &users, server_options);
+  if (Status started = server.start(); !started.ok()) {
+    DUO_LOG(ERROR, kLog) << "cannot listen on " << options.bind_address << ":" << options.port
+                         << ": " << started.message();
+    return finish(kExitError);
+  }
+  DUO_LOG(INFO, kLog) << "ready for connections on " << options.bind_address << ":" << server.port()
+                      << " (users: root without password)";
+  while (!g_stop_signal.load()) ::poll(nullptr, 0, 200);
+  DUO_LOG(INFO, kLog) << "stopping: stop signal received";
+  server.stop();
+  (*cluster)->disconnect();
+  DUO_LOG(INFO, kLog) << "stopped";
+  return finish(0);
+}
+
+}  // namespace
+}  // namespace duo::sqld
+
+int main(int argc, char** argv) {
+  return duo::sqld::run_sqld(argc, argv);
+}

@@ -1,0 +1,175 @@
+// duo_sqld_prepared_client: the prepared-statement part of sqld_cluster_test.py — a
+// libmariadb client that uses COM_STMT_PREPARE/EXECUTE with bound parameters of several
+// types (integers, strings, a DOUBLE, a DATE, NULL) and reads binary result rows, against
+// a running duo_sqld. Prints one line per check and exits non-zero on the first failure.
+//
+// Usage: duo_sqld_prepared_client PORT DATABASE
+#include <mysql.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+int g_failures = 0;
+
+void expect(bool condition, const std::string& what) {
+  std::printf("%s %s\n", condition ? "ok" : "FAILED", what.c_str());
+  if (!condition) ++g_failures;
+}
+
+MYSQL_STMT* prepare(MYSQL* mysql, const char* sql) {
+  MYSQL_STMT* stmt = mysql_stmt_init(mysql);
+  if (mysql_stmt_prepare(stmt, sql, std::strlen(sql)) != 0) {
+    std::printf("FAILED prepare %s: %s\n", sql, mysql_stmt_error(stmt));
+    std::exit(1);
+  }
+  return stmt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s PORT DATABASE\n", argv[0]);
+    return 2;
+  }
+  MYSQL* mysql = mysql_init(nullptr);
+  unsigned int timeout_s = 30;
+  mysql_options(mysql, MYSQL_OPT_READ_TIMEOUT, &timeout_s);
+  if (!mysql_real_connect(mysql, "127.0.0.1", "root", "", argv[2], std::atoi(argv[1]), nullptr,
+                          0)) {
+    std::printf("FAILED connect: %s\n", mysql_error(mysql));
+    return 1;
+  }
+  if (mysql_query(mysql,
+                  "CREATE TABLE prep (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(20),"
+                  " score DOUBLE, born DATE, n INT NOT NULL DEFAULT 0)") != 0) {
+    std::printf("FAILED create: %s\n", mysql_error(mysql));
+    return 1;
+  }
+
+  // INSERT with five parameters, executed twice with different values (one NULL).
+  MYSQL_STMT* insert =
+      prepare(mysql, "INSERT INTO prep (id, name, score, born, n) VALUES (?, ?, ?, ?, ?)");
+  expect(mysql_stmt_param_count(insert) == 5, "insert has 5 parameters");
+  long long id = 0;
+  char name[32];
+  unsigned long name_length = 0;
+  double score = 0;
+  MYSQL_TIME born{};
+  int n = 0;
+  my_bool name_null = 0;
+  MYSQL_BIND params[5]{};
+  params[0].buffer_type = MYSQL_TYPE_LONGLONG;
+  params[0].buffer = &id;
+  params[1].buffer_type = MYSQL_TYPE_STRING;
+  params[1].buffer = name;
+  params[1].length = &name_length;
+  params[1].is_null = &name_null;
+  params[2].buffer_type = MYSQL_TYPE_DOUBLE;
+  params[2].buffer = &score;
+  params[3].buffer_type = MYSQL_TYPE_DATE;
+  params[3].buffer = &born;
+  params[4].buffer_type = MYSQL_TYPE_LONG;
+  params[4].buffer = &n;
+  mysql_stmt_bind_param(insert, params);
+  for (int row = 1; row <= 2; ++row) {
+    id = 1000 + row;
+    std::snprintf(name, sizeof(name), "user%d", row);
+    name_length = std::strlen(name);
+    name_null = row == 2;
+    score = row * 1.5;
+    born.year = 1990 + row;
+    born.month = 2;
+    born.day = 28;
+    born.time_type = MYSQL_TIMESTAMP_DATE;
+    n = row * 10;
+    expect(mysql_stmt_execute(insert) == 0,
+           std::string("insert row ") + std::to_string(row) + " " + mysql_stmt_error(insert));
+    expect(mysql_stmt_affected_rows(insert) == 1, "insert affected 1");
+  }
+  id = 1001;
+  expect(mysql_stmt_execute(insert) != 0 && mysql_stmt_errno(insert) == 1062,
+         "duplicate key via prepared insert: " + std::to_string(mysql_stmt_errno(insert)));
+  mysql_stmt_close(insert);
+
+  // UPDATE k = k + ? by key: the interpreted-update path with a parameter.
+  MYSQL_STMT* update = prepare(mysql, "UPDATE prep SET n = n + 1 WHERE id = ?");
+  MYSQL_BIND key{};
+  long long key_value = 1002;
+  key.buffer_type = MYSQL_TYPE_LONGLONG;
+  key.buffer = &key_value;
+  mysql_stmt_bind_param(update, &key);
+  expect(mysql_stmt_execute(update) == 0 && mysql_stmt_affected_rows(update) == 1,
+         "prepared increment");
+  mysql_stmt_close(update);
+
+  // SELECT by key with a parameter; binary result row.
+  MYSQL_STMT* select = prepare(mysql, "SELECT id, name, score, born, n FROM prep WHERE id = ?");
+  mysql_stmt_bind_param(select, &key);
+  for (long long k : {1001LL, 1002LL}) {
+    key_value = k;
+    expect(mysql_stmt_execute(select) == 0, std::string("select ") + mysql_stmt_error(select));
+    long long out_id = 0;
+    char out_name[32] = {0};
+    unsigned long out_name_length = 0;
+    my_bool out_name_null = 0;
+    double out_score = 0;
+    MYSQL_TIME out_born{};
+    int out_n = 0;
+    MYSQL_BIND result[5]{};
+    result[0].buffer_type = MYSQL_TYPE_LONGLONG;
+    result[0].buffer = &out_id;
+    result[1].buffer_type = MYSQL_TYPE_STRING;
+    result[1].buffer = out_name;
+    result[1].buffer_length = sizeof(out_name);
+    result[1].length = &out_name_length;
+    result[1].is_null = &out_name_null;
+    result[2].buffer_type = MYSQL_TYPE_DOUBLE;
+    result[2].buffer = &out_score;
+    result[3].buffer_type = MYSQL_TYPE_DATE;
+    result[3].buffer = &out_born;
+    result[4].buffer_type = MYSQL_TYPE_LONG;
+    result[4].buffer = &out_n;
+    mysql_stmt_bind_result(select, result);
+    expect(mysql_stmt_fetch(select) == 0, "fetch row " + std::to_string(k));
+    const int row = static_cast<int>(k - 1000);
+    expect(out_id == k, "id " + std::to_string(out_id));
+    if (row == 1) {
+      expect(!out_name_null && std::string(out_name, out_name_length) == "user1", "name user1");
+    } else {
+      expect(out_name_null, "name NULL");
+    }
+    expect(out_score == row * 1.5, "score " + std::to_string(out_score));
+    expect(out_born.year == static_cast<unsigned>(1990 + row) && out_born.month == 2 &&
+               out_born.day == 28,
+           "born date");
+    expect(out_n == row * 10 + (row == 2 ? 1 : 0), "n " + std::to_string(out_n));
+    expect(mysql_stmt_fetch(select) == MYSQL_NO_DATA, "one row");
+    mysql_stmt_free_result(select);
+  }
+  mysql_stmt_close(select);
+
+  // SELECT * and a computed column: the prepare announces as many columns as execute
+  // returns (libmariadb refuses a mismatch).
+  MYSQL_STMT* star = prepare(mysql, "SELECT *, n * 2 FROM prep WHERE id IN (?, 1002)");
+  expect(mysql_stmt_field_count(star) == 6, "SELECT * announces 6 columns");
+  key_value = 1001;
+  mysql_stmt_bind_param(star, &key);
+  expect(mysql_stmt_execute(star) == 0, std::string("execute SELECT * ") + mysql_stmt_error(star));
+  expect(mysql_stmt_store_result(star) == 0 && mysql_stmt_num_rows(star) == 2, "two rows");
+  mysql_stmt_close(star);
+
+  MYSQL_STMT* missing = mysql_stmt_init(mysql);
+  const char* bad = "SELECT * FROM no_such_table WHERE id = ?";
+  const int prepared = mysql_stmt_prepare(missing, bad, std::strlen(bad));
+  const unsigned error = mysql_stmt_errno(missing);
+  expect(prepared != 0 && error == 1146, "prepare of an unknown table: " + std::to_string(error));
+  mysql_stmt_close(missing);
+  mysql_close(mysql);
+  std::printf("%s\n", g_failures == 0 ? "prepared client passed" : "prepared client FAILED");
+  return g_failures == 0 ? 0 : 1;
+}
