@@ -6,8 +6,11 @@
 namespace duo::protocol {
 
 namespace {
-// Any constant other than the hash index's seed; fixed forever (it places rows).
-constexpr uint64_t kDistributionSeed = 0x9E3779B97F4A7C15ull;
+// Any constant other than the fragment hash index's seed (storage kHashSeed): with the
+// same seed every row of fragment f would have hash % fragment_count == f, so each
+// fragment's linear-hash index would use only 1/fragment_count of its buckets (long
+// chains). Fixed forever: it places rows.
+constexpr uint64_t kDistributionSeed = 0xC2B2AE3D27D4EB4Full;
 }  // namespace
 
 Result<ClusterTopology> ClusterTopology::from_config(const config::ClusterConfig& config) {

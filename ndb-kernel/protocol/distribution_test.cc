@@ -9,8 +9,11 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
+
+#include "storage/fragment/fragment_records.h"  // kHashSeed, the index hash to differ from
 
 namespace duo::protocol {
 namespace {
@@ -209,13 +212,34 @@ TEST(Distribution, HashIsPinned) {
   // These numbers place rows on nodes. If this test fails, the placement of every
   // existing table changed: that needs a data migration, not a new expected value.
   const TableSchema ints = int_key_table();
-  EXPECT_EQ(hash_of(ints, int_key(0)), 752882107u);
-  EXPECT_EQ(hash_of(ints, int_key(1)), 3097107422u);
-  EXPECT_EQ(hash_of(ints, int_key(-1)), 1719744567u);
-  EXPECT_EQ(hash_of(ints, int_key(123456789)), 201639210u);
+  // (Changed once, before any release, on 2026-11-22: the seed had been the hash
+  // index's own, see HashIsIndependentOfTheFragmentsHashIndex.)
+  EXPECT_EQ(hash_of(ints, int_key(0)), 390156069u);
+  EXPECT_EQ(hash_of(ints, int_key(1)), 1822773737u);
+  EXPECT_EQ(hash_of(ints, int_key(-1)), 1724242113u);
+  EXPECT_EQ(hash_of(ints, int_key(123456789)), 3892569767u);
   const TableSchema composite = composite_key_table(Collation::kCaseInsensitive);
-  EXPECT_EQ(hash_of(composite, composite_key(42, "alice")), 1710029915u);
-  EXPECT_EQ(hash_of(composite, composite_key(42, "")), 2603017256u);
+  EXPECT_EQ(hash_of(composite, composite_key(42, "alice")), 1697839237u);
+  EXPECT_EQ(hash_of(composite, composite_key(42, "")), 3978566755u);
+}
+
+// The rows of one fragment must spread over all of its hash index's buckets: the
+// distribution hash may not determine the low bits of the fragment's own key hash
+// (storage kHashSeed). With one seed for both, every key of fragment f had
+// hash % 8 == f in its index too, so the index used 1/8 of its buckets.
+TEST(Distribution, HashIsIndependentOfTheFragmentsHashIndex) {
+  const TableSchema ints = int_key_table();
+  std::map<uint32_t, std::set<uint64_t>> low_bits_per_fragment;
+  for (int32_t id = 0; id < 4096; ++id) {
+    const AttrValues key = int_key(id);
+    const uint32_t fragment = hash_of(ints, key) % 8;
+    const uint64_t h = storage::hash_value(ints.columns[0], key.value(0), storage::kHashSeed);
+    low_bits_per_fragment[fragment].insert(static_cast<uint32_t>(h ^ (h >> 32)) % 8);
+  }
+  ASSERT_EQ(low_bits_per_fragment.size(), 8u);
+  for (const auto& [fragment, bits] : low_bits_per_fragment) {
+    EXPECT_EQ(bits.size(), 8u) << "fragment " << fragment;
+  }
 }
 
 TEST(Distribution, HashSpreadsKeysOverFragments) {
