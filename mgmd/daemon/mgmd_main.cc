@@ -404,13 +404,7 @@ int run_mgmd(int argc, char** argv) {
     return kExitError;
   }
   g_stop_pipe_write = stop_pipe[1];
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  ::sigaction(SIGTERM, &action, nullptr);
-  ::sigaction(SIGINT, &action, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-  if (!options.foreground) ::signal(SIGHUP, SIG_IGN);
+  install_stop_handler(on_stop_signal, options.foreground);
 
   // The one line scripts and tests read to learn the port (--port=0).
   std::printf("duo_mgmd: node %u listening on %s:%u\n", node_id, options.bind_address.c_str(),

@@ -1,9 +1,11 @@
 #include "ndb-kernel/common/process.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -65,6 +67,31 @@ bool ArgCursor::take_value(std::string* value) {
   if (index_ + 1 >= argc_) return false;
   *value = argv_[++index_];
   return true;
+}
+
+namespace {
+std::atomic<bool> g_stop_requested{false};
+extern "C" void record_stop_request(int) {
+  g_stop_requested.store(true);
+}
+}  // namespace
+
+void install_stop_handler(void (*on_stop)(int), bool foreground) {
+  struct sigaction action {};
+  action.sa_handler = on_stop;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  if (!foreground) ::signal(SIGHUP, SIG_IGN);
+}
+
+void install_stop_flag(bool foreground) {
+  install_stop_handler(record_stop_request, foreground);
+}
+
+bool stop_requested() {
+  return g_stop_requested.load();
 }
 
 }  // namespace duo

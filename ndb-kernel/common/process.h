@@ -1,5 +1,6 @@
 // Helpers every DuoDB daemon and command-line tool shares: pid-file locking, detaching
-// from the terminal, and splitting command-line arguments of the forms `--name=value`,
+// from the terminal, stop-signal handling, and splitting command-line arguments of the forms
+// `--name=value`,
 // `--name value` and `-c value`. Not thread-safe: call from main() before threads start.
 #pragma once
 
@@ -19,6 +20,15 @@ void write_pid(int fd);
 // stdin at /dev/null and stdout/stderr at `out_log`. Must run before any thread exists.
 // False when fork fails.
 bool daemonize(const std::string& out_log);
+
+// A daemon's signal set-up: SIGTERM and SIGINT call `on_stop` (async-signal-safe code
+// only), SIGPIPE is ignored (a peer that went away is an error return, not a death), and
+// SIGHUP too unless the process stays in the foreground (its terminal may go away).
+void install_stop_handler(void (*on_stop)(int), bool foreground);
+// The same with a built-in handler that only records the request: stop_requested() is
+// true from the first SIGTERM/SIGINT on. Safe to read from any thread.
+void install_stop_flag(bool foreground);
+bool stop_requested();
 
 // Walks argv: for (ArgCursor args(argc, argv); args.next();) { args.name() ... }
 class ArgCursor {

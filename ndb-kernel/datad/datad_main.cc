@@ -19,14 +19,12 @@
 // 5 s); the node keeps running meanwhile and takes its id again when mgmd is back.
 //
 // Thread-safety: the main thread runs the control loop below; the runtime and the
-// transporter own their threads. The signal handler only sets an atomic flag.
+// transporter own their threads. The stop signals only set a flag (install_stop_flag).
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -101,12 +99,6 @@ struct Options {
   transport::TlsMaterial tls;
 };
 
-std::atomic<bool> g_stop_signal{false};
-
-extern "C" void on_stop_signal(int) {
-  g_stop_signal.store(true);
-}
-
 uint64_t monotonic_ms() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                    std::chrono::steady_clock::now().time_since_epoch())
@@ -119,7 +111,7 @@ void sleep_ms(uint64_t ms) { ::poll(nullptr, 0, static_cast<int>(ms)); }
 // Sleeps up to `ms`, returning early on a stop signal (poll returns EINTR).
 void interruptible_sleep(uint64_t ms) {
   const uint64_t deadline = monotonic_ms() + ms;
-  while (!g_stop_signal.load()) {
+  while (!stop_requested()) {
     const uint64_t now = monotonic_ms();
     if (now >= deadline) return;
     ::poll(nullptr, 0, static_cast<int>(std::min<uint64_t>(deadline - now, 100)));
@@ -617,7 +609,7 @@ int DataNode::run() {
                         ", " + std::to_string(config_.peers.size()) + " data node peer(s)");
   poll_status();
   while (stop_reason_.empty()) {
-    if (g_stop_signal.load()) {
+    if (stop_requested()) {
       stop_reason_ = "stop signal received";
       break;
     }
@@ -661,13 +653,7 @@ int run_datad(int argc, char** argv) {
     std::fprintf(stderr, "duo_datad: %s\n", target.status().message().c_str());
     return kExitUsage;
   }
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  ::sigaction(SIGTERM, &action, nullptr);
-  ::sigaction(SIGINT, &action, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-  if (!options.foreground) ::signal(SIGHUP, SIG_IGN);
+  install_stop_flag(options.foreground);
 
   DUO_LOG(INFO, kLog) << "DuoDB data node DuoDB-" << DUO_VERSION << " starting; management server "
                       << target->host << ":" << target->port;
@@ -681,7 +667,7 @@ int run_datad(int argc, char** argv) {
       node_id = *id;
       break;
     }
-    if (g_stop_signal.load()) return 0;
+    if (stop_requested()) return 0;
     const bool last = options.connect_retries != 0 && attempt >= options.connect_retries;
     DUO_LOG(WARNING, kLog) << "Cannot join via " << target->host << ":" << target->port << ": "
                            << id.status().message()
@@ -692,7 +678,7 @@ int run_datad(int argc, char** argv) {
       return kExitError;
     }
     interruptible_sleep(delay_ms);
-    if (g_stop_signal.load()) return 0;
+    if (stop_requested()) return 0;
     delay_ms = std::min(delay_ms * 2, kReconnectDelayMaxMs);
   }
   DUO_LOG(INFO, kLog) << "Node " << node_id << ": node id allocated by the management server";

@@ -12,12 +12,10 @@
 // the cluster are a later piece.
 //
 // Thread-safety: the main thread waits for the stop signal; SqlServer and the cluster
-// connection own their threads. The signal handler only sets an atomic flag.
+// connection own their threads. The stop signals only set a flag (install_stop_flag).
 #include <poll.h>
-#include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -61,12 +59,6 @@ struct Options {
   bool foreground = false;
   std::string log_level = "info";
 };
-
-std::atomic<bool> g_stop_signal{false};
-
-extern "C" void on_stop_signal(int) {
-  g_stop_signal.store(true);
-}
 
 void print_usage() {
   std::printf(
@@ -133,7 +125,7 @@ Status wait_for_started_data_nodes(const std::string& connect_string, uint64_t t
   DUO_ASSIGN_OR_RETURN(mgm::ConnectString target, mgm::parse_connect_string(connect_string));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::string last_state = "no answer from the management server";
-  while (std::chrono::steady_clock::now() < deadline && !g_stop_signal.load()) {
+  while (std::chrono::steady_clock::now() < deadline && !stop_requested()) {
     mgm::MgmConnection connection;
     if (connection.connect(target, kMgmCallTimeoutMs).ok()) {
       mgm::Message request;
@@ -195,13 +187,7 @@ int run_sqld(int argc, char** argv) {
     }
   }
   write_pid(*pid_fd);
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  ::sigaction(SIGTERM, &action, nullptr);
-  ::sigaction(SIGINT, &action, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-  if (!options.foreground) ::signal(SIGHUP, SIG_IGN);
+  install_stop_flag(options.foreground);
 
   auto finish = [&](int code) {
     ::unlink((prefix + ".pid").c_str());
@@ -234,7 +220,7 @@ int run_sqld(int argc, char** argv) {
   // A data node may still fail a request right after its start: retry a while.
   sql::catalog::Catalog catalog(cluster->get());
   Status system_tables;
-  for (int attempt = 0; attempt < kSystemTablesAttempts && !g_stop_signal.load(); ++attempt) {
+  for (int attempt = 0; attempt < kSystemTablesAttempts && !stop_requested(); ++attempt) {
     system_tables = catalog.ensure_system_tables();
     if (system_tables.ok()) break;
     DUO_LOG(INFO, kLog) << "SQL system tables not ready (" << system_tables.message()
@@ -261,7 +247,7 @@ int run_sqld(int argc, char** argv) {
   }
   DUO_LOG(INFO, kLog) << "ready for connections on " << options.bind_address << ":" << server.port()
                       << " (users: root without password)";
-  while (!g_stop_signal.load()) ::poll(nullptr, 0, 200);
+  while (!stop_requested()) ::poll(nullptr, 0, 200);
   DUO_LOG(INFO, kLog) << "stopping: stop signal received";
   server.stop();
   (*cluster)->disconnect();
