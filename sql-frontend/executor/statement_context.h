@@ -89,5 +89,12 @@ server::ColumnDefinition41 table_column_definition(const catalog::SqlTable& tabl
                                                    const std::string& label);
 server::ColumnDefinition41 computed_column_definition(const std::string& label,
                                                       protocol::FieldType type);
+// The result type of computed column `column` from the values it holds.
+protocol::FieldType infer_type(const std::vector<std::vector<SqlValue>>& rows, size_t column);
+
+// The value of a LIMIT/OFFSET expression; 1210 for NULL or a negative value.
+uint64_t limit_value(const Expr* expr, const StatementContext& context);
+// 1038: a statement would hold more than kStatementRowsMax rows in sqld.
+[[noreturn]] void throw_too_many_rows();
 
 }  // namespace duo::sql::executor
