@@ -107,4 +107,26 @@ void for_each_row(StatementContext& context, const catalog::BoundTable& bound, c
   };
   read_keys(context, bound, keys, lock, passes_where, visit);
 }
+void for_each_row_batched(StatementContext& context, const catalog::BoundTable& bound,
+                          const Expr* where, storage::LockMode lock,
+                          const std::vector<FixedColumns>& sets,
+                          const std::function<bool(size_t set, Row&)>& visit) {
+  // First version: one row source per set, the fixed columns checked in sqld.
+  for (size_t set = 0; set < sets.size(); ++set) {
+    bool stopped = false;
+    for_each_row(context, bound, where, lock, [&](Row& row) {
+      for (const auto& [column, value] : sets[set]) {
+        if (row[column].is_null() || value.is_null() || compare(row[column], value) != 0) {
+          return true;
+        }
+      }
+      if (!visit(set, row)) {
+        stopped = true;
+        return false;
+      }
+      return true;
+    });
+    if (stopped) return;
+  }
+}
 }  // namespace duo::sql::executor

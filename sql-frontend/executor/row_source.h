@@ -30,4 +30,15 @@ storage::AttrValues key_of(const catalog::SqlTable& table, const Row& row);
 void for_each_row(StatementContext& context, const catalog::BoundTable& bound, const Expr* where,
                   storage::LockMode lock, const std::function<bool(Row&)>& visit);
 
+// Equalities known from outside the WHERE (a join's outer row): column = value.
+using FixedColumns = std::vector<std::pair<uint16_t, SqlValue>>;
+
+// For each set of fixed columns, the rows of `bound` that `where` selects and whose
+// columns equal the set's values: `visit(set_index, row)` until it returns false.
+// Lookups for many sets share round trips (a join's batch of outer rows).
+void for_each_row_batched(StatementContext& context, const catalog::BoundTable& bound,
+                          const Expr* where, storage::LockMode lock,
+                          const std::vector<FixedColumns>& sets,
+                          const std::function<bool(size_t set, Row&)>& visit);
+
 }  // namespace duo::sql::executor
