@@ -30,48 +30,22 @@ import fnmatch
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts",
+                                "testlib"))
+from duo_cluster import LauncherCluster, LauncherError  # noqa: E402
+
 SUITES_DIR = os.path.dirname(os.path.abspath(__file__))
 TEST_DATABASE = "test"
 TEST_TIMEOUT_S = 120  # one .test; a hung statement must not hang the whole run
-UP_TIMEOUT_S = 150  # `duo up` waits 120 s for the data nodes itself
-DOWN_TIMEOUT_S = 90
 
 
 class RunError(Exception):
-    """The run cannot go on (no cluster, no mysqltest); the message says why."""
-
-
-def ports_free(ports):
-    """True if every port can be bound on 127.0.0.1 right now."""
-    for port in ports:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                return False
-    return True
-
-
-def pick_ports():
-    """Returns (base_port, sql_port): mgmd on P, data nodes on P+1 and P+2, sqld on P+3.
-
-    The kernel's ephemeral port choice gives a start that differs between concurrent
-    runs; the block is then checked as a whole. A race with another process binding the
-    same ports between this check and `duo up` is possible but makes `duo up` fail
-    loudly, never a test pass wrongly."""
-    for _ in range(50):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + 3 <= 65535 and ports_free(range(base, base + 4)):
-            return base, base + 3
-    raise RunError("found no 4 consecutive free ports on 127.0.0.1")
+    """The run cannot go on (no mysqltest); the message says why."""
 
 
 def find_tests(suites, filters):
@@ -92,38 +66,6 @@ def find_tests(suites, filters):
             found.append((suite, name, os.path.join(t_dir, file),
                           os.path.join(SUITES_DIR, suite, "r", name + ".result")))
     return found
-
-
-class Cluster:
-    """One `duo up` cluster in a temporary directory; stop() is idempotent."""
-
-    def __init__(self, bin_dir, work_dir):
-        self.duo = os.path.join(bin_dir, "duo")
-        self.data_dir = os.path.join(work_dir, "cluster")
-        self.started = False
-        self.base_port, self.sql_port = pick_ports()
-
-    def start(self):
-        if not os.path.exists(self.duo):
-            raise RunError("no launcher at %s (build the duo_launcher target)" % self.duo)
-        self.started = True  # a half-started cluster must be stopped too
-        proc = subprocess.run(
-            [sys.executable, self.duo, "up", "--data-dir", self.data_dir,
-             "--base-port", str(self.base_port), "--sql-port", str(self.sql_port)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=UP_TIMEOUT_S)
-        if proc.returncode != 0:
-            raise RunError("`duo up` failed (exit %d):\n%s" % (proc.returncode, proc.stdout))
-
-    def stop(self):
-        if not self.started:
-            return
-        self.started = False
-        proc = subprocess.run([sys.executable, self.duo, "down", "--data-dir", self.data_dir],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=DOWN_TIMEOUT_S)
-        if proc.returncode != 0:
-            print("mtr: `duo down` failed (exit %d):\n%s" % (proc.returncode, proc.stdout),
-                  file=sys.stderr)
 
 
 class Runner:
@@ -222,7 +164,7 @@ def main(argv):
     cluster = None
     passed = failed = 0
     try:
-        cluster = Cluster(os.path.abspath(options.bin), work_dir)
+        cluster = LauncherCluster(os.path.abspath(options.bin), work_dir)
         print("mtr: starting a cluster (mgmd port %d, SQL port %d)"
               % (cluster.base_port, cluster.sql_port), flush=True)
         cluster.start()
@@ -238,7 +180,7 @@ def main(argv):
             else:
                 failed += 1
                 print(out.rstrip() + "\n", flush=True)
-    except (RunError, subprocess.TimeoutExpired) as e:
+    except (RunError, LauncherError, subprocess.TimeoutExpired) as e:
         print("mtr: %s" % e, file=sys.stderr)
         return 1
     finally:
