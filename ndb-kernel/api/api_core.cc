@@ -106,10 +106,11 @@ struct ApiCore::Scan {
 };
 
 struct ApiCore::DictRequest {
-  enum class Kind : uint8_t { kCreate, kDrop, kGet, kList };
+  enum class Kind : uint8_t { kCreate, kDrop, kGet, kList, kAlter };
   Kind kind = Kind::kGet;
   uint16_t node = 0;
-  TableDef created;  // kCreate: completed with id and version from the CONF
+  TableDef created;           // kCreate / kAlter: completed with id and version from the CONF
+  std::string previous_name;  // kAlter: the name the table had (its cache entry goes)
   uint32_t table_id = 0;
   TableCallback table_done;
   StatusCallback status_done;
@@ -121,6 +122,7 @@ struct ApiCore::DictRequest {
     switch (kind) {
       case Kind::kCreate:
       case Kind::kGet:
+      case Kind::kAlter:
         table_done(why);
         break;
       case Kind::kDrop:
@@ -173,6 +175,7 @@ void ApiCore::set_node_connected(uint16_t node, bool connected) {
   }
   if (connected_.erase(node) == 0) return;
   const std::string message = node_failure_message(node);
+  std::erase_if(released_, [node](const auto& entry) { return entry.second == node; });
 
   // Collect first: callbacks may close or begin transactions and scans.
   std::vector<uint64_t> failed_txs;
@@ -246,6 +249,8 @@ void ApiCore::on_signal(Signal& signal) {
     case protocol::kGetTableConf:
     case protocol::kGetTableRef:
     case protocol::kListTablesConf:
+    case protocol::kAlterTableConf:
+    case protocol::kAlterTableRef:
       on_dict_answer(signal);
       return;
     case protocol::kSchemaEvent:
@@ -311,6 +316,22 @@ Status ApiCore::drop_table(uint32_t table_id, StatusCallback done) {
                             std::move(request));
 }
 
+Status ApiCore::alter_table(TableDef table, TableCallback done) {
+  DUO_RETURN_IF_ERROR(table.schema.validate());
+  protocol::TableMsg message;
+  message.table = table;
+  DUO_ASSIGN_OR_RETURN(Signal signal, message.to_signal(protocol::kAlterTableReq));
+  DictRequest request;
+  request.kind = DictRequest::Kind::kAlter;
+  request.table_id = table.schema.table_id;
+  for (const auto& [name, cached] : table_cache_) {
+    if (cached->schema.table_id == table.schema.table_id) request.previous_name = name;
+  }
+  request.created = std::move(table);
+  request.table_done = std::move(done);
+  return start_dict_request(lowest_connected_node(), std::move(signal), std::move(request));
+}
+
 Status ApiCore::get_table(const std::string& name, TableCallback done) {
   if (TablePtr cached = cached_table(name)) {
     ++stats_.cache_hits;
@@ -356,6 +377,8 @@ void ApiCore::on_dict_answer(Signal& signal) {
        kind == Kind::kDrop) ||
       ((signal.id() == protocol::kGetTableConf || signal.id() == protocol::kGetTableRef) &&
        kind == Kind::kGet) ||
+      ((signal.id() == protocol::kAlterTableConf || signal.id() == protocol::kAlterTableRef) &&
+       kind == Kind::kAlter) ||
       (signal.id() == protocol::kListTablesConf && kind == Kind::kList);
   if (!matches) {
     ++stats_.malformed_signals;
@@ -370,7 +393,8 @@ void ApiCore::on_dict_answer(Signal& signal) {
   switch (signal.id()) {
     case protocol::kCreateTableRef:
     case protocol::kDropTableRef:
-    case protocol::kGetTableRef: {
+    case protocol::kGetTableRef:
+    case protocol::kAlterTableRef: {
       const protocol::DictMsg ref = protocol::DictMsg::from_signal(signal);
       request->fail(Status(error_code_from_wire(ref.a), ref.text));
       return;
@@ -378,6 +402,15 @@ void ApiCore::on_dict_answer(Signal& signal) {
     case protocol::kCreateTableConf: {
       const protocol::DictMsg conf = protocol::DictMsg::from_signal(signal);
       request->created.schema.table_id = conf.a;
+      request->created.version = conf.b;
+      request->table_done(std::make_shared<const TableDef>(std::move(request->created)));
+      return;
+    }
+    case protocol::kAlterTableConf: {
+      // The schema event may come later than this answer: forget the old definition
+      // now, so this client's next statement sees its own change.
+      const protocol::DictMsg conf = protocol::DictMsg::from_signal(signal);
+      forget_table(request->table_id, request->previous_name);
       request->created.version = conf.b;
       request->table_done(std::make_shared<const TableDef>(std::move(request->created)));
       return;
@@ -594,6 +627,27 @@ Status ApiCore::execute(uint64_t api_tx, ExecType type, ExecuteCallback done) {
 
   if (first == end) {
     // Nothing new to run.
+    const bool only_committed_reads =
+        std::all_of(tx.ops.begin(), tx.ops.end(), [](const Operation& op) {
+          return op.type == OpType::kRead && op.lock == LockMode::kCommittedRead;
+        });
+    if (type == ExecType::kCommit && tx.coordinator_knows && only_committed_reads) {
+      // Committed reads took no locks and wrote nothing: the commit cannot fail and
+      // changes nothing, so the client need not wait for it (one round trip less for an
+      // autocommit read). The coordinator still gets the TC_COMMITREQ, which releases
+      // its record of the transaction; its answer is dropped.
+      Status sent = send_to(tx.coordinator, protocol::kCoordinatorBlock,
+                            protocol::api_transaction_signal(protocol::kTcCommitReq, api_tx));
+      if (sent.ok()) {
+        released_[api_tx] = tx.coordinator;
+        tx.coordinator_knows = false;
+        tx.state = TxState::kCommitted;
+        ++stats_.transactions_committed;
+        done(api_tx, Status::OK());
+        return Status::OK();
+      }
+      // Not sent: the wait below reports the same failure.
+    }
     if (type == ExecType::kNoCommit || !tx.coordinator_knows) {
       if (type == ExecType::kCommit) {
         tx.state = TxState::kCommitted;
@@ -697,6 +751,7 @@ void ApiCore::on_tc_key_conf(Signal& signal) {
     return;
   }
   protocol::TcKeyConf& conf = *decoded;
+  if (released_.erase(conf.api_tx) != 0) return;  // a released read-only transaction
   auto it = transactions_.find(conf.api_tx);
   if (it == transactions_.end() || it->second->state != TxState::kExecuting) {
     ++stats_.stray_signals;

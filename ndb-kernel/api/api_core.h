@@ -179,6 +179,13 @@ class ApiCore {
   // of the lowest connected data node. The callback gets the table with id and version.
   Status create_table(TableDef table, TableCallback done);
   Status drop_table(uint32_t table_id, StatusCallback done);
+  // Replaces the definition of table `table.schema.table_id` (NDB's online ALTER):
+  // its ordered indexes, name and sql_definition may change, its columns and primary key
+  // may not (kInvalidArgument). `table.version` must be the version the change was made
+  // from (kSchemaVersion when the table changed meanwhile). Every data node rebuilds the
+  // table's indexes from its rows before the answer; a UNIQUE index over duplicate keys
+  // fails with kDuplicateKey and changes nothing. The callback gets the new definition.
+  Status alter_table(TableDef table, TableCallback done);
   // The table named `name`, from the cache or from any connected data node's dictionary.
   Status get_table(const std::string& name, TableCallback done);
   // The cached table, or nullptr.
@@ -305,6 +312,9 @@ class ApiCore {
   uint16_t subscribed_node_ = 0;  // data node whose dictionary sends us SCHEMA_EVENTs
 
   std::unordered_map<uint64_t, std::unique_ptr<Transaction>> transactions_;
+  // Read-only transactions committed without waiting (see execute()): api_tx -> the
+  // coordinator whose answer to the releasing TC_COMMITREQ is still to come and dropped.
+  std::unordered_map<uint64_t, uint16_t> released_;
   std::unordered_map<uint32_t, std::unique_ptr<Scan>> scans_;
   std::map<uint32_t, std::unique_ptr<DictRequest>> dict_requests_;
   std::map<std::string, TablePtr> table_cache_;  // by name

@@ -808,6 +808,60 @@ TEST_F(ApiCoreTest, CreateGoesToTheMasterAndDropForgetsTheTable) {
   EXPECT_EQ(core_.stats().stray_signals, 1u);
 }
 
+TEST_F(ApiCoreTest, AlterGoesToTheMasterAndForgetsTheCachedDefinition) {
+  connect_all();
+  TablePtr got;
+  ASSERT_TRUE(core_.get_table("t", [&](Result<TablePtr> table) { got = *table; }).ok());
+  std::vector<Signal> sent = sink_.take();
+  ASSERT_EQ(sent.size(), 1u);
+  Result<Signal> conf =
+      protocol::TableMsg{protocol::DictMsg::from_signal(sent[0]).request_id, 0, test_table()}
+          .to_signal(protocol::kGetTableConf);
+  ASSERT_TRUE(conf.ok());
+  feed(std::move(*conf));
+  ASSERT_NE(core_.cached_table("t"), nullptr);
+
+  // RENAME t TO t2 with a new index: the whole definition, at the version it came from.
+  TableDef altered = *got;
+  altered.schema.name = "t2";
+  altered.schema.ordered_indexes.push_back({"k_1", {2}, false});
+  TablePtr done;
+  ASSERT_TRUE(core_
+                  .alter_table(altered,
+                               [&](Result<TablePtr> table) {
+                                 ASSERT_TRUE(table.ok());
+                                 done = *table;
+                               })
+                  .ok());
+  sent = sink_.take();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].id(), protocol::kAlterTableReq);
+  EXPECT_EQ(sent[0].receiver(), (kernel::BlockAddress{1, protocol::kDictionaryBlock, 0}));
+  Result<protocol::TableMsg> req = protocol::TableMsg::from_signal(sent[0]);
+  ASSERT_TRUE(req.ok());
+  EXPECT_EQ(req->table.schema.name, "t2");
+  EXPECT_EQ(req->table.version, got->version);
+  feed(protocol::DictMsg{req->request_id, 7, got->version + 1, 0, ""}.to_signal(
+      protocol::kAlterTableConf));
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ(done->version, got->version + 1);
+  EXPECT_EQ(done->schema.ordered_indexes.size(), 1u);
+  EXPECT_EQ(core_.cached_table("t"), nullptr) << "the old name is forgotten at once";
+
+  // A refused alter reports the data node's error.
+  Status refused;
+  ASSERT_TRUE(
+      core_.alter_table(altered, [&](Result<TablePtr> table) { refused = table.status(); }).ok());
+  sent = sink_.take();
+  ASSERT_EQ(sent.size(), 1u);
+  feed(protocol::DictMsg{protocol::DictMsg::from_signal(sent[0]).request_id,
+                         static_cast<uint32_t>(ErrorCode::kDuplicateKey), 0, 0,
+                         "Duplicate entry '1' for key 'k_1'"}
+           .to_signal(protocol::kAlterTableRef));
+  EXPECT_TRUE(refused.is(ErrorCode::kDuplicateKey));
+  EXPECT_EQ(refused.message(), "Duplicate entry '1' for key 'k_1'");
+}
+
 TEST_F(ApiCoreTest, ListTables) {
   connect_all();
   std::vector<protocol::TableListEntry> listed;

@@ -375,6 +375,54 @@ Status Cluster::drop_table(const std::string& name) {
   return pending->result.ok() ? Status::OK() : pending->result.status();
 }
 
+Result<TablePtr> Cluster::alter_table(TableDef table) {
+  auto pending = std::make_shared<Pending<TablePtr>>();
+  auto cv = std::make_shared<std::condition_variable>();
+  const std::string name = table.schema.name;
+  std::unique_lock<std::mutex> lock(mutex_);
+  DUO_RETURN_IF_ERROR(core_.alter_table(std::move(table), [pending, cv](Result<TablePtr> altered) {
+    pending->result = std::move(altered);
+    pending->done = true;
+    cv->notify_all();
+  }));
+  if (!wait(lock, *cv, [&] { return pending->done; })) {
+    return timed_out("alter_table('" + name + "')", options_.request_timeout_ms);
+  }
+  return pending->result;
+}
+
+Result<TablePtr> Cluster::create_index(const std::string& name, storage::IndexDef index) {
+  DUO_ASSIGN_OR_RETURN(TablePtr table, get_table(name));
+  TableDef def = *table;
+  for (const storage::IndexDef& existing : def.schema.ordered_indexes) {
+    if (existing.name == index.name) {
+      return Status(ErrorCode::kInvalidArgument, "Duplicate key name '" + index.name + "'");
+    }
+  }
+  def.schema.ordered_indexes.push_back(std::move(index));
+  return alter_table(std::move(def));
+}
+
+Result<TablePtr> Cluster::drop_index(const std::string& name, const std::string& index_name) {
+  DUO_ASSIGN_OR_RETURN(TablePtr table, get_table(name));
+  TableDef def = *table;
+  const size_t before = def.schema.ordered_indexes.size();
+  std::erase_if(def.schema.ordered_indexes,
+                [&](const storage::IndexDef& index) { return index.name == index_name; });
+  if (def.schema.ordered_indexes.size() == before) {
+    return Status(ErrorCode::kNotFound,
+                  "Can't DROP '" + index_name + "'; check that column/key exists");
+  }
+  return alter_table(std::move(def));
+}
+
+Result<TablePtr> Cluster::rename_table(const std::string& name, const std::string& new_name) {
+  DUO_ASSIGN_OR_RETURN(TablePtr table, get_table(name));
+  TableDef def = *table;
+  def.schema.name = new_name;
+  return alter_table(std::move(def));
+}
+
 Result<std::vector<protocol::TableListEntry>> Cluster::list_tables() {
   using Tables = std::vector<protocol::TableListEntry>;
   auto pending = std::make_shared<Pending<Tables>>();

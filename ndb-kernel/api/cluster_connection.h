@@ -99,6 +99,11 @@ class Cluster {
   Result<TablePtr> get_table(const std::string& name);
   Result<TablePtr> create_table(TableDef table);
   Status drop_table(const std::string& name);
+  // ApiCore::alter_table, and its three common uses on the table named `name`.
+  Result<TablePtr> alter_table(TableDef table);
+  Result<TablePtr> create_index(const std::string& name, storage::IndexDef index);
+  Result<TablePtr> drop_index(const std::string& name, const std::string& index_name);
+  Result<TablePtr> rename_table(const std::string& name, const std::string& new_name);
   Result<std::vector<protocol::TableListEntry>> list_tables();
 
   ApiCoreStats stats();

@@ -29,6 +29,7 @@ DictionaryBlock::DictionaryBlock(protocol::ClusterTopology topology)
   protocol::register_protocol_signal_names();
   on(protocol::kCreateTableReq, &DictionaryBlock::on_create_table_req);
   on(protocol::kDropTableReq, &DictionaryBlock::on_drop_table_req);
+  on(protocol::kAlterTableReq, &DictionaryBlock::on_alter_table_req);
   on(protocol::kGetTableReq, &DictionaryBlock::on_get_table_req);
   on(protocol::kListTablesReq, &DictionaryBlock::on_list_tables_req);
   on(protocol::kSubscribeSchemaReq, &DictionaryBlock::on_subscribe_schema_req);
@@ -139,6 +140,30 @@ void DictionaryBlock::on_drop_table_req(Signal& signal) {
   start_next();
 }
 
+void DictionaryBlock::on_alter_table_req(Signal& signal) {
+  Result<TableMsg> msg = TableMsg::from_signal(signal);
+  if (!msg.ok()) {
+    answer(signal.sender(), protocol::kAlterTableRef,
+           DictMsg{signal.word(0), static_cast<uint32_t>(ErrorCode::kInvalidArgument), 0, 0,
+                   msg.status().message()});
+    return;
+  }
+  if (!is_master()) {
+    answer(signal.sender(), protocol::kAlterTableRef,
+           DictMsg{msg->request_id, static_cast<uint32_t>(ErrorCode::kTemporary), master_, 0,
+                   "not the master dictionary; send schema changes to data node " +
+                       std::to_string(master_)});
+    return;
+  }
+  Request request;
+  request.client = signal.sender();
+  request.request_id = msg->request_id;
+  request.kind = protocol::kSchemaAlter;
+  request.table = std::move(msg->table);
+  queue_.push_back(std::move(request));
+  start_next();
+}
+
 void DictionaryBlock::on_get_table_req(Signal& signal) {
   DictMsg msg = DictMsg::from_signal(signal);
   const protocol::TableDef* table = nullptr;
@@ -203,10 +228,16 @@ void DictionaryBlock::start_next() {
     const auto refuse = [&](ErrorCode error, std::string message) {
       answer(request.client,
              request.kind == protocol::kSchemaCreate ? protocol::kCreateTableRef
-                                                     : protocol::kDropTableRef,
+             : request.kind == protocol::kSchemaDrop ? protocol::kDropTableRef
+                                                     : protocol::kAlterTableRef,
              DictMsg{request.request_id, static_cast<uint32_t>(error), 0, 0, std::move(message)});
     };
-    if (request.kind == protocol::kSchemaCreate) {
+    if (request.kind == protocol::kSchemaAlter || request.kind == protocol::kSchemaAlterBack) {
+      if (Status valid = check_alter(&request); !valid.ok()) {
+        refuse(valid.code(), valid.message());
+        continue;
+      }
+    } else if (request.kind == protocol::kSchemaCreate) {
       protocol::TableDef& table = request.table;
       if (find_by_name(table.schema.name) != nullptr) {
         refuse(ErrorCode::kTableExists, "Table '" + table.schema.name + "' already exists");
@@ -251,6 +282,45 @@ void DictionaryBlock::start_next() {
     }
     send_to_every_dictionary(std::move(prepare).value());
   }
+}
+
+Status DictionaryBlock::check_alter(Request* request) const {
+  protocol::TableDef& table = request->table;
+  auto it = tables_.find(table.schema.table_id);
+  if (it == tables_.end()) {
+    return Status(ErrorCode::kNoSuchTable,
+                  "table " + std::to_string(table.schema.table_id) + " does not exist");
+  }
+  const protocol::TableDef& existing = it->second;
+  if (table.version != existing.version) {
+    return Status(ErrorCode::kSchemaVersion, "table definition has changed, please retry");
+  }
+  if (const protocol::TableDef* named = find_by_name(table.schema.name);
+      named != nullptr && named->schema.table_id != table.schema.table_id) {
+    return Status(ErrorCode::kTableExists, "Table '" + table.schema.name + "' already exists");
+  }
+  // The rows stay where they are: only what can be derived from them may change.
+  bool same_rows = table.schema.columns.size() == existing.schema.columns.size() &&
+                   table.schema.primary_key == existing.schema.primary_key;
+  for (size_t i = 0; same_rows && i < table.schema.columns.size(); ++i) {
+    const storage::ColumnDef& a = table.schema.columns[i];
+    const storage::ColumnDef& b = existing.schema.columns[i];
+    same_rows = a.name == b.name && a.type == b.type && a.nullable == b.nullable &&
+                a.length == b.length && a.storage_disk == b.storage_disk &&
+                a.precision == b.precision && a.scale == b.scale &&
+                a.is_unsigned == b.is_unsigned && a.collation == b.collation;
+  }
+  if (!same_rows) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "ALTER_TABLEREQ may not change the columns or the primary key of '" +
+                      existing.schema.name + "'");
+  }
+  DUO_RETURN_IF_ERROR(table.schema.validate());
+  request->previous = existing;
+  table.version = existing.version + 1;
+  table.fragment_count = existing.fragment_count;
+  table.flags = existing.flags;
+  return Status::OK();
 }
 
 void DictionaryBlock::on_schema_prepare_conf(Signal& signal) {
@@ -298,6 +368,34 @@ void DictionaryBlock::finish_running() {
   std::unique_ptr<Running> done = std::move(running_);
   const Request& request = done->request;
   const bool create = request.kind == protocol::kSchemaCreate;
+  if (request.kind == protocol::kSchemaAlter || request.kind == protocol::kSchemaAlterBack) {
+    if (done->error == ErrorCode::kOk) {
+      DUO_BLOCK_LOG(INFO) << "altered table '" << request.table.schema.name << "' (id "
+                          << request.table.schema.table_id << ", version " << request.table.version
+                          << ", " << request.table.schema.ordered_indexes.size()
+                          << " ordered indexes)";
+      answer(
+          request.client, protocol::kAlterTableConf,
+          DictMsg{request.request_id, request.table.schema.table_id, request.table.version, 0, ""});
+    } else {
+      answer(request.client, protocol::kAlterTableRef,
+             DictMsg{request.request_id, static_cast<uint32_t>(done->error), 0, 0, done->message});
+      if (request.kind == protocol::kSchemaAlterBack) {
+        DUO_BLOCK_LOG(ERROR) << "table '" << request.table.schema.name
+                             << "': going back to its previous definition failed: "
+                             << done->message;
+      } else if (done->committing) {
+        // Installed, but some local_query could not build its indexes (and kept the
+        // previous ones): go back to the previous definition everywhere, first.
+        Request undo;
+        undo.kind = protocol::kSchemaAlterBack;
+        undo.table = request.previous;
+        undo.table.version = request.table.version;
+        queue_.push_front(std::move(undo));
+      }
+    }
+    return start_next();
+  }
   if (done->error == ErrorCode::kOk) {
     DUO_BLOCK_LOG(INFO) << (create ? "created" : "dropped") << " table '"
                         << request.table.schema.name << "' (id " << request.table.schema.table_id
@@ -339,6 +437,17 @@ void DictionaryBlock::on_schema_prepare_req(Signal& signal) {
       message = "Table '" + msg->table.schema.name + "' already exists on node " +
                 std::to_string(node_id());
     }
+  } else if (msg->kind == protocol::kSchemaAlter || msg->kind == protocol::kSchemaAlterBack) {
+    const protocol::TableDef* named = find_by_name(msg->table.schema.name);
+    if (tables_.count(msg->table.schema.table_id) == 0) {
+      error = ErrorCode::kNoSuchTable;
+      message = "table " + std::to_string(msg->table.schema.table_id) + " does not exist on node " +
+                std::to_string(node_id());
+    } else if (named != nullptr && named->schema.table_id != msg->table.schema.table_id) {
+      error = ErrorCode::kTableExists;
+      message = "Table '" + msg->table.schema.name + "' already exists on node " +
+                std::to_string(node_id());
+    }
   } else if (msg->kind == protocol::kSchemaDrop) {
     if (tables_.count(msg->table.schema.table_id) == 0) {
       error = ErrorCode::kNoSuchTable;
@@ -373,7 +482,7 @@ void DictionaryBlock::on_schema_commit_req(Signal& signal) {
   Prepared& prepared = it->second;
   prepared.master = signal.sender();
   const uint32_t table_id = prepared.table.schema.table_id;
-  if (prepared.kind == protocol::kSchemaCreate) {
+  if (prepared.kind != protocol::kSchemaDrop) {
     tables_[table_id] = prepared.table;
   } else {
     tables_.erase(table_id);
@@ -397,8 +506,11 @@ void DictionaryBlock::apply_committed(uint32_t schema_tx, Status persisted) {
     prepared.local_message = "schema file not written: " + persisted.message();
   }
   Signal change;
-  if (prepared.kind == protocol::kSchemaCreate) {
-    Result<Signal> add = TableMsg{schema_tx, 0, prepared.table}.to_signal(protocol::kTableAddReq);
+  if (prepared.kind != protocol::kSchemaDrop) {
+    const uint32_t give_up =
+        prepared.kind == protocol::kSchemaAlter ? protocol::kTableAddMayGiveUp : 0;
+    Result<Signal> add =
+        TableMsg{schema_tx, give_up, prepared.table}.to_signal(protocol::kTableAddReq);
     if (!add.ok()) {
       prepared.local_error = static_cast<uint32_t>(add.status().code());
       prepared.local_message = add.status().message();
@@ -431,7 +543,7 @@ void DictionaryBlock::on_table_add_conf(Signal& signal) {
   auto it = prepared_.find(conf.request_id);
   if (it == prepared_.end() || it->second.awaiting_local == 0) return;
   if (conf.c != 0) {
-    DUO_BLOCK_LOG(WARNING) << "table " << conf.a << " could not be created by "
+    DUO_BLOCK_LOG(WARNING) << "table " << conf.a << " could not be created or altered by "
                            << signal.sender().to_string() << ": " << conf.text;
     // Reported to the master with the commit answer; the master drops the table again.
     it->second.local_error = conf.c;
@@ -452,12 +564,15 @@ void DictionaryBlock::local_done(uint32_t schema_tx) {
   if (it == prepared_.end()) return;
   Prepared prepared = std::move(it->second);
   prepared_.erase(it);
-  answer(prepared.master, protocol::kSchemaCommitConf,
-         DictMsg{schema_tx, 0, 0, prepared.local_error,
-                 prepared.local_error != 0
-                     ? "node " + std::to_string(node_id()) +
-                           " could not create the table's fragments: " + prepared.local_message
-                     : ""});
+  answer(
+      prepared.master, protocol::kSchemaCommitConf,
+      DictMsg{schema_tx, 0, 0, prepared.local_error,
+              prepared.local_error != 0
+                  ? (prepared.kind != protocol::kSchemaCreate
+                         ? prepared.local_message
+                         : "node " + std::to_string(node_id()) +
+                               " could not create the table's fragments: " + prepared.local_message)
+                  : ""});
   // Tell this node's subscribed clients (each dictionary tells its own).
   for (uint16_t subscriber : subscribers_) {
     answer(BlockAddress{subscriber, protocol::kApiBlock, 0}, protocol::kSchemaEvent,

@@ -7,12 +7,26 @@
 //   SCHEMA_PREPAREREQ -> every dictionary (each checks it can apply the change)
 //   SCHEMA_COMMITREQ  -> every dictionary: each installs the change, tells its node's
 //                        coordinator and local_query instances (TABLE_ADDREQ /
-//                        TABLE_DROPREQ), waits for them, answers SCHEMA_COMMITCONF,
+//                        TABLE_DROPREQ; an altered table is a TABLE_ADDREQ of a known
+//                        table with a higher version), waits for them, answers
+//                        SCHEMA_COMMITCONF,
 //                        and pushes SCHEMA_EVENT to the API nodes subscribed to it
 // and answers the client only when every node has the change, so a client that is told
 // "created" can use the table through any data node. A prepare refused anywhere aborts
 // the change everywhere (SCHEMA_COMMITREQ with a = 1). The master runs one schema
 // transaction at a time and queues the rest (NDB serialises them too).
+//
+// ALTER_TABLEREQ replaces a table's definition — its ordered indexes, its name, its SQL
+// definition — keeping id, columns, primary key and fragments, with version + 1 (NDB's
+// online ALTER: CREATE/DROP INDEX, RENAME). Each local_query rebuilds the fragment's
+// ordered indexes from its rows (local_query_alter.cc); a build that fails (a UNIQUE
+// index meeting a duplicate key) fails the commit, and the master then runs the
+// reverse alter (kSchemaAlterBack) back to the previous definition before anything
+// else, so every node ends where it started and the client gets the build's error
+// (kDuplicateKey, or kTemporary when the table's transactions did not end within
+// LocalQueryOptions::alter_wait_ms; the reverse alter always waits). The
+// client names the version it changed: a table altered meanwhile is refused with
+// kSchemaVersion, so two front-ends editing one table never lose an index.
 //
 // Reads (GET_TABLEREQ by id or name, LIST_TABLESREQ) are answered by any dictionary.
 // Names are the client's full names (the SQL layer uses "db/def/table" like NDB).
@@ -58,8 +72,9 @@ class DictionaryBlock : public kernel::Block {
   struct Request {
     kernel::BlockAddress client;
     uint32_t request_id = 0;
-    uint32_t kind = 0;  // kSchemaCreate / kSchemaDrop
+    uint32_t kind = 0;  // kSchemaCreate / kSchemaDrop / kSchemaAlter
     protocol::TableDef table;
+    protocol::TableDef previous;  // kSchemaAlter: the definition replaced (for the undo)
   };
   // The schema transaction the master is running.
   struct Running {
@@ -84,12 +99,16 @@ class DictionaryBlock : public kernel::Block {
   // Client side.
   void on_create_table_req(kernel::Signal& signal);
   void on_drop_table_req(kernel::Signal& signal);
+  void on_alter_table_req(kernel::Signal& signal);
   void on_get_table_req(kernel::Signal& signal);
   void on_list_tables_req(kernel::Signal& signal);
   void on_subscribe_schema_req(kernel::Signal& signal);
   void on_node_fail_rep(kernel::Signal& signal);
   // Master side.
   void start_next();
+  // Checks an ALTER_TABLEREQ against the installed table and completes its definition
+  // (version, fragments, flags); the refusal's code and message otherwise.
+  Status check_alter(Request* request) const;
   void on_schema_prepare_conf(kernel::Signal& signal);
   void on_schema_prepare_ref(kernel::Signal& signal);
   void on_schema_commit_conf(kernel::Signal& signal);

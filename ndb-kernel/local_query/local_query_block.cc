@@ -180,6 +180,12 @@ void LocalQueryBlock::on_unsent(const Signal& header, const Status& why) {
 void LocalQueryBlock::on_table_add(Signal& signal) {
   auto msg = protocol::TableMsg::from_signal(signal);
   if (!msg.ok()) return log_malformed(signal, msg.status());
+  // A known table with a higher version is an ALTER (local_query_alter.cc).
+  if (const Table* known = find_table(msg->table.schema.table_id);
+      known != nullptr && known->def.version < msg->table.version) {
+    return alter_table(signal.sender(), msg->request_id, std::move(msg->table),
+                       msg->kind == protocol::kTableAddMayGiveUp);
+  }
   protocol::DictMsg reply;
   reply.request_id = msg->request_id;
   reply.a = msg->table.schema.table_id;
@@ -432,6 +438,11 @@ TxId LocalQueryBlock::find_fragment_tx(uint64_t transid, uint32_t table_id,
 
 Result<TxId> LocalQueryBlock::begin_fragment_tx(uint64_t transid, uint32_t table_id,
                                                 uint32_t fragment_id, Fragment* fragment) {
+  // An index build waits for the table's transactions to end: no new ones meanwhile.
+  if (pending_alters_.contains(table_id)) {
+    return Status(ErrorCode::kTemporary,
+                  "table " + std::to_string(table_id) + " is being altered; retry the transaction");
+  }
   auto it = transactions_.find(transid);
   if (it == transactions_.end()) {
     if (transactions_.size() >= options_.transactions_max) {
@@ -494,6 +505,7 @@ void LocalQueryBlock::end_transaction(uint64_t transid, bool commit, uint32_t gc
     maybe_start_lcp();
   }
   for (const FragmentTx& ftx : held) resume_ready(ftx.table_id, ftx.fragment_id);
+  if (!pending_alters_.empty()) run_pending_alters();
 }
 
 // ---------------------------------------------------------------------------------------

@@ -92,6 +92,10 @@ struct LocalQueryOptions {
   // Rows a checkpoint scans per slice (one LQH_CONTINUE); key operations are served
   // between slices.
   uint32_t lcp_slice_rows = 256;
+  // How long an index build waits for the table's transactions to end (new ones being
+  // refused meanwhile) before the ALTER is refused with kTemporary and undone: an idle
+  // open transaction must not make the table unavailable for long.
+  uint64_t alter_wait_ms = 4000;
 };
 
 // The largest scan_batch_bytes_max honoured: one more row of the maximum size (plus the
@@ -186,6 +190,27 @@ class LocalQueryBlock final : public kernel::Block {
   Status add_table(protocol::TableDef def);
   void drop_table(uint32_t table_id);
 
+  // ---- Online ALTER: index rebuilds (local_query_alter.cc) ----
+  // A new definition of a table held here waiting for the table's transactions to end.
+  struct PendingAlter {
+    kernel::BlockAddress requester;
+    uint32_t request_id = 0;
+    protocol::TableDef def;
+    bool may_give_up = false;  // TABLE_ADDREQ's kTableAddMayGiveUp
+    uint32_t generation = 0;   // names its LQH_CONTINUE timer
+  };
+  // Installs `def` (same columns, higher version) and rebuilds the ordered indexes of
+  // the table's fragments, now or once the table has no transaction; answers
+  // TABLE_ADDCONF (c = the error of a failed build, the old definition kept).
+  void alter_table(const kernel::BlockAddress& requester, uint32_t request_id,
+                   protocol::TableDef def, bool may_give_up);
+  // The alter_wait_ms timer of the pending alter `generation`: refuse it if still there.
+  void on_alter_wait_over(uint32_t generation);
+  // Runs the pending alters whose tables have become quiet.
+  void run_pending_alters();
+  bool table_has_transactions(uint32_t table_id) const;
+  Status apply_alter(Table* table, protocol::TableDef def);
+
   // ---- Key operations ----
   void on_packed_signals(kernel::Signal& signal);
   // A collected signal whose pack could not be sent: a forwarded write is answered
@@ -273,6 +298,7 @@ class LocalQueryBlock final : public kernel::Block {
   // LQH_CONTINUE w0: which run a slice belongs to (w1: the run's generation).
   static constexpr uint32_t kContinueLcp = 1;
   static constexpr uint32_t kContinueRestore = 2;
+  static constexpr uint32_t kContinueAlter = 3;  // w1: PendingAlter::generation
   struct LcpRun {
     uint32_t lcp_id = 0;
     uint32_t start_gci = 0;
@@ -407,6 +433,10 @@ class LocalQueryBlock final : public kernel::Block {
 
   // Restore.
   std::unique_ptr<RestoreRun> restore_;
+
+  // ALTERs waiting for their table's transactions to end, by table id.
+  std::map<uint32_t, PendingAlter> pending_alters_;
+  uint32_t alter_generation_ = 0;
 };
 
 }  // namespace duo::local_query

@@ -65,6 +65,7 @@ void LocalQueryBlock::on_continue(Signal& signal) {
   if (kind == kContinueRestore && restore_ != nullptr && restore_->generation == generation) {
     return restore_read_more();
   }
+  if (kind == kContinueAlter) return on_alter_wait_over(generation);
   // A slice of a run that ended (failed) meanwhile: nothing to do.
 }
 

@@ -529,10 +529,13 @@ TEST_F(LocalQueryTest, TableAddCreatesTheFragmentsOfEachLogPartOnBothReplicas) {
     }
     EXPECT_EQ(held_on_node[node].size(), kFragments);
   }
-  // Repeated with the same version: OK and nothing new. Another version: refused.
+  // Repeated with the same version: OK and nothing new. A higher version is an online
+  // ALTER (local_query_alter.cc): installed in place. A lower one: refused.
   for (uint32_t code : add_table(table_def())) EXPECT_EQ(code, 0u);
   EXPECT_EQ(lqh_[1][0]->table_count(), 1u);
-  for (uint32_t code : add_table(table_def(kTable, kVersion + 1))) {
+  for (uint32_t code : add_table(table_def(kTable, kVersion + 1))) EXPECT_EQ(code, 0u);
+  EXPECT_EQ(lqh_[1][0]->table_count(), 1u);
+  for (uint32_t code : add_table(table_def(kTable, kVersion))) {
     EXPECT_EQ(code, static_cast<uint32_t>(ErrorCode::kTableExists));
   }
   // A bad schema (no primary key) is refused by every instance alike.

@@ -197,8 +197,10 @@ void LocalQueryBlock::restore_next_file() {
     while (run.control && run.fragment_index < run.control->fragments.size()) {
       const LcpFragmentInfo& info = run.control->fragments[run.fragment_index];
       const Table* table = find_table(info.table_id);
-      // Tables dropped (or changed) since the checkpoint are not restored.
-      if (table == nullptr || table->def.version != info.table_version ||
+      // Tables dropped since the checkpoint are not restored. A table keeps its rows'
+      // format across versions (ALTER_TABLEREQ changes indexes and names only, and
+      // indexes are rebuilt from the rows as they load), so an older version restores.
+      if (table == nullptr || info.table_version > table->def.version ||
           !table->fragments.contains(info.fragment_id)) {
         run.total_bytes -= std::min(run.total_bytes, info.data_bytes);
         ++run.fragment_index;
@@ -359,6 +361,7 @@ void LocalQueryBlock::restore_file_done() {
 Status LocalQueryBlock::restore_apply_chunk(const storage::RowBatch& batch,
                                             const LcpFragmentInfo& info) {
   Fragment* fragment = find_fragment(info.table_id, info.fragment_id);
+  fragment->set_enforce_unique(false);  // on again in restore_loaded()
   DUO_ASSIGN_OR_RETURN(storage::TxId tx, fragment->begin());
   AttrValues row;
   for (size_t i = 0; i < batch.rows(); ++i) {
@@ -384,9 +387,10 @@ Status LocalQueryBlock::restore_apply_records(std::deque<RedoRecord>* records) {
     const RedoHeader& h = record.header;
     if (h.gci < run.start_gci || h.gci > run.gci) continue;
     const Table* table = find_table(h.table_id);
-    if (table == nullptr || table->def.version != h.table_version) continue;
+    if (table == nullptr || h.table_version > table->def.version) continue;
     Fragment* fragment = find_fragment(h.table_id, h.fragment_id);
     if (fragment == nullptr) continue;
+    fragment->set_enforce_unique(false);  // on again in restore_loaded()
     DUO_ASSIGN_OR_RETURN(storage::TxId tx, fragment->begin());
     storage::OpResult result = h.kind == RedoKind::kWriteRow ? fragment->write(tx, record.values)
                                                              : fragment->remove(tx, record.values);
@@ -429,6 +433,9 @@ void LocalQueryBlock::restore_log_progress(bool final) {
 void LocalQueryBlock::restore_loaded() {
   RestoreRun& run = *restore_;
   restore_log_progress(true);
+  for (auto& [table_id, table] : tables_) {
+    for (auto& [fragment_id, fragment] : table->fragments) fragment->set_enforce_unique(true);
+  }
   // The new life logs into new files after every old one; the restore's checkpoint
   // removes the old ones.
   const uint32_t last_old_seq = run.redo_files.empty() ? 0 : run.redo_files.back();

@@ -245,6 +245,15 @@ struct TableMsg {
 };
 inline constexpr uint32_t kSchemaCreate = 1;
 inline constexpr uint32_t kSchemaDrop = 2;
+// A new definition of an existing table (same id, columns and primary key; new version).
+// Local blocks get it as a TABLE_ADDREQ of a table they hold with a higher version.
+inline constexpr uint32_t kSchemaAlter = 3;
+// The master's undo of a failed kSchemaAlter (back to the previous definition): like it,
+// but a local_query never gives up waiting for the table's transactions.
+inline constexpr uint32_t kSchemaAlterBack = 4;
+// TABLE_ADDREQ kind word: 0, or kTableAddMayGiveUp when an alter may be refused after
+// LocalQueryOptions::alter_wait_ms of waiting for the table's transactions.
+inline constexpr uint32_t kTableAddMayGiveUp = 1;
 
 // Every other dictionary signal: request id, three numbers and a name/message. The
 // meaning per signal is in docs/formats/kernel-protocol.md (e.g. CREATE_TABLECONF:

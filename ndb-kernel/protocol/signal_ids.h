@@ -55,6 +55,11 @@ inline constexpr SignalId kGetTableRef = 188;
 inline constexpr SignalId kListTablesReq = 189;
 inline constexpr SignalId kListTablesConf = 190;
 inline constexpr SignalId kSchemaEvent = 191;     // dictionary -> subscribed clients
+// Replace a table's definition (indexes, name, SQL definition; same columns): client ->
+// master dictionary. TableMsg; the table's version is the one the client changed.
+inline constexpr SignalId kAlterTableReq = 192;
+inline constexpr SignalId kAlterTableConf = 193;  // DictMsg: a = table id, b = new version
+inline constexpr SignalId kAlterTableRef = 194;
 inline constexpr SignalId kSchemaPrepareReq = 200;  // master -> every dictionary
 inline constexpr SignalId kSchemaPrepareConf = 201;
 inline constexpr SignalId kSchemaPrepareRef = 202;

@@ -119,6 +119,35 @@ void raise_auto_increment(api::Cluster& cluster, api::Session& session, const st
   check(result.status);
 }
 
+std::optional<uint64_t> peek_auto_increment(api::Cluster& cluster, api::Session& session,
+                                            const std::string& table) {
+  const api::TablePtr def = counters(cluster);
+  const storage::AttrValues key = key_of(table);
+  auto tx = check(session.begin(def.get(), &key));
+  const uint32_t read = check(tx->read(*def, key, {kNextColumn}, api::LockMode::kCommittedRead,
+                                       api::OpOptions{.ignore_error = true}));
+  check(tx->execute(api::ExecType::kCommit));
+  api::OpResult row = check(tx->result(read));
+  if (row.status.is(ErrorCode::kNotFound)) return std::nullopt;
+  check(row.status);
+  const int at = row.values.find(kNextColumn);
+  if (at < 0 || row.values.entry(at).is_null) return std::nullopt;
+  return storage::decode_uint(def->schema.columns[kNextColumn], row.values.value(at));
+}
+
+void rename_auto_increment(api::Cluster& cluster, api::Session& session, const std::string& from,
+                           const std::string& to) {
+  const std::optional<uint64_t> next = peek_auto_increment(cluster, session, from);
+  if (!next) return;
+  const api::TablePtr def = counters(cluster);
+  storage::AttrValues row = key_of(to);
+  row.add(kNextColumn, storage::encode_uint(def->schema.columns[kNextColumn], *next));
+  auto tx = check(session.begin(def.get(), &row));
+  check(tx->write(*def, std::move(row)));
+  check(tx->remove(*def, key_of(from), api::OpOptions{.ignore_error = true}));
+  check(tx->execute(api::ExecType::kCommit));
+}
+
 void drop_auto_increment(api::Cluster& cluster, api::Session& session, const std::string& table) {
   const api::TablePtr def = counters(cluster);
   const storage::AttrValues key = key_of(table);

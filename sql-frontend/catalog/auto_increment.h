@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "ndb-kernel/api/cluster_connection.h"
@@ -38,6 +39,12 @@ uint64_t reserve_auto_increment(api::Cluster& cluster, api::Session& session,
 // Makes the next value handed out at least `value` + 1.
 void raise_auto_increment(api::Cluster& cluster, api::Session& session, const std::string& table,
                           uint64_t value);
+// The next value the counter hands out, or nullopt before the table's first reserve().
+std::optional<uint64_t> peek_auto_increment(api::Cluster& cluster, api::Session& session,
+                                            const std::string& table);
+// Moves the counter to the table's new name (RENAME TABLE). Missing counters are fine.
+void rename_auto_increment(api::Cluster& cluster, api::Session& session, const std::string& from,
+                           const std::string& to);
 // Forgets the counter (DROP TABLE). Missing counters are fine.
 void drop_auto_increment(api::Cluster& cluster, api::Session& session, const std::string& table);
 

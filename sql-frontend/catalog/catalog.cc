@@ -27,7 +27,7 @@ SqlTable databases_definition() {
 }  // namespace
 
 bool is_builtin_database(const std::string& db) {
-  return db == "mysql" || db == "information_schema";
+  return db == "mysql" || db == "information_schema" || db == "ndbinfo";
 }
 
 Status Catalog::ensure_system_tables() {
@@ -78,7 +78,7 @@ bool Catalog::database_exists(api::Session& session, const std::string& db) {
 
 std::vector<std::string> Catalog::list_databases(api::Session& session) {
   api::TablePtr table = databases_table();
-  std::vector<std::string> out = {"information_schema", "mysql"};
+  std::vector<std::string> out = {"information_schema", "mysql", "ndbinfo"};
   auto tx = check(session.begin());
   auto cursor = check(tx->scan(*table, api::ScanSpec{}));
   storage::AttrValues row;
@@ -112,7 +112,9 @@ bool Catalog::drop_database(api::Session& session, const std::string& db, bool i
     if (if_exists) return false;
     throw SqlException(1008, "HY000", "Can't drop database '" + db + "'; database doesn't exist");
   }
-  for (const std::string& t : list_tables(db)) drop_table(session, db, t);
+  for (const std::string& t : list_tables(db, /*with_alter_copies=*/true)) {
+    drop_table(session, db, t);
+  }
   api::TablePtr table = databases_table();
   auto tx = check(session.begin(table.get()));
   check(tx->remove(*table, database_key(db), api::OpOptions{.ignore_error = true}));
@@ -121,11 +123,17 @@ bool Catalog::drop_database(api::Session& session, const std::string& db, bool i
 }
 
 std::vector<std::string> Catalog::list_tables(const std::string& db) {
+  return list_tables(db, /*with_alter_copies=*/false);
+}
+
+std::vector<std::string> Catalog::list_tables(const std::string& db, bool with_alter_copies) {
   std::vector<std::string> out;
   for (const ::duo::protocol::TableListEntry& entry : check(cluster_->list_tables())) {
     std::string entry_db, name;
     if (split_cluster_table_name(entry.name, &entry_db, &name) && entry_db == db) {
       if (db == "mysql" && (name == "databases" || name == "auto_increment")) continue;  // internal
+      // A copying ALTER's tables (MySQL hides its "#sql..." tables too).
+      if (!with_alter_copies && name.starts_with("#sql")) continue;
       out.push_back(name);
     }
   }
@@ -134,16 +142,29 @@ std::vector<std::string> Catalog::list_tables(const std::string& db) {
 }
 
 BoundTable Catalog::get_table(const std::string& db, const std::string& table) {
-  Result<api::TablePtr> def = cluster_->get_table(cluster_table_name(db, table));
+  const std::string name = cluster_table_name(db, table);
+  Result<api::TablePtr> def = cluster_->get_table(name);
   if (!def.ok()) {
     if (def.status().is(ErrorCode::kNoSuchTable) || def.status().is(ErrorCode::kNotFound)) {
       throw_unknown_table(db, table);
     }
     throw_status(def.status());
   }
+  {
+    std::lock_guard<std::mutex> lock(decoded_mutex_);
+    auto it = decoded_.find(name);
+    if (it != decoded_.end() && it->second.table_def == *def) {
+      return BoundTable{*def, *it->second.sql};
+    }
+  }
   Result<SqlTable> sql = from_table_def(**def);
   if (!sql.ok()) throw_status(sql.status());
-  return BoundTable{*def, std::move(sql).value()};
+  auto decoded = std::make_shared<const SqlTable>(std::move(sql).value());
+  {
+    std::lock_guard<std::mutex> lock(decoded_mutex_);
+    decoded_[name] = Decoded{*def, decoded};
+  }
+  return BoundTable{*def, *decoded};
 }
 
 bool Catalog::create_table(const SqlTable& table, bool if_not_exists) {
@@ -154,6 +175,47 @@ bool Catalog::create_table(const SqlTable& table, bool if_not_exists) {
     throw SqlException(1050, "42S01", "Table '" + table.name + "' already exists");
   }
   throw_status(created.status());
+}
+
+api::TablePtr Catalog::alter_table(const BoundTable& table, const SqlTable& altered) {
+  ::duo::protocol::TableDef def = *table.table_def;
+  ::duo::protocol::TableDef wanted = to_table_def(altered);
+  def.schema.name = std::move(wanted.schema.name);
+  def.schema.ordered_indexes = std::move(wanted.schema.ordered_indexes);
+  def.sql_definition = std::move(wanted.sql_definition);
+  Result<api::TablePtr> done = cluster_->alter_table(std::move(def));
+  if (done.ok()) return std::move(done).value();
+  const Status& status = done.status();
+  if (status.is(ErrorCode::kTableExists)) {
+    throw SqlException(1050, "42S01", "Table '" + altered.name + "' already exists");
+  }
+  if (status.is(ErrorCode::kDuplicateKey)) {
+    // The data node names the index alone; MySQL 8.0 qualifies it with the table.
+    std::string message = status.message();
+    const std::string marker = "for key '";
+    if (const size_t at = message.rfind(marker); at != std::string::npos) {
+      message.insert(at + marker.size(), altered.name + ".");
+    }
+    throw SqlException(1062, "23000", message);
+  }
+  throw_status(status);
+}
+
+void Catalog::rename_table(api::Session& session, const BoundTable& table, const std::string& db,
+                           const std::string& name) {
+  SqlTable renamed = table.sql;
+  renamed.db = db;
+  renamed.name = name;
+  alter_table(table, renamed);
+  rename_auto_increment(*cluster_, session, cluster_table_name(table.sql.db, table.sql.name),
+                        cluster_table_name(db, name));
+}
+
+void Catalog::truncate_table(api::Session& session, const std::string& db,
+                             const std::string& table) {
+  const BoundTable bound = get_table(db, table);
+  if (!drop_table(session, db, table)) throw_unknown_table(db, table);
+  create_table(bound.sql, /*if_not_exists=*/false);
 }
 
 bool Catalog::drop_table(api::Session& session, const std::string& db, const std::string& table) {

@@ -14,7 +14,9 @@
 // transaction on the caller's api::Session).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -58,14 +60,40 @@ class Catalog {
   // Drops the table and its AUTO_INCREMENT counter. False when the table does not exist.
   bool drop_table(api::Session& session, const std::string& db, const std::string& table);
 
+  // Replaces `table`'s definition by `altered`, which has the same columns (indexes,
+  // name and SQL definition change: the cluster's online ALTER rebuilds the indexes on
+  // every data node). 1062 when a new UNIQUE index meets duplicate keys, 1050 when the
+  // new name is taken; the table is then unchanged.
+  api::TablePtr alter_table(const BoundTable& table, const SqlTable& altered);
+  // RENAME TABLE: same table id and rows under `db`.`name`, its AUTO_INCREMENT counter
+  // moved along. 1050 if the name is taken.
+  void rename_table(api::Session& session, const BoundTable& table, const std::string& db,
+                    const std::string& name);
+  // TRUNCATE TABLE as NDB does it: drop and re-create with the same definition, which
+  // also resets AUTO_INCREMENT. 1146 if there is no such table.
+  void truncate_table(api::Session& session, const std::string& db, const std::string& table);
+
   api::Cluster& cluster() { return *cluster_; }
 
  private:
   api::TablePtr databases_table();
+  // With the "#sql..." tables of copying ALTERs (left behind by a crashed sqld) or not.
+  std::vector<std::string> list_tables(const std::string& db, bool with_alter_copies);
   // The databases table's key for `db`; 1102 for a name that cannot be one.
   static storage::AttrValues database_key(const std::string& db);
 
   api::Cluster* const cluster_;
+
+  // Decoded SQL definitions by cluster table name, valid while the client library's
+  // cache hands out the same TableDef (a schema change replaces it): decoding the
+  // definition on every statement would cost more than the statement's key lookup.
+  struct Decoded {
+    api::TablePtr table_def;
+    std::shared_ptr<const SqlTable> sql;
+  };
+  std::mutex decoded_mutex_;
+  // One entry per table name used (a dropped table's stays until the name is reused).
+  std::map<std::string, Decoded, std::less<>> decoded_;  // GUARDED_BY(decoded_mutex_)
 };
 
 bool is_builtin_database(const std::string& db);

@@ -311,6 +311,23 @@ void derive_storage(SqlColumn* column) {
   }
 }
 
+SqlColumn column_from_def(const ColumnDef& def) {
+  SqlColumn column;
+  column.name = def.name.name;
+  column.declared_type = declared_type_text(def.type);
+  column.nullable = def.nullable.value_or(true) && !def.primary_key;
+  column.auto_increment = def.auto_increment;
+  if (def.default_value) {
+    column.has_default = true;
+    column.default_value = default_text(*def.default_value, column.name);
+    if (!column.default_value && def.nullable == false) {
+      throw_error(1067, "42000", "Invalid default value for '" + column.name + "'");
+    }
+  }
+  derive_storage(&column);
+  return column;
+}
+
 SqlTable table_from_create(const CreateTableStatement& statement, const std::string& db) {
   if (statement.like) throw_not_supported("CREATE TABLE ... LIKE");
   if (statement.temporary) throw_not_supported("CREATE TEMPORARY TABLE");
@@ -424,6 +441,11 @@ SqlTable table_from_create(const CreateTableStatement& statement, const std::str
     def.schema.ordered_indexes.push_back(
         storage::IndexDef{index.name, index.columns, index.kind == SqlIndexKind::kUnique});
   }
+  // NDB's hidden ordered index on the primary key, for range scans and ordered reads on
+  // it. Not unique: the hash index already keeps the key unique, and a unique ordered
+  // index would probe the tree again on every insert.
+  def.schema.ordered_indexes.push_back(
+      storage::IndexDef{kPrimaryOrderedIndex, table.primary_key().columns, false});
   def.sql_definition = encode_sql_definition(table);
   return def;
 }
@@ -521,6 +543,13 @@ Result<SqlTable> decode_sql_definition(const std::string& text, std::string db, 
   }
   if (table.columns.empty() || table.indexes.empty()) return corrupt("no columns or no key");
   return table;
+}
+
+int ordered_index_number(const storage::TableSchema& schema, std::string_view name) {
+  for (size_t i = 0; i < schema.ordered_indexes.size(); ++i) {
+    if (schema.ordered_indexes[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 Result<SqlTable> from_table_def(const ::duo::protocol::TableDef& table_def) {

@@ -71,14 +71,28 @@ bool split_cluster_table_name(const std::string& cluster_name, std::string* db, 
 // supported yet), 1074 (CHAR/VARCHAR too long), 1067 (invalid default).
 SqlTable table_from_create(const CreateTableStatement& statement, const std::string& db);
 
+// One column of CREATE TABLE / ALTER TABLE ADD COLUMN, storage derived (its PRIMARY KEY
+// and UNIQUE attributes are the caller's). Throws like table_from_create.
+SqlColumn column_from_def(const ColumnDef& def);
+
 // The storage ColumnDef and character length of a declared type (lower-case text as
 // produced by declared_type_text). Throws SqlException 1235 for an unsupported type.
 void derive_storage(SqlColumn* column);
 std::string declared_type_text(const DataType& type);
 
 // The cluster table for `table`: schema (columns, primary key, ordered indexes for the
-// UNIQUE and KEY indexes) and sql_definition.
+// UNIQUE and KEY indexes in table order, then the hidden ordered index on the primary
+// key (kPrimaryOrderedIndex) over
+// the primary key columns, last, as NDB's default ordered index on the primary key)
+// and sql_definition. The hidden index is not an SqlIndex: SHOW INDEX and SHOW CREATE
+// TABLE do not show it. Tables created before it existed simply lack it.
 ::duo::protocol::TableDef to_table_def(const SqlTable& table);
+// Named like NDB's ("PRIMARY" itself is refused by storage::TableSchema::validate, as
+// MySQL refuses it for a secondary index); user indexes may not take this name.
+inline constexpr const char* kPrimaryOrderedIndex = "PRIMARY$ordered";
+// The number of the ordered index named `name` (ScanSpec::index), or -1. SqlIndex
+// names and storage index names are the same, so this maps a key to its index.
+int ordered_index_number(const storage::TableSchema& schema, std::string_view name);
 // Decodes a cluster table created by to_table_def. kCorruption for a malformed blob.
 Result<SqlTable> from_table_def(const ::duo::protocol::TableDef& table_def);
 

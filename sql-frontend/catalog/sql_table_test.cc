@@ -51,9 +51,21 @@ TEST(SqlTableTest, CreateTableMapsTypesKeysAndDefaults) {
   ::duo::protocol::TableDef def = to_table_def(t);
   EXPECT_EQ(def.schema.name, "db1/def/t");
   EXPECT_EQ(def.schema.primary_key, std::vector<uint16_t>{0});
-  ASSERT_EQ(def.schema.ordered_indexes.size(), 2u);
+  ASSERT_EQ(def.schema.ordered_indexes.size(), 3u)
+      << "uk, k, then the hidden one on the primary key";
   EXPECT_TRUE(def.schema.ordered_indexes[0].unique);
+  EXPECT_EQ(def.schema.ordered_indexes[2].name, kPrimaryOrderedIndex);
+  EXPECT_EQ(def.schema.ordered_indexes[2].columns, std::vector<uint16_t>{0});
+  EXPECT_FALSE(def.schema.ordered_indexes[2].unique) << "the hash index keeps the key unique";
+  EXPECT_EQ(ordered_index_number(def.schema, "k"), 1);
+  EXPECT_EQ(ordered_index_number(def.schema, kPrimaryOrderedIndex), 2);
+  EXPECT_EQ(ordered_index_number(def.schema, "nope"), -1);
   EXPECT_TRUE(def.schema.validate().ok());
+  // The hidden index is not an SQL index: the definition round trip does not grow it.
+  Result<SqlTable> back = from_table_def(def);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->indexes.size(), 3u);
+  EXPECT_EQ(to_table_def(*back).schema.ordered_indexes.size(), 3u);
 }
 
 TEST(SqlTableTest, SqlDefinitionRoundTripsAwkwardNames) {

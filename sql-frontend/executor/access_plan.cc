@@ -1,6 +1,8 @@
-// Key lookups and filter pushdown; see access_plan.h.
+// Key lookups, index lookups and ranges, and filter pushdown; see access_plan.h.
 #include "sql-frontend/executor/access_plan.h"
 
+#include <cctype>
+#include <optional>
 #include <set>
 
 #include "sql-frontend/catalog/sql_exception.h"
@@ -9,6 +11,27 @@
 namespace duo::sql::executor {
 
 namespace {
+
+// The column `column` names in `table`, or nullopt when it is qualified with another
+// table's name (an outer query's column, or an alias): such a conjunct is not planned
+// on, only evaluated. An unknown column of this table throws 1054 at once, even when no
+// row would be read (as MySQL resolves names before reading).
+std::optional<uint16_t> plan_column(const ColumnExpr& column, const catalog::SqlTable& table) {
+  if (column.db || column.table) {
+    if (column.db && column.db->name != table.db) return std::nullopt;
+    if (column.table && column.table->name.size() == table.name.size()) {
+      for (size_t i = 0; i < table.name.size(); ++i) {
+        if (std::tolower(static_cast<unsigned char>(column.table->name[i])) !=
+            std::tolower(static_cast<unsigned char>(table.name[i]))) {
+          return std::nullopt;
+        }
+      }
+    } else if (column.table) {
+      return std::nullopt;
+    }
+  }
+  return resolve_column(column, table, "where clause");
+}
 
 // The column and constant of `column = constant` (either side), or false.
 bool column_vs_constant(const BinaryExpr& binary, const catalog::SqlTable& table, uint16_t* column,
@@ -21,7 +44,9 @@ bool column_vs_constant(const BinaryExpr& binary, const catalog::SqlTable& table
     *flipped = true;
   }
   if (left->kind != ExprKind::kColumn || !is_constant(*right)) return false;
-  *column = resolve_column(left->as<ColumnExpr>(), table, "where clause");
+  const std::optional<uint16_t> id = plan_column(left->as<ColumnExpr>(), table);
+  if (!id) return false;
+  *column = *id;
   *constant = right;
   return true;
 }
@@ -85,7 +110,9 @@ bool push(const Expr& conjunct, const catalog::SqlTable& table, const EvalContex
   if (conjunct.kind == ExprKind::kIs) {
     const auto& is = conjunct.as<IsExpr>();
     if (is.what != IsWhat::kNull || is.operand->kind != ExprKind::kColumn) return false;
-    const uint16_t column = resolve_column(is.operand->as<ColumnExpr>(), table, "where clause");
+    const std::optional<uint16_t> id = plan_column(is.operand->as<ColumnExpr>(), table);
+    if (!id) return false;
+    const uint16_t column = *id;
     nodes->push_back(is.negated ? builder->is_not_null(column) : builder->is_null(column));
     return true;
   }
@@ -95,7 +122,9 @@ bool push(const Expr& conjunct, const catalog::SqlTable& table, const EvalContex
         !is_constant(*like.pattern)) {
       return false;
     }
-    const uint16_t column = resolve_column(like.operand->as<ColumnExpr>(), table, "where clause");
+    const std::optional<uint16_t> id = plan_column(like.operand->as<ColumnExpr>(), table);
+    if (!id) return false;
+    const uint16_t column = *id;
     const storage::ColumnType type = table.columns[column].storage.type;
     if (type != storage::ColumnType::kChar && type != storage::ColumnType::kVarchar &&
         type != storage::ColumnType::kText) {
@@ -119,85 +148,291 @@ bool push(const Expr& conjunct, const catalog::SqlTable& table, const EvalContex
   return true;
 }
 
+// An inclusive or exclusive bound value in storage encoding.
+struct Bound {
+  std::string value;
+  bool inclusive = true;
+};
+
+// What the conjuncts (and the fixed columns) say about one column.
+struct ColumnFacts {
+  // `=` or `IN`: the values, distinct under the column's collation. Empty with
+  // has_equality: only NULLs were given, nothing matches.
+  bool has_equality = false;
+  std::vector<std::string> equal;
+  std::optional<size_t> equality_conjunct;  // which conjunct, if not from `fixed`
+  std::optional<Bound> low, high;           // the tightest exact range bounds
+};
+
+// Adds `bytes` to `values` unless the column's collation finds it equal to one there.
+void add_distinct(const catalog::SqlColumn& column, std::string bytes,
+                  std::vector<std::string>* values) {
+  for (const std::string& v : *values) {
+    if (storage::compare_values(column.storage, v, bytes) == 0) return;
+  }
+  values->push_back(std::move(bytes));
+}
+
+// Keeps the tighter of `*current` and `candidate`: for a low bound the greater value
+// (exclusive on a tie), for a high bound the smaller.
+void tighten(const catalog::SqlColumn& column, Bound candidate, bool is_low,
+             std::optional<Bound>* current) {
+  if (!*current) {
+    *current = std::move(candidate);
+    return;
+  }
+  const int c = storage::compare_values(column.storage, candidate.value, (*current)->value);
+  if ((is_low ? c > 0 : c < 0) || (c == 0 && !candidate.inclusive)) *current = std::move(candidate);
+}
+
+// Records `column op constant` as a range bound when the constant converts exactly.
+void add_range(const catalog::SqlTable& table, uint16_t column, storage::CmpOp op,
+               const SqlValue& value, ColumnFacts* facts) {
+  if (value.is_null()) return;  // never true: the filter or residual rejects every row
+  std::string bytes;
+  if (!exact_encoding(table.columns[column], value, &bytes)) return;
+  switch (op) {
+    case storage::CmpOp::kGt:
+    case storage::CmpOp::kGe:
+      tighten(table.columns[column], Bound{std::move(bytes), op == storage::CmpOp::kGe}, true,
+              &facts->low);
+      break;
+    case storage::CmpOp::kLt:
+    case storage::CmpOp::kLe:
+      tighten(table.columns[column], Bound{std::move(bytes), op == storage::CmpOp::kLe}, false,
+              &facts->high);
+      break;
+    default:
+      break;
+  }
+}
+
+// Records the equality `column IN values` unless the column already has one (the later
+// conjunct then only filters). False when a value does not convert exactly.
+bool add_equality(const catalog::SqlTable& table, uint16_t column,
+                  const std::vector<SqlValue>& values, std::optional<size_t> conjunct,
+                  ColumnFacts* facts) {
+  if (facts->has_equality) return false;
+  std::vector<std::string> encoded;
+  for (const SqlValue& v : values) {
+    if (v.is_null()) continue;  // `= NULL` never matches
+    std::string bytes;
+    if (!exact_encoding(table.columns[column], v, &bytes)) return false;
+    add_distinct(table.columns[column], std::move(bytes), &encoded);
+  }
+  facts->has_equality = true;
+  facts->equal = std::move(encoded);
+  facts->equality_conjunct = conjunct;
+  return true;
+}
+
+// Gathers the facts of every column from the conjuncts and the fixed columns.
+std::vector<ColumnFacts> gather_facts(const catalog::SqlTable& table,
+                                      const std::vector<const Expr*>& conjuncts,
+                                      const EvalContext& context, const FixedColumns& fixed) {
+  std::vector<ColumnFacts> facts(table.columns.size());
+  for (const auto& [column, value] : fixed) {
+    if (column < facts.size()) add_equality(table, column, {value}, std::nullopt, &facts[column]);
+  }
+  for (size_t c = 0; c < conjuncts.size(); ++c) {
+    const Expr& e = *conjuncts[c];
+    if (e.kind == ExprKind::kBinary && is_comparison(e.as<BinaryExpr>().op)) {
+      const auto& binary = e.as<BinaryExpr>();
+      uint16_t column = 0;
+      const Expr* constant = nullptr;
+      bool flipped = false;
+      if (!column_vs_constant(binary, table, &column, &constant, &flipped)) continue;
+      const SqlValue value = evaluate(*constant, context);
+      if (binary.op == BinaryOp::kEq) {
+        add_equality(table, column, {value}, c, &facts[column]);
+      } else {
+        add_range(table, column, cmp_of(binary.op, flipped), value, &facts[column]);
+      }
+    } else if (e.kind == ExprKind::kInList && !e.as<InListExpr>().negated &&
+               e.as<InListExpr>().operand->kind == ExprKind::kColumn) {
+      const auto& in = e.as<InListExpr>();
+      bool all_constant = true;
+      for (const ExprPtr& item : in.list) all_constant &= is_constant(*item);
+      if (!all_constant) continue;
+      const std::optional<uint16_t> column = plan_column(in.operand->as<ColumnExpr>(), table);
+      if (!column) continue;
+      std::vector<SqlValue> values;
+      for (const ExprPtr& item : in.list) values.push_back(evaluate(*item, context));
+      add_equality(table, *column, values, c, &facts[*column]);
+    } else if (e.kind == ExprKind::kBetween && !e.as<BetweenExpr>().negated &&
+               e.as<BetweenExpr>().operand->kind == ExprKind::kColumn &&
+               is_constant(*e.as<BetweenExpr>().low) && is_constant(*e.as<BetweenExpr>().high)) {
+      const auto& between = e.as<BetweenExpr>();
+      const std::optional<uint16_t> id = plan_column(between.operand->as<ColumnExpr>(), table);
+      if (!id) continue;
+      const uint16_t column = *id;
+      add_range(table, column, storage::CmpOp::kGe, evaluate(*between.low, context),
+                &facts[column]);
+      add_range(table, column, storage::CmpOp::kLe, evaluate(*between.high, context),
+                &facts[column]);
+    }
+  }
+  return facts;
+}
+
+// Every combination of the equality values of `columns` (in order), or none when a
+// column has no value; `*count` receives the number of combinations.
+std::vector<std::vector<std::string>> combinations(const std::vector<uint16_t>& columns,
+                                                   const std::vector<ColumnFacts>& facts) {
+  size_t count = 1;
+  for (uint16_t c : columns) count *= facts[c].equal.size();
+  std::vector<std::vector<std::string>> out;
+  for (size_t n = 0; n < count; ++n) {
+    std::vector<std::string> values;
+    size_t rest = n;
+    for (uint16_t c : columns) {
+      values.push_back(facts[c].equal[rest % facts[c].equal.size()]);
+      rest /= facts[c].equal.size();
+    }
+    out.push_back(std::move(values));
+  }
+  return out;
+}
+
+// How good an index is for the facts: unique lookups first, then the longest equality
+// prefix, then a range on the next column.
+struct IndexChoice {
+  int32_t index = -1;
+  size_t equality_columns = 0;
+  bool unique = false;
+  bool has_range = false;
+
+  bool better_than(const IndexChoice& other) const {
+    if (unique != other.unique) return unique;
+    if (equality_columns != other.equality_columns) {
+      return equality_columns > other.equality_columns;
+    }
+    return has_range && !other.has_range;
+  }
+};
+
+IndexChoice choose_index(const std::vector<storage::IndexDef>& indexes,
+                         const std::vector<ColumnFacts>& facts) {
+  IndexChoice best;
+  for (size_t i = 0; i < indexes.size(); ++i) {
+    const storage::IndexDef& def = indexes[i];
+    IndexChoice choice;
+    choice.index = static_cast<int32_t>(i);
+    size_t ranges = 1;
+    bool valid = true;
+    while (choice.equality_columns < def.columns.size()) {
+      const uint16_t column = def.columns[choice.equality_columns];
+      if (column >= facts.size()) {
+        valid = false;  // a schema the SQL definition does not describe: do not use it
+        break;
+      }
+      if (!facts[column].has_equality) break;
+      const size_t values = std::max<size_t>(1, facts[column].equal.size());
+      if (ranges * values > kIndexRangesMax) break;
+      ranges *= values;
+      ++choice.equality_columns;
+    }
+    if (!valid) continue;
+    if (choice.equality_columns < def.columns.size()) {
+      const ColumnFacts& next = facts[def.columns[choice.equality_columns]];
+      choice.has_range = next.low.has_value() || next.high.has_value();
+    }
+    if (choice.equality_columns == 0 && !choice.has_range) continue;
+    choice.unique = def.unique && choice.equality_columns == def.columns.size();
+    if (best.index < 0 || choice.better_than(best)) best = choice;
+  }
+  return best;
+}
+
+// The ranges of `choice` over `def`: one per combination of the equality values.
+std::vector<IndexRange> index_ranges(const storage::IndexDef& def, const IndexChoice& choice,
+                                     const std::vector<ColumnFacts>& facts) {
+  const std::vector<uint16_t> prefix(def.columns.begin(),
+                                     def.columns.begin() + choice.equality_columns);
+  std::vector<IndexRange> ranges;
+  for (const std::vector<std::string>& values : combinations(prefix, facts)) {
+    IndexRange range;
+    for (size_t k = 0; k < prefix.size(); ++k) {
+      range.low.add(prefix[k], values[k]);
+      range.high.add(prefix[k], values[k]);
+    }
+    if (choice.has_range) {
+      const uint16_t column = def.columns[choice.equality_columns];
+      if (facts[column].low) {
+        range.low.add(column, facts[column].low->value);
+        range.low_inclusive = facts[column].low->inclusive;
+      }
+      if (facts[column].high) {
+        range.high.add(column, facts[column].high->value);
+        range.high_inclusive = facts[column].high->inclusive;
+      }
+    }
+    ranges.push_back(std::move(range));
+  }
+  return ranges;
+}
+
+// The filter of a scan: the pushable conjuncts and exact fixed columns; the rest residual.
+void plan_filter(const catalog::SqlTable& table, const std::vector<const Expr*>& conjuncts,
+                 const EvalContext& context, const FixedColumns& fixed, AccessPlan* plan) {
+  storage::FilterBuilder builder;
+  std::vector<storage::FilterBuilder::Node> nodes;
+  for (const Expr* conjunct : conjuncts) {
+    if (push(*conjunct, table, context, &builder, &nodes)) {
+      ++plan->pushed_conjuncts;
+    } else {
+      plan->residual.push_back(conjunct);
+    }
+  }
+  for (const auto& [column, value] : fixed) {
+    std::string bytes;
+    if (column < table.columns.size() && !value.is_null() &&
+        exact_encoding(table.columns[column], value, &bytes)) {
+      nodes.push_back(builder.cmp(column, storage::CmpOp::kEq, bytes));
+    }
+  }
+  if (nodes.empty()) return;
+  Result<storage::FilterProgram> program = builder.build(builder.and_(nodes));
+  if (program.ok()) {
+    plan->filter = program->encode();
+  } else {
+    // Too large or too deep for the filter: evaluate everything in sqld instead.
+    program.status().ignore_error();
+    plan->pushed_conjuncts = 0;
+    plan->residual = conjuncts;
+  }
+}
+
 }  // namespace
 
 AccessPlan plan_access(const catalog::SqlTable& table, const Expr* where,
-                       const EvalContext& context) {
+                       const EvalContext& context,
+                       const std::vector<storage::IndexDef>& ordered_indexes,
+                       const FixedColumns& fixed) {
   AccessPlan plan;
   std::vector<const Expr*> conjuncts;
   split_conjuncts(where, &conjuncts);
+  const std::vector<ColumnFacts> facts = gather_facts(table, conjuncts, context, fixed);
 
   // Key lookup: every primary-key column fixed by `=` or `IN`.
   const std::vector<uint16_t>& key_columns = table.primary_key().columns;
-  std::vector<std::vector<std::string>> choices(key_columns.size());
-  std::vector<bool> fixed(key_columns.size(), false);
-  std::vector<bool> used(conjuncts.size(), false);
-  bool impossible = false;  // a key column compared with NULL: no row matches
-  for (size_t c = 0; c < conjuncts.size(); ++c) {
-    const Expr& e = *conjuncts[c];
-    uint16_t column = 0;
-    std::vector<const Expr*> values;
-    if (e.kind == ExprKind::kBinary && e.as<BinaryExpr>().op == BinaryOp::kEq) {
-      const Expr* constant = nullptr;
-      bool flipped = false;
-      if (!column_vs_constant(e.as<BinaryExpr>(), table, &column, &constant, &flipped)) continue;
-      values.push_back(constant);
-    } else if (e.kind == ExprKind::kInList && !e.as<InListExpr>().negated &&
-               e.as<InListExpr>().operand->kind == ExprKind::kColumn) {
-      bool all_constant = true;
-      for (const ExprPtr& item : e.as<InListExpr>().list) all_constant &= is_constant(*item);
-      if (!all_constant) continue;
-      column = resolve_column(e.as<InListExpr>().operand->as<ColumnExpr>(), table, "where clause");
-      for (const ExprPtr& item : e.as<InListExpr>().list) values.push_back(item.get());
-    } else {
-      continue;
-    }
-    size_t k = 0;
-    while (k < key_columns.size() && key_columns[k] != column) ++k;
-    if (k == key_columns.size() || fixed[k]) continue;
-    std::vector<std::string> encoded;
-    bool exact = true;
-    for (const Expr* value : values) {
-      SqlValue v = evaluate(*value, context);
-      if (v.is_null()) continue;  // `= NULL` never matches
-      std::string bytes;
-      if (!exact_encoding(table.columns[column], v, &bytes)) {
-        exact = false;
-        break;
-      }
-      encoded.push_back(std::move(bytes));
-    }
-    if (!exact) continue;
-    if (encoded.empty()) impossible = true;
-    fixed[k] = true;
-    used[c] = true;
-    choices[k] = std::move(encoded);
-  }
   bool all_fixed = true;
-  size_t combinations = 1;
-  for (size_t k = 0; k < key_columns.size(); ++k) {
-    all_fixed &= fixed[k];
-    combinations *= std::max<size_t>(1, choices[k].size());
+  size_t key_count = 1;
+  for (uint16_t c : key_columns) {
+    all_fixed &= facts[c].has_equality;
+    key_count *= std::max<size_t>(1, facts[c].equal.size());
   }
-  if (all_fixed && combinations <= kKeyLookupsMax) {
+  if (all_fixed && key_count <= kKeyLookupsMax) {
     plan.kind = AccessPlan::Kind::kKeyLookup;
-    if (!impossible) {
-      std::set<std::vector<std::string>> seen;
-      std::vector<size_t> index(key_columns.size(), 0);
-      for (size_t n = 0; n < combinations; ++n) {
-        std::vector<std::string> key;
-        size_t rest = n;
-        for (size_t k = 0; k < key_columns.size(); ++k) {
-          key.push_back(choices[k][rest % choices[k].size()]);
-          rest /= choices[k].size();
-        }
-        // Case-insensitive keys that differ only in case are the same row: the data node
-        // returns it once per lookup, so identical encodings are what we deduplicate.
-        if (!seen.insert(key).second) continue;
-        storage::AttrValues values;
-        for (size_t k = 0; k < key_columns.size(); ++k) values.add(key_columns[k], key[k]);
-        plan.keys.push_back(std::move(values));
-      }
+    // Values are distinct per column, so the combinations are distinct keys.
+    for (const std::vector<std::string>& key : combinations(key_columns, facts)) {
+      storage::AttrValues values;
+      for (size_t k = 0; k < key_columns.size(); ++k) values.add(key_columns[k], key[k]);
+      plan.keys.push_back(std::move(values));
+    }
+    std::vector<bool> used(conjuncts.size(), false);
+    for (uint16_t c : key_columns) {
+      if (facts[c].equality_conjunct) used[*facts[c].equality_conjunct] = true;
     }
     for (size_t c = 0; c < conjuncts.size(); ++c) {
       if (!used[c]) plan.residual.push_back(conjuncts[c]);
@@ -205,26 +440,18 @@ AccessPlan plan_access(const catalog::SqlTable& table, const Expr* where,
     return plan;
   }
 
-  plan.kind = AccessPlan::Kind::kScan;
-  storage::FilterBuilder builder;
-  std::vector<storage::FilterBuilder::Node> nodes;
-  for (const Expr* conjunct : conjuncts) {
-    if (push(*conjunct, table, context, &builder, &nodes)) {
-      ++plan.pushed_conjuncts;
-    } else {
-      plan.residual.push_back(conjunct);
-    }
+  const IndexChoice choice = choose_index(ordered_indexes, facts);
+  if (choice.index >= 0) {
+    plan.kind = AccessPlan::Kind::kIndexScan;
+    plan.index = choice.index;
+    plan.unique_lookup = choice.unique;
+    plan.equality_columns = choice.equality_columns;
+    plan.has_range = choice.has_range;
+    plan.ranges = index_ranges(ordered_indexes[choice.index], choice, facts);
+  } else {
+    plan.kind = AccessPlan::Kind::kScan;
   }
-  if (!nodes.empty()) {
-    Result<storage::FilterProgram> program = builder.build(builder.and_(nodes));
-    if (program.ok()) {
-      plan.filter = program->encode();
-    } else {
-      // Too large or too deep for the filter: evaluate everything in sqld instead.
-      plan.pushed_conjuncts = 0;
-      plan.residual = conjuncts;
-    }
-  }
+  plan_filter(table, conjuncts, context, fixed, &plan);
   return plan;
 }
 

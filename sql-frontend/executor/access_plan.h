@@ -1,9 +1,22 @@
-// AccessPlan: how one statement reaches the rows of its single table — primary-key
-// reads when the WHERE fixes every primary-key column (`=`, or `IN (...)` giving a
-// batch of keys), otherwise a full scan with the WHERE's pushable conjuncts compiled
-// into a FilterProgram that the data nodes evaluate (rows that fail never cross the
-// network). What is not used for the keys or pushed stays in `residual`, evaluated in
-// sqld on every row that comes back.
+// AccessPlan: how one statement reaches the rows of its single table, best first:
+//   1. primary-key reads when the WHERE fixes every primary-key column (`=`, or `IN (...)`
+//      giving a batch of keys);
+//   2. a unique-index lookup when `=`/`IN` fix every column of a UNIQUE ordered index
+//      (unique indexes are ordered indexes enforced per fragment today, so the lookup is
+//      a bounded index scan returning at most one row per value combination);
+//   3. an ordered-index range scan: equalities (`=`, `IN`) on the index's leading columns,
+//      then one range (`<`, `<=`, `>`, `>=`, BETWEEN) on the next column; among indexes
+//      the longest equality prefix wins, then one with a range, then the first declared;
+//   4. otherwise a full scan.
+// Scans (2-4) carry the WHERE's pushable conjuncts compiled into a FilterProgram that
+// the data nodes evaluate (rows that fail never cross the network). What is not used for
+// the keys or pushed stays in `residual`, evaluated in sqld on every row that comes back.
+//
+// Index bounds only narrow a scan: every conjunct a bound came from is still pushed (or
+// residual), so a bound must never be narrower than its condition but may be wider. A
+// constant that does not convert exactly to the column's storage encoding gives no bound
+// (the scan is widened, never a row lost); equalities deduplicate values the column's
+// collation compares equal ('a' and 'A'), so IN ranges never overlap.
 //
 // Pushable conjunct: `column op constant` (either side; op = <> < <= > >=) on an
 // integer, string or temporal column with a constant that converts exactly to the
@@ -11,32 +24,64 @@
 // string column. DECIMAL and floating-point columns are not pushed (their rounding on
 // conversion would change the comparison's meaning), nor anything else.
 //
+// Order: an ordered-index scan returns each fragment's rows in index order, but the API
+// hands out fragment batches as they arrive (no merge across fragments), so a plan never
+// promises ORDER BY order; sqld sorts.
+//
 // Thread-safety: pure function.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sql-frontend/catalog/sql_table.h"
 #include "sql-frontend/executor/expression.h"
 #include "storage/row/attr_values.h"
+#include "storage/row/table_schema.h"
 
 namespace duo::sql::executor {
 
 // At most this many keys from an IN list (or a product of them); beyond it: a scan.
 inline constexpr size_t kKeyLookupsMax = 1000;
+// At most this many index ranges (IN lists on index columns multiply); beyond it the
+// equality prefix is shortened until the product fits.
+inline constexpr size_t kIndexRangesMax = 64;
 
-struct AccessPlan {
-  enum class Kind : uint8_t { kKeyLookup, kScan };
-  Kind kind = Kind::kScan;
-  std::vector<storage::AttrValues> keys;  // kKeyLookup: distinct primary keys
-  std::string filter;                     // kScan: FilterProgram::encode(); empty: all rows
-  std::vector<const Expr*> residual;      // conjuncts to evaluate in sqld
-  size_t pushed_conjuncts = 0;            // how many went into the filter
+// Equalities known from outside the WHERE (a join's outer row): column = value.
+using FixedColumns = std::vector<std::pair<uint16_t, SqlValue>>;
+
+// One range of an ordered index: bound prefixes in index column order (storage
+// encoding; empty = unbounded on that side).
+struct IndexRange {
+  storage::AttrValues low, high;
+  bool low_inclusive = true;
+  bool high_inclusive = true;
 };
 
-// `context` supplies parameters and the session for evaluating constants.
+struct AccessPlan {
+  enum class Kind : uint8_t { kKeyLookup, kIndexScan, kScan };
+  Kind kind = Kind::kScan;
+  std::vector<storage::AttrValues> keys;  // kKeyLookup: distinct primary keys
+  // kIndexScan: number in the table's ordered_indexes, and the ranges to scan (none:
+  // an equality with NULL, no row can match).
+  int32_t index = -1;
+  std::vector<IndexRange> ranges;
+  bool unique_lookup = false;         // kIndexScan: every column of a UNIQUE index fixed
+  size_t equality_columns = 0;        // kIndexScan: leading index columns fixed by = / IN
+  bool has_range = false;             // kIndexScan: a range bound on the next column
+  std::string filter;                 // scans: FilterProgram::encode(); empty: all rows
+  std::vector<const Expr*> residual;  // conjuncts to evaluate in sqld
+  size_t pushed_conjuncts = 0;        // how many went into the filter
+};
+
+// `context` supplies parameters and the session for evaluating constants;
+// `ordered_indexes` are the table's (bound.table_def->schema.ordered_indexes), empty for
+// key lookups and full scans only; `fixed` adds equalities that are not in `where` (they
+// are used for keys, bounds and the filter, but the caller still checks them).
 AccessPlan plan_access(const catalog::SqlTable& table, const Expr* where,
-                       const EvalContext& context);
+                       const EvalContext& context,
+                       const std::vector<storage::IndexDef>& ordered_indexes = {},
+                       const FixedColumns& fixed = {});
 
 }  // namespace duo::sql::executor

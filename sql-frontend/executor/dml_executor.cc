@@ -1,218 +1,111 @@
-// INSERT, UPDATE and DELETE over the cluster; see statement_context.h.
+// UPDATE and DELETE over the cluster; see statement_context.h (INSERT and REPLACE are in
+// insert_executor.cc).
 //
 // Every statement touches one table. Rows are found by the table's row source
-// (row_source.h); writes are key operations in the statement's transaction: UPDATE/DELETE
-// collect the matching keys first and then update or delete them in the same
-// transaction, so the statement commits (or fails) as a whole.
+// (row_source.h) under an exclusive lock; writes are key operations in the statement's
+// transaction: the matching rows are collected first (sorted by ORDER BY, cut by LIMIT)
+// and then updated or deleted in the same transaction, so the statement commits (or
+// fails) as a whole.
+//
+// Fast paths without reading rows in sqld, when the WHERE is a primary-key lookup with
+// nothing left to check, and there is no ORDER BY / LIMIT:
+//   DELETE   one delete per key (ignore_error: a missing key is just not counted);
+//   UPDATE   `SET c = c + n`, `c = c - n`, `c = <integer>`, `c = NULL` on non-key
+//            integer columns: one interpreted update per key, applied by the data node
+//            (no read round trip). Its guard is "some assignment changes the row", so a
+//            row it would not change comes back filtered: found-but-filtered counts as
+//            matched, applied as changed — MySQL's "Rows matched / Changed".
+//
+// UPDATE of a primary-key column moves the row: the old key is deleted and the new row
+// inserted in the same transaction, all deletes before all inserts, so keys shifted
+// within the set (`SET id = id + 10`) do not collide with each other; a new key that
+// collides with a row the statement does not move fails with 1062. (MySQL/InnoDB checks
+// row by row and can fail on such shifts unless ORDER BY walks them the other way.)
 #include <algorithm>
-#include <map>
 
-#include "sql-frontend/catalog/auto_increment.h"
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/access_plan.h"
+#include "sql-frontend/executor/duplicate_key.h"
+#include "sql-frontend/executor/row_order.h"
 #include "sql-frontend/executor/row_source.h"
 #include "sql-frontend/executor/statement_context.h"
+#include "storage/scan/filter.h"
 
 namespace duo::sql::executor {
 
 namespace {
 
-// The first AUTO_INCREMENT value of a table whose counter does not exist yet: MAX(column)
-// + 1, by a scan in a transaction of its own (rows inserted with explicit values count).
-uint64_t auto_increment_seed(StatementContext& context, const catalog::BoundTable& bound,
-                             uint16_t column) {
-  uint64_t max_value = 0;
-  auto tx = check(context.api_session.begin());
-  api::ScanSpec spec;
-  spec.columns = {column};
-  auto cursor = check(tx->scan(*bound.table_def, spec));
-  storage::AttrValues values;
-  while (check(cursor->next(&values))) {
-    if (values.size() == 0 || values.entry(0).is_null) continue;
-    SqlValue v = from_storage(bound.sql.columns[column], values.value(0));
-    const uint64_t u =
-        v.kind == SqlValue::Kind::kUInt ? v.u : static_cast<uint64_t>(std::max<int64_t>(0, v.i));
-    max_value = std::max(max_value, u);
-  }
-  cursor.reset();
-  check(tx->execute(api::ExecType::kCommit));
-  return max_value + 1;
-}
-
-bool needs_generated_value(const std::optional<SqlValue>& value) {
-  return !value || value->is_null() || (value->kind == SqlValue::Kind::kInt && value->i == 0) ||
-         (value->kind == SqlValue::Kind::kUInt && value->u == 0);
-}
-
-}  // namespace
-
-server::StatementResult execute_insert(StatementContext& context,
-                                       const InsertStatement& statement) {
-  if (statement.select) throw_not_supported("INSERT ... SELECT");
-  if (!statement.on_duplicate.empty()) throw_not_supported("ON DUPLICATE KEY UPDATE");
-  if (statement.ignore) throw_not_supported("INSERT IGNORE");
-  const std::string db = context.database_of(statement.table);
-  if (!context.catalog.database_exists(context.api_session, db)) throw_unknown_database(db);
-  const catalog::BoundTable bound = context.catalog.get_table(db, statement.table.name.name);
-  const catalog::SqlTable& table = bound.sql;
-
-  // Target columns, and the value expressions of each row.
-  std::vector<uint16_t> targets;
-  std::vector<std::vector<const Expr*>> rows;
-  if (!statement.set.empty()) {
-    rows.emplace_back();
-    for (const Assignment& a : statement.set) {
-      targets.push_back(resolve_column(*a.column, table, "field list"));
-      rows.back().push_back(a.value.get());
+// One interpreted action for assignment `a` to `column`, when the data node can apply it
+// exactly: false otherwise (the general path then evaluates it in sqld).
+bool add_interpreted_action(const Assignment& a, uint16_t column, const catalog::SqlTable& table,
+                            const EvalContext& eval, storage::InterpretedUpdate* program,
+                            storage::FilterBuilder* guard,
+                            std::vector<storage::FilterBuilder::Node>* changes) {
+  const catalog::SqlColumn& def = table.columns[column];
+  if (!storage::is_integer(def.storage.type) || table.is_key_column(column)) return false;
+  const Expr& value = *a.value;
+  if (is_constant(value)) {
+    // `c = <integer>` / `c = NULL`: changes the row unless it already holds that value.
+    const SqlValue v = evaluate(value, eval);
+    if (v.is_null()) {
+      if (!def.nullable) return false;  // the general path raises 1048
+      program->set_null(column);
+      changes->push_back(guard->is_not_null(column));
+      return true;
     }
-  } else {
-    if (statement.columns.empty()) {
-      for (size_t c = 0; c < table.columns.size(); ++c) targets.push_back(static_cast<uint16_t>(c));
-    } else {
-      for (const Identifier& id : statement.columns) {
-        const int c = table.find_column(id.name);
-        if (c < 0) throw_unknown_column(id.name, "field list");
-        targets.push_back(static_cast<uint16_t>(c));
-      }
-    }
-    for (size_t r = 0; r < statement.rows.size(); ++r) {
-      if (statement.rows[r].size() != targets.size()) {
-        throw SqlException(
-            1136, "21S01",
-            "Column count doesn't match value count at row " + std::to_string(r + 1));
-      }
-      std::vector<const Expr*> exprs;
-      for (const ExprPtr& e : statement.rows[r]) exprs.push_back(e.get());
-      rows.push_back(std::move(exprs));
-    }
+    if (v.kind != SqlValue::Kind::kInt && v.kind != SqlValue::Kind::kUInt) return false;
+    const std::string bytes = to_storage(def, v, 1);
+    program->set(column, bytes);
+    changes->push_back(guard->is_null(column));
+    changes->push_back(guard->cmp(column, storage::CmpOp::kNe, bytes));
+    return true;
   }
-  for (size_t i = 0; i < targets.size(); ++i) {
-    for (size_t j = i + 1; j < targets.size(); ++j) {
-      if (targets[i] == targets[j]) {
-        throw SqlException(1110, "42000",
-                           "Column '" + table.columns[targets[i]].name + "' specified twice");
-      }
-    }
-  }
-
-  // Evaluate every row first: the AUTO_INCREMENT values are then reserved in one go.
-  const EvalContext eval = context.eval();
-  std::vector<std::vector<std::optional<SqlValue>>> row_values;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    std::vector<std::optional<SqlValue>> values(table.columns.size());
-    for (size_t i = 0; i < targets.size(); ++i) {
-      const Expr* e = rows[r][i];
-      if (e->kind == ExprKind::kDefault) continue;
-      values[targets[i]] = evaluate(*e, eval);
-    }
-    row_values.push_back(std::move(values));
-  }
-  const int auto_column = table.auto_increment_column();
-  uint64_t first_generated = 0;
-  uint64_t explicit_max = 0;
-  bool any_explicit = false;
-  if (auto_column >= 0) {
-    uint64_t needed = 0;
-    for (const auto& values : row_values) needed += needs_generated_value(values[auto_column]);
-    const std::string counter = catalog::cluster_table_name(table.db, table.name);
-    if (needed > 0) {
-      first_generated = catalog::reserve_auto_increment(
-          context.catalog.cluster(), context.api_session, counter, needed, [&]() {
-            return auto_increment_seed(context, bound, static_cast<uint16_t>(auto_column));
-          });
-    }
-    uint64_t next = first_generated;
-    for (auto& values : row_values) {
-      std::optional<SqlValue>& value = values[auto_column];
-      if (needs_generated_value(value)) {
-        value = SqlValue::of_uint(next++);
-      } else if (value->to_double() > 0) {
-        any_explicit = true;
-        explicit_max =
-            std::max<uint64_t>(explicit_max, value->kind == SqlValue::Kind::kUInt
-                                                 ? value->u
-                                                 : static_cast<uint64_t>(value->to_int()));
-      }
-    }
-  }
-  std::vector<storage::AttrValues> encoded_rows;
-  for (size_t r = 0; r < row_values.size(); ++r) {
-    storage::AttrValues row;
-    for (size_t c = 0; c < table.columns.size(); ++c) {
-      const catalog::SqlColumn& column = table.columns[c];
-      std::optional<SqlValue>& value = row_values[r][c];
-      if (!value) {
-        if (column.has_default) {
-          value =
-              column.default_value ? SqlValue::of_string(*column.default_value) : SqlValue::null();
-        } else if (column.nullable) {
-          value = SqlValue::null();
-        } else {
-          throw SqlException(1364, "HY000",
-                             "Field '" + column.name + "' doesn't have a default value");
-        }
-      }
-      if (value->is_null()) {
-        if (!column.nullable) {
-          throw SqlException(1048, "23000", "Column '" + column.name + "' cannot be null");
-        }
-        row.add_null(static_cast<uint16_t>(c));
-      } else {
-        row.add(static_cast<uint16_t>(c), to_storage(column, *value, r + 1));
-      }
-    }
-    encoded_rows.push_back(std::move(row));
-  }
-  if (encoded_rows.empty()) return server::OkResult{};
-  storage::AttrValues hint_key;
-  for (uint16_t c : table.primary_key().columns) {
-    const int i = encoded_rows.front().find(c);
-    hint_key.add(c, encoded_rows.front().value(i));
-  }
-  api::Transaction& tx = context.transaction(bound.table_def.get(), &hint_key);
-  for (storage::AttrValues& row : encoded_rows) check(tx.insert(*bound.table_def, std::move(row)));
-  context.execute(true);
-  context.finish();
-  if (any_explicit) {
-    // Later generated values must not collide with the explicit ones.
-    catalog::raise_auto_increment(context.catalog.cluster(), context.api_session,
-                                  catalog::cluster_table_name(table.db, table.name), explicit_max);
-  }
-  server::OkResult ok;
-  ok.affected_rows = encoded_rows.size();
-  if (first_generated != 0) {
-    ok.last_insert_id = first_generated;
-    context.last_insert_id = first_generated;
-  }
-  if (rows.size() > 1) {
-    ok.info = "Records: " + std::to_string(rows.size()) + "  Duplicates: 0  Warnings: 0";
-  }
-  return ok;
-}
-
-namespace {
-
-// `SET k = k + n` / `k = k - n` / `k = n + k` on an integer non-key column: the delta.
-std::optional<int64_t> increment_of(const Assignment& a, uint16_t column,
-                                    const catalog::SqlTable& table, const EvalContext& eval) {
-  if (!storage::is_integer(table.columns[column].storage.type) || table.is_key_column(column)) {
-    return std::nullopt;
-  }
-  if (a.value->kind != ExprKind::kBinary) return std::nullopt;
-  const auto& binary = a.value->as<BinaryExpr>();
-  if (binary.op != BinaryOp::kAdd && binary.op != BinaryOp::kSub) return std::nullopt;
+  if (value.kind != ExprKind::kBinary) return false;
+  const auto& binary = value.as<BinaryExpr>();
+  if (binary.op != BinaryOp::kAdd && binary.op != BinaryOp::kSub) return false;
   const Expr* self = binary.left.get();
   const Expr* delta = binary.right.get();
   if (binary.op == BinaryOp::kAdd && self->kind != ExprKind::kColumn) std::swap(self, delta);
-  if (self->kind != ExprKind::kColumn || !is_constant(*delta)) return std::nullopt;
-  if (resolve_column(self->as<ColumnExpr>(), table, "field list") != column) return std::nullopt;
-  SqlValue v = evaluate(*delta, eval);
-  if (v.kind != SqlValue::Kind::kInt) return std::nullopt;
+  if (self->kind != ExprKind::kColumn || !is_constant(*delta)) return false;
+  if (resolve_column(self->as<ColumnExpr>(), table, "field list") != column) return false;
+  const SqlValue v = evaluate(*delta, eval);
+  if (v.kind != SqlValue::Kind::kInt) return false;
   if (binary.op == BinaryOp::kSub) {
-    if (v.i == INT64_MIN) return std::nullopt;
-    return -v.i;
+    if (v.i == INT64_MIN) return false;
+    program->sub(column, v.i);
+  } else {
+    program->add(column, v.i);
   }
-  return v.i;
+  // NULL + n stays NULL, and + 0 changes nothing.
+  if (v.i != 0) changes->push_back(guard->is_not_null(column));
+  return true;
+}
+
+// An interpreted update's failure as MySQL reports the same UPDATE: the data node only
+// knows that the column's range was left, MySQL distinguishes the BIGINT arithmetic
+// overflowing (1690, naming `db`.`table`.`column`) from a result that does not fit the
+// column (1264).
+[[noreturn]] void throw_interpreted_error(const Status& status, const catalog::SqlTable& table) {
+  if (!status.is(ErrorCode::kOutOfRange)) throw_status(status);
+  const std::string& message = status.message();
+  const size_t open = message.find("(`");
+  const size_t close = open == std::string::npos ? open : message.find("` ", open + 2);
+  const int c = close == std::string::npos
+                    ? -1
+                    : table.find_column(message.substr(open + 2, close - open - 2));
+  if (c < 0) throw_status(status);
+  const storage::ColumnDef& def = table.columns[c].storage;
+  const bool subtracting = message.compare(close + 2, 1, "-") == 0;
+  const bool bigint = def.type == storage::ColumnType::kBigInt;
+  if (bigint || (def.is_unsigned && subtracting)) {
+    // MySQL computes the expression in BIGINT [UNSIGNED] before storing it.
+    throw SqlException(1690, "22003",
+                       std::string(def.is_unsigned ? "BIGINT UNSIGNED" : "BIGINT") +
+                           " value is out of range in '(`" + table.db + "`.`" + table.name + "`.`" +
+                           message.substr(close - (close - open - 2)));
+  }
+  throw SqlException(1264, "22003",
+                     "Out of range value for column '" + table.columns[c].name + "' at row 1");
 }
 
 }  // namespace
@@ -222,38 +115,41 @@ server::StatementResult execute_update(StatementContext& context,
   if (statement.tables.size() != 1 || statement.tables[0]->kind != TableRefKind::kTable) {
     throw_not_supported("multi-table UPDATE");
   }
-  if (!statement.order_by.empty() || statement.limit)
-    throw_not_supported("UPDATE ... ORDER BY/LIMIT");
   const ObjectName& name = statement.tables[0]->table;
   const std::string db = context.database_of(name);
-  if (!context.catalog.database_exists(context.api_session, db)) throw_unknown_database(db);
   const catalog::BoundTable bound = context.catalog.get_table(db, name.name.name);
   const catalog::SqlTable& table = bound.sql;
   std::vector<uint16_t> targets;
   for (const Assignment& a : statement.set) {
     const uint16_t c = resolve_column(*a.column, table, "field list");
-    if (table.is_key_column(c)) throw_not_supported("UPDATE of a primary key column");
     if (std::find(targets.begin(), targets.end(), c) != targets.end()) {
       throw_not_supported("assigning one column twice in UPDATE");
     }
     targets.push_back(c);
   }
+  const bool ordered = !statement.order_by.empty();
+  const uint64_t limit =
+      statement.limit ? limit_value(statement.limit->count.get(), context) : UINT64_MAX;
 
-  // `UPDATE t SET k = k + 1 WHERE <primary key> = ?`: one interpreted update per key,
-  // applied on the data node without reading the row first.
+  // Interpreted updates by key: see the top of this file.
   const EvalContext constants = context.eval(&table);
   const AccessPlan plan = plan_access(table, statement.where.get(), constants);
-  if (plan.kind == AccessPlan::Kind::kKeyLookup && plan.residual.empty()) {
+  // Inside an open transaction a failing key (overflow) must not leave the others
+  // applied, and ignore_error would: only one key then.
+  if (plan.kind == AccessPlan::Kind::kKeyLookup && plan.residual.empty() && !ordered &&
+      !statement.limit && (context.open_transaction == nullptr || plan.keys.size() <= 1)) {
     storage::InterpretedUpdate program;
+    storage::FilterBuilder guard;
+    std::vector<storage::FilterBuilder::Node> changes;
     bool interpretable = true;
     for (size_t i = 0; i < targets.size() && interpretable; ++i) {
-      std::optional<int64_t> delta = increment_of(statement.set[i], targets[i], table, constants);
-      if (!delta)
-        interpretable = false;
-      else
-        program.add(targets[i], *delta);
+      interpretable = add_interpreted_action(statement.set[i], targets[i], table, constants,
+                                             &program, &guard, &changes);
     }
-    if (interpretable) {
+    Result<storage::FilterProgram> condition =
+        guard.build(changes.empty() ? guard.always_false() : guard.or_(changes));
+    if (interpretable && condition.ok()) {
+      program.guard(std::move(condition).value());
       if (plan.keys.empty()) {
         context.finish();
         return server::OkResult{0, 0, 0, "Rows matched: 0  Changed: 0  Warnings: 0"};
@@ -264,34 +160,57 @@ server::StatementResult execute_update(StatementContext& context,
         ops.push_back(check(tx.interpreted_update(*bound.table_def, key, program,
                                                   api::OpOptions{.ignore_error = true})));
       }
-      context.execute(false);
+      // One key: nothing else can be left half done, so commit in the same round trip.
+      context.execute(/*last=*/plan.keys.size() == 1);
+      uint64_t matched = 0;
       uint64_t changed = 0;
       for (uint32_t op : ops) {
         api::OpResult result = check(tx.result(op));
         if (result.status.is(ErrorCode::kNotFound)) continue;
-        check(result.status);
+        if (!result.status.ok()) throw_interpreted_error(result.status, table);
+        ++matched;
         if (!result.filtered) ++changed;
       }
       context.finish();
-      const std::string n = std::to_string(changed);
       return server::OkResult{changed, 0, 0,
-                              "Rows matched: " + n + "  Changed: " + n + "  Warnings: 0"};
+                              "Rows matched: " + std::to_string(matched) +
+                                  "  Changed: " + std::to_string(changed) + "  Warnings: 0"};
     }
+    if (!condition.ok()) condition.status().ignore_error();
   }
 
-  // General case: read the matching rows, compute the new values here, update by key.
+  // General case: read the matching rows, compute the new values here, write by key.
+  struct Match {
+    Row row;
+    Row order;
+  };
+  std::vector<Match> matches;
+  for_each_row(context, bound, statement.where.get(), storage::LockMode::kExclusive, [&](Row& row) {
+    if (matches.size() >= kStatementRowsMax) throw_too_many_rows();
+    Match match;
+    if (ordered) match.order = order_keys(statement.order_by, context.eval(&table, &row));
+    match.row = std::move(row);
+    matches.push_back(std::move(match));
+    return ordered || matches.size() < limit;
+  });
+  if (ordered) {
+    std::stable_sort(matches.begin(), matches.end(), [&](const Match& a, const Match& b) {
+      return order_before(a.order, b.order, statement.order_by);
+    });
+  }
+  if (matches.size() > limit) matches.resize(limit);
+
   struct Change {
     storage::AttrValues key;
-    storage::AttrValues values;
+    storage::AttrValues values;  // changed columns; the whole new row when `moves`
+    bool moves = false;          // a primary-key column changes
   };
   std::vector<Change> changes;
-  uint64_t matched = 0;
-  for_each_row(context, bound, statement.where.get(), storage::LockMode::kExclusive, [&](Row& row) {
-    ++matched;
-    if (changes.size() >= kStatementRowsMax) throw_too_many_rows();
-    EvalContext eval = context.eval(&table, &row);
-    Change change;
-    bool differs = false;
+  uint64_t row_number = 0;
+  for (Match& match : matches) {
+    ++row_number;
+    const Row& old_row = match.row;
+    Row row = old_row;  // assignments run left to right, each seeing the earlier ones
     for (size_t i = 0; i < targets.size(); ++i) {
       const catalog::SqlColumn& column = table.columns[targets[i]];
       SqlValue v;
@@ -299,53 +218,90 @@ server::StatementResult execute_update(StatementContext& context,
         v = column.has_default && column.default_value ? SqlValue::of_string(*column.default_value)
                                                        : SqlValue::null();
       } else {
-        v = evaluate(*statement.set[i].value, eval);
+        v = evaluate(*statement.set[i].value, context.eval(&table, &row));
       }
       if (v.is_null()) {
         if (!column.nullable) {
           throw SqlException(1048, "23000", "Column '" + column.name + "' cannot be null");
         }
-        differs |= !row[targets[i]].is_null();
-        change.values.add_null(targets[i]);
+        row[targets[i]] = SqlValue::null();
       } else {
-        std::string bytes = to_storage(column, v, matched);
-        differs |= row[targets[i]].is_null() ||
-                   storage::compare_values(column.storage, bytes,
-                                           to_storage(column, row[targets[i]], matched)) != 0 ||
-                   from_storage(column, bytes).to_text() != row[targets[i]].to_text();
-        change.values.add(targets[i], bytes);
+        row[targets[i]] = from_storage(column, to_storage(column, v, row_number));
       }
     }
-    if (differs) {
-      change.key = key_of(table, row);
-      changes.push_back(std::move(change));
+    Change change;
+    for (uint16_t c : targets) {
+      const catalog::SqlColumn& column = table.columns[c];
+      // Changed as MySQL decides it: on the stored bytes.
+      const bool same = row[c].is_null() ? old_row[c].is_null()
+                                         : !old_row[c].is_null() &&
+                                               to_storage(column, row[c], row_number) ==
+                                                   to_storage(column, old_row[c], row_number);
+      if (same) continue;
+      change.moves |= table.is_key_column(c);
+      if (row[c].is_null()) {
+        change.values.add_null(c);
+      } else {
+        change.values.add(c, to_storage(column, row[c], row_number));
+      }
     }
-    return true;
-  });
+    if (change.values.empty()) continue;
+    change.key = key_of(table, old_row);
+    if (change.moves) {
+      change.values.clear();
+      for (size_t c = 0; c < table.columns.size(); ++c) {
+        if (row[c].is_null()) {
+          change.values.add_null(static_cast<uint16_t>(c));
+        } else {
+          change.values.add(static_cast<uint16_t>(c),
+                            to_storage(table.columns[c], row[c], row_number));
+        }
+      }
+    }
+    changes.push_back(std::move(change));
+  }
   if (!changes.empty()) {
     api::Transaction& tx = context.transaction();
+    bool any_moves = false;
     for (Change& change : changes) {
-      check(tx.update(*bound.table_def, std::move(change.key), std::move(change.values)));
+      if (change.moves) {
+        check(tx.remove(*bound.table_def, change.key));
+        any_moves = true;
+      } else {
+        check(tx.update(*bound.table_def, change.key, std::move(change.values)));
+      }
     }
-    context.execute(true);
+    try {
+      if (any_moves) {
+        // Every old key is gone before any new one is written (see the top of this file).
+        context.execute(false);
+        for (Change& change : changes) {
+          if (change.moves) check(tx.insert(*bound.table_def, std::move(change.values)));
+        }
+      }
+      context.execute(true);
+    } catch (const SqlException& e) {
+      rethrow_with_table(e, table);
+    }
   }
   context.finish();
   return server::OkResult{changes.size(), 0, 0,
-                          "Rows matched: " + std::to_string(matched) +
+                          "Rows matched: " + std::to_string(matches.size()) +
                               "  Changed: " + std::to_string(changes.size()) + "  Warnings: 0"};
 }
 
 server::StatementResult execute_delete(StatementContext& context,
                                        const DeleteStatement& statement) {
-  if (!statement.order_by.empty() || statement.limit)
-    throw_not_supported("DELETE ... ORDER BY/LIMIT");
   const std::string db = context.database_of(statement.table);
-  if (!context.catalog.database_exists(context.api_session, db)) throw_unknown_database(db);
   const catalog::BoundTable bound = context.catalog.get_table(db, statement.table.name.name);
   const catalog::SqlTable& table = bound.sql;
+  const bool ordered = !statement.order_by.empty();
+  const uint64_t limit =
+      statement.limit ? limit_value(statement.limit->count.get(), context) : UINT64_MAX;
 
   const AccessPlan plan = plan_access(table, statement.where.get(), context.eval(&table));
-  if (plan.kind == AccessPlan::Kind::kKeyLookup && plan.residual.empty()) {
+  if (plan.kind == AccessPlan::Kind::kKeyLookup && plan.residual.empty() && !ordered &&
+      !statement.limit) {
     // By key: delete directly; a missing row is not an error, just not counted.
     if (plan.keys.empty()) {
       context.finish();
@@ -356,7 +312,8 @@ server::StatementResult execute_delete(StatementContext& context,
     for (const storage::AttrValues& key : plan.keys) {
       ops.push_back(check(tx.remove(*bound.table_def, key, api::OpOptions{.ignore_error = true})));
     }
-    context.execute(false);
+    // One key: commit in the same round trip (a missing row leaves nothing to undo).
+    context.execute(/*last=*/plan.keys.size() == 1);
     uint64_t deleted = 0;
     for (uint32_t op : ops) {
       api::OpResult result = check(tx.result(op));
@@ -367,19 +324,36 @@ server::StatementResult execute_delete(StatementContext& context,
     context.finish();
     return server::OkResult{deleted, 0, 0, ""};
   }
-  std::vector<storage::AttrValues> keys;
-  for_each_row(context, bound, statement.where.get(), storage::LockMode::kExclusive, [&](Row& row) {
-    if (keys.size() >= kStatementRowsMax) throw_too_many_rows();
-    keys.push_back(key_of(table, row));
-    return true;
-  });
-  if (!keys.empty()) {
+  struct Match {
+    storage::AttrValues key;
+    Row order;
+  };
+  std::vector<Match> matches;
+  if (limit > 0) {
+    for_each_row(context, bound, statement.where.get(), storage::LockMode::kExclusive,
+                 [&](Row& row) {
+                   if (matches.size() >= kStatementRowsMax) throw_too_many_rows();
+                   Match match;
+                   if (ordered)
+                     match.order = order_keys(statement.order_by, context.eval(&table, &row));
+                   match.key = key_of(table, row);
+                   matches.push_back(std::move(match));
+                   return ordered || matches.size() < limit;
+                 });
+  }
+  if (ordered) {
+    std::stable_sort(matches.begin(), matches.end(), [&](const Match& a, const Match& b) {
+      return order_before(a.order, b.order, statement.order_by);
+    });
+  }
+  if (matches.size() > limit) matches.resize(limit);
+  if (!matches.empty()) {
     api::Transaction& tx = context.transaction();
-    for (storage::AttrValues& key : keys) check(tx.remove(*bound.table_def, std::move(key)));
+    for (Match& match : matches) check(tx.remove(*bound.table_def, std::move(match.key)));
     context.execute(true);
   }
   context.finish();
-  return server::OkResult{keys.size(), 0, 0, ""};
+  return server::OkResult{matches.size(), 0, 0, ""};
 }
 
 }  // namespace duo::sql::executor

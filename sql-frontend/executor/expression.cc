@@ -155,8 +155,83 @@ std::optional<bool> compare_op(BinaryOp op, const SqlValue& a, const SqlValue& b
   }
 }
 
+const std::vector<std::vector<SqlValue>>& subquery_rows(const QueryExpr& query,
+                                                        const EvalContext& context,
+                                                        size_t rows_max) {
+  if (context.subqueries == nullptr) throw_not_supported("subqueries in this statement");
+  return context.subqueries->rows(query, context, rows_max);
+}
+
+bool same_name(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && lower(a) == lower(b);
+}
+
+// The column as MySQL names it in 1054/1052: as written, qualifiers included.
+std::string written_name(const ColumnExpr& column) {
+  std::string name;
+  if (column.db) name += column.db->name + ".";
+  if (column.table) name += column.table->name + ".";
+  return name + column.column.name;
+}
 
 }  // namespace
+
+bool is_aggregate_call(const Expr& expr) {
+  if (expr.kind != ExprKind::kFunction) return false;
+  const FunctionExpr& f = expr.as<FunctionExpr>();
+  if (f.db) return false;
+  const std::string& name = f.name;
+  return name == "COUNT" || name == "SUM" || name == "AVG" || name == "MIN" || name == "MAX" ||
+         name == "GROUP_CONCAT";
+}
+
+std::optional<ColumnRef> find_in_scopes(const ColumnExpr& column, const std::vector<Scope>& scopes,
+                                        const char* clause) {
+  std::optional<ColumnRef> found;
+  for (size_t s = 0; s < scopes.size(); ++s) {
+    const Scope& scope = scopes[s];
+    // Table names and aliases are case-sensitive (lower_case_table_names=0).
+    if (column.table && column.table->name != scope.name) continue;
+    if (column.db && column.db->name != scope.db) continue;
+    if (!column.table && !scope.using_hidden.empty() &&
+        std::find(scope.using_hidden.begin(), scope.using_hidden.end(),
+                  lower(column.column.name)) != scope.using_hidden.end()) {
+      continue;
+    }
+    const int id = scope.table->find_column(column.column.name);
+    if (id < 0) continue;
+    if (found) {
+      throw SqlException(1052, "23000",
+                         "Column '" + written_name(column) + "' in " + clause + " is ambiguous");
+    }
+    found = ColumnRef{s, static_cast<uint16_t>(id), 0};
+  }
+  return found;
+}
+
+ColumnRef resolve(const ColumnExpr& column, const EvalContext& context) {
+  size_t depth = 0;
+  for (const EvalContext* c = &context; c != nullptr; c = c->outer, ++depth) {
+    std::optional<ColumnRef> found;
+    if (c->scopes != nullptr) {
+      found = find_in_scopes(column, *c->scopes, context.clause);
+    } else if (c->table != nullptr && c->row != nullptr) {
+      const bool other_table = column.table && !same_name(column.table->name, c->table->name);
+      const int id = other_table ? -1 : c->table->find_column(column.column.name);
+      if (id >= 0) found = ColumnRef{0, static_cast<uint16_t>(id), 0};
+    }
+    if (found) {
+      found->depth = depth;
+      // Every subquery climbed out of depends on the outer row.
+      const EvalContext* climbed = &context;
+      for (size_t d = 0; d < depth; ++d, climbed = climbed->outer) {
+        if (climbed->outer_referenced != nullptr) *climbed->outer_referenced = true;
+      }
+      return *found;
+    }
+  }
+  throw_unknown_column(written_name(column), context.clause);
+}
 
 std::string server_version() {
   return std::string("8.0.35-DuoDB-") + DUO_VERSION;
@@ -298,10 +373,19 @@ SqlValue evaluate(const Expr& expr, const EvalContext& context) {
       return literal_value(expr.as<LiteralExpr>());
     case ExprKind::kColumn: {
       const auto& column = expr.as<ColumnExpr>();
-      if (context.table == nullptr || context.row == nullptr) {
-        throw_unknown_column(column.column.name, context.clause);
+      if (context.scopes == nullptr && context.outer == nullptr) {
+        // The single-table form (DML, row sources): its hot path stays one lookup.
+        if (context.table == nullptr || context.row == nullptr) {
+          throw_unknown_column(column.column.name, context.clause);
+        }
+        return (*context.row)[resolve_column(column, *context.table, context.clause)];
       }
-      return (*context.row)[resolve_column(column, *context.table, context.clause)];
+      const ColumnRef ref = resolve(column, context);
+      const EvalContext* owner = &context;
+      for (size_t d = 0; d < ref.depth; ++d) owner = owner->outer;
+      if (owner->scopes == nullptr) return (*owner->row)[ref.column];
+      const Scope& scope = (*owner->scopes)[ref.scope];
+      return scope.row == nullptr ? SqlValue::null() : (*scope.row)[ref.column];
     }
     case ExprKind::kPlaceholder: {
       const uint32_t index = expr.as<PlaceholderExpr>().index;
@@ -356,6 +440,10 @@ SqlValue evaluate(const Expr& expr, const EvalContext& context) {
         }
         if (!a || !b) return SqlValue::null();
         return of_bool(*a != *b);
+      }
+      if ((binary.op == BinaryOp::kAdd || binary.op == BinaryOp::kSub) &&
+          (binary.left->kind == ExprKind::kInterval || binary.right->kind == ExprKind::kInterval)) {
+        return interval_arithmetic(binary, context);  // date +/- INTERVAL n unit
       }
       SqlValue a = evaluate(*binary.left, context);
       SqlValue b = evaluate(*binary.right, context);
@@ -432,11 +520,46 @@ SqlValue evaluate(const Expr& expr, const EvalContext& context) {
     }
     case ExprKind::kFunction: {
       const auto& function = expr.as<FunctionExpr>();
-      if (function.name == "COUNT" || function.name == "SUM" || function.name == "MIN" ||
-          function.name == "MAX" || function.name == "AVG") {
+      if (is_aggregate_call(expr)) {
+        if (context.aggregates != nullptr) {
+          for (const AggregateValue& aggregate : *context.aggregates) {
+            if (aggregate.call == &expr) return aggregate.value;
+          }
+        }
         throw SqlException(1111, "HY000", "Invalid use of group function");
       }
       return call_function(function, context);
+    }
+    case ExprKind::kSubquery: {
+      const auto& rows = subquery_rows(*expr.as<SubqueryExpr>().query, context, 2);
+      if (rows.size() > 1) throw SqlException(1242, "21000", "Subquery returns more than 1 row");
+      if (rows.empty()) return SqlValue::null();
+      if (rows[0].size() != 1) {
+        throw SqlException(1241, "21000", "Operand should contain 1 column(s)");
+      }
+      return rows[0][0];
+    }
+    case ExprKind::kExists:
+      return of_bool(!subquery_rows(*expr.as<ExistsExpr>().query, context, 1).empty());
+    case ExprKind::kInSubquery: {
+      const auto& in = expr.as<InSubqueryExpr>();
+      const SqlValue v = evaluate(*in.operand, context);
+      const auto& rows = subquery_rows(*in.query, context, SIZE_MAX);
+      // x IN (empty set) is FALSE even for a NULL x; otherwise NULL x is unknown.
+      std::optional<bool> result = false;
+      for (const std::vector<SqlValue>& row : rows) {
+        if (row.size() != 1) {
+          throw SqlException(1241, "21000", "Operand should contain 1 column(s)");
+        }
+        const std::optional<bool> eq = compare_op(BinaryOp::kEq, v, row[0]);
+        if (eq == true) {
+          result = true;
+          break;
+        }
+        if (!eq) result = std::nullopt;
+      }
+      if (result && in.negated) result = !*result;
+      return of_bool(result);
     }
     default:
       // CASE, CAST, CONVERT, INTERVAL, EXTRACT, COLLATE, REGEXP: functions.cc.

@@ -5,14 +5,16 @@
 //
 // Semantics follow MySQL: three-valued logic (NULL is unknown), numeric comparison
 // when either side is a number, string comparison case-insensitive (sql_value.h).
-// Supported: literals, columns of the one table in scope, ? parameters, @@system
+// Supported: literals, columns of the tables in scope (one table, or a join's scopes,
+// plus an enclosing query's row for correlated subqueries), ? parameters, @@system
 // variables, arithmetic (+ - * / DIV MOD, unary -), comparisons (= <=> <> < <= > >=),
 // AND/OR/XOR/NOT, IS [NOT] NULL/TRUE/FALSE, [NOT] BETWEEN, [NOT] IN (list), [NOT] LIKE,
-// and the functions DATABASE/SCHEMA, VERSION, USER/CURRENT_USER/SESSION_USER/
-// SYSTEM_USER, CONNECTION_ID, LAST_INSERT_ID, CONCAT, IFNULL/COALESCE, IF, LOWER/UPPER,
-// LENGTH/CHAR_LENGTH, ABS. Anything else throws 1235 (not supported yet).
+// the built-in functions and special forms of functions.h; [NOT] IN (SELECT ...),
+// EXISTS and scalar subqueries through the context's SubqueryRunner; aggregates only as
+// values of the context's group. Anything else throws 1235 (not supported yet).
 //
-// Errors are thrown as SqlException (1054 unknown column, 1193 unknown variable ...).
+// Errors are thrown as SqlException (1054 unknown column, 1052 ambiguous column, 1242
+// subquery with several rows, 1111 misplaced aggregate, 1193 unknown variable ...).
 //
 // Thread-safety: pure functions over caller-owned inputs.
 #pragma once
@@ -28,15 +30,76 @@
 
 namespace duo::sql::executor {
 
+struct EvalContext;
+
+// One table of a SELECT's FROM as expressions see it: its columns, the name that
+// qualifies them (the alias, else the table's name) and the current row (null while
+// the row is NULL-extended by a LEFT JOIN: every column reads NULL).
+struct Scope {
+  const catalog::SqlTable* table = nullptr;
+  std::string name;  // qualifier: alias or table name
+  std::string db;    // for `db.t.c`; empty for a derived table
+  const std::vector<SqlValue>* row = nullptr;
+  // Columns of a join's USING/NATURAL that an unqualified name does not find here (the
+  // left table's copy is the one `a` means), lower case.
+  std::vector<std::string> using_hidden;
+};
+
+// An aggregate's value for the group being output (ORDER BY/HAVING/select list of a
+// grouped SELECT): evaluate() returns it instead of calling the aggregate.
+struct AggregateValue {
+  const Expr* call = nullptr;
+  SqlValue value;
+};
+
+// How evaluate() runs subqueries (the SELECT executor implements it): the rows of
+// `query` with `outer` as the scope of its correlated column references.
+class SubqueryRunner {
+ public:
+  virtual ~SubqueryRunner() = default;
+  // At most `rows_max` rows are needed (EXISTS needs one; a scalar subquery two, to
+  // detect 1242); the result stays valid until the runner is destroyed.
+  virtual const std::vector<std::vector<SqlValue>>& rows(const QueryExpr& query,
+                                                         const EvalContext& outer,
+                                                         size_t rows_max) = 0;
+};
+
 // What an expression sees while it is evaluated.
 struct EvalContext {
-  const catalog::SqlTable* table = nullptr;       // the table in scope, or null
-  const std::vector<SqlValue>* row = nullptr;     // its current row, by column id
-  const std::vector<SqlValue>* params = nullptr;  // ? values of a prepared statement
+  // One table in scope (DML, single-table row sources); ignored when `scopes` is set.
+  const catalog::SqlTable* table = nullptr;    // the table in scope, or null
+  const std::vector<SqlValue>* row = nullptr;  // its current row, by column id
+  // Several tables in scope (a SELECT's FROM, joins): column names resolve here.
+  const std::vector<Scope>* scopes = nullptr;
+  // The enclosing query's row, for a correlated subquery's outer references.
+  const EvalContext* outer = nullptr;
+  // Set to true when a column resolved in `outer` (the subquery is correlated).
+  bool* outer_referenced = nullptr;
+  SubqueryRunner* subqueries = nullptr;                     // null: subqueries throw 1235
+  const std::vector<AggregateValue>* aggregates = nullptr;  // a group's aggregate values
+  const std::vector<SqlValue>* params = nullptr;            // ? values of a prepared statement
   const server::SessionState* session = nullptr;
   uint64_t last_insert_id = 0;
   const char* clause = "field list";  // for 1054's "in '...'"
 };
+
+// Where a column reference points: scope `scope` (in the context's scopes; 0 for the
+// single-table form) and column id; `depth` counts outer contexts climbed (0: own).
+struct ColumnRef {
+  size_t scope = 0;
+  uint16_t column = 0;
+  size_t depth = 0;
+};
+
+// Resolves `column` in `context` (its scopes, then its outer contexts); throws 1054
+// (unknown, with the context's clause) or 1052 (ambiguous).
+ColumnRef resolve(const ColumnExpr& column, const EvalContext& context);
+// Resolves `column` among `scopes` only; nullopt when no scope has it; 1052 when
+// several do.
+std::optional<ColumnRef> find_in_scopes(const ColumnExpr& column, const std::vector<Scope>& scopes,
+                                        const char* clause);
+// True for COUNT, SUM, AVG, MIN, MAX, GROUP_CONCAT calls.
+bool is_aggregate_call(const Expr& expr);
 
 SqlValue evaluate(const Expr& expr, const EvalContext& context);
 // NULL -> nullopt; else whether the value is true (non-zero).

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sql-frontend/catalog/sql_exception.h"
+#include "sql-frontend/executor/expression_walk.h"
 #include "sql-frontend/parser/parser.h"
 
 namespace duo::sql::executor {
@@ -81,6 +82,171 @@ TEST(ExpressionTest, FunctionsVariablesAndParameters) {
   } catch (const SqlException& e) {
     EXPECT_EQ(e.code(), 1054);
   }
+}
+
+// Two tables in scope, as a join of t1 (a, b) and t2 (b, c) sees them.
+class ScopesTest : public ::testing::Test {
+ protected:
+  ScopesTest() {
+    for (const char* name : {"a", "b"}) t1_.columns.push_back(named(name));
+    for (const char* name : {"b", "c"}) t2_.columns.push_back(named(name));
+    t1_.name = "t1";
+    t2_.name = "t2";
+    scopes_.push_back(Scope{&t1_, "t1", "db1", &row1_, {}});
+    scopes_.push_back(Scope{&t2_, "x", "db1", &row2_, {}});
+    context_.scopes = &scopes_;
+    context_.session = &session_;
+  }
+  static catalog::SqlColumn named(const char* name) {
+    catalog::SqlColumn c;
+    c.name = name;
+    return c;
+  }
+  SqlValue eval(const std::string& expr, const EvalContext& context) {
+    parsed_.push_back(parse_statement("SELECT " + expr));
+    EXPECT_TRUE(parsed_.back().ok()) << expr;
+    return evaluate(*parsed_.back().statement->as<SelectStatement>().query->select->items[0].expr,
+                    context);
+  }
+  uint16_t error(const std::string& expr, const EvalContext& context, std::string* message) {
+    try {
+      eval(expr, context);
+    } catch (const SqlException& e) {
+      *message = e.what();
+      return e.code();
+    }
+    return 0;
+  }
+
+  catalog::SqlTable t1_, t2_;
+  std::vector<SqlValue> row1_{SqlValue::of_int(1), SqlValue::of_int(2)};
+  std::vector<SqlValue> row2_{SqlValue::of_int(20), SqlValue::of_int(30)};
+  std::vector<Scope> scopes_;
+  server::SessionState session_;
+  EvalContext context_;
+  std::vector<ParsedStatement> parsed_;
+};
+
+TEST_F(ScopesTest, NamesResolveAcrossScopesByQualifier) {
+  EXPECT_EQ(eval("a + c", context_).to_text(), "31");
+  EXPECT_EQ(eval("t1.b * 100 + x.b", context_).to_text(), "220");
+  EXPECT_EQ(eval("db1.x.c", context_).to_text(), "30");
+  std::string message;
+  EXPECT_EQ(error("b", context_, &message), 1052);
+  EXPECT_EQ(message, "Column 'b' in field list is ambiguous");
+  EXPECT_EQ(error("t2.c", context_, &message), 1054);  // the alias hides the table name
+  EXPECT_EQ(message, "Unknown column 't2.c' in 'field list'");
+  EvalContext where = context_;
+  where.clause = "where clause";
+  EXPECT_EQ(error("db2.x.c", where, &message), 1054);
+  EXPECT_EQ(message, "Unknown column 'db2.x.c' in 'where clause'");
+}
+
+TEST_F(ScopesTest, UsingColumnsAndNullExtendedRows) {
+  scopes_[1].using_hidden.push_back("b");  // t1 JOIN t2 USING (b): `b` is t1's
+  EXPECT_EQ(eval("b", context_).to_text(), "2");
+  EXPECT_EQ(eval("x.b", context_).to_text(), "20");
+  scopes_[1].row = nullptr;  // LEFT JOIN found no row
+  EXPECT_TRUE(eval("c", context_).is_null());
+  EXPECT_EQ(eval("a", context_).to_text(), "1");
+}
+
+TEST_F(ScopesTest, OuterScopesServeCorrelatedReferences) {
+  std::vector<Scope> inner{Scope{&t2_, "t2", "db1", &row2_, {}}};
+  bool correlated = false;
+  EvalContext sub;
+  sub.scopes = &inner;
+  sub.outer = &context_;
+  sub.outer_referenced = &correlated;
+  EXPECT_EQ(eval("c", sub).to_text(), "30");  // its own scope
+  EXPECT_FALSE(correlated);
+  EXPECT_EQ(eval("b", sub).to_text(), "20");  // its own scope shadows the outer ones
+  EXPECT_FALSE(correlated);
+  EXPECT_EQ(eval("t1.a + c", sub).to_text(), "31");
+  EXPECT_TRUE(correlated);
+  const ColumnRef ref = resolve(parse_statement("SELECT t1.a")
+                                    .statement->as<SelectStatement>()
+                                    .query->select->items[0]
+                                    .expr->as<ColumnExpr>(),
+                                sub);
+  EXPECT_EQ(ref.depth, 1u);
+  EXPECT_EQ(ref.scope, 0u);
+}
+
+// Serves every subquery from a fixed set of rows.
+class FixedRows final : public SubqueryRunner {
+ public:
+  explicit FixedRows(std::vector<std::vector<SqlValue>> rows) : rows_(std::move(rows)) {}
+  const std::vector<std::vector<SqlValue>>& rows(const QueryExpr&, const EvalContext&,
+                                                 size_t rows_max) override {
+    last_rows_max = rows_max;
+    return rows_;
+  }
+  size_t last_rows_max = 0;
+
+ private:
+  std::vector<std::vector<SqlValue>> rows_;
+};
+
+TEST_F(ScopesTest, SubqueriesFollowMysqlSemantics) {
+  FixedRows values({{SqlValue::of_int(1)}, {SqlValue::null()}});
+  context_.subqueries = &values;
+  EXPECT_EQ(eval("a IN (SELECT 1)", context_).to_text(), "1");
+  EXPECT_EQ(eval("c IN (SELECT 1)", context_).to_text(), "NULL");  // NULL in the set
+  EXPECT_EQ(eval("c NOT IN (SELECT 1)", context_).to_text(), "NULL");
+  EXPECT_EQ(eval("EXISTS (SELECT 1)", context_).to_text(), "1");
+  EXPECT_EQ(values.last_rows_max, 1u);
+  std::string message;
+  EXPECT_EQ(error("(SELECT 1) + 1", context_, &message), 1242);
+  EXPECT_EQ(message, "Subquery returns more than 1 row");
+
+  FixedRows none({});
+  context_.subqueries = &none;
+  EXPECT_EQ(eval("NULL IN (SELECT 1)", context_).to_text(), "0");  // empty set: FALSE
+  EXPECT_EQ(eval("NOT EXISTS (SELECT 1)", context_).to_text(), "1");
+  EXPECT_TRUE(eval("(SELECT 1)", context_).is_null());
+
+  context_.subqueries = nullptr;
+  EXPECT_EQ(error("EXISTS (SELECT 1)", context_, &message), 1235);
+}
+
+TEST_F(ScopesTest, AggregatesReadTheGroupsValues) {
+  parsed_.push_back(parse_statement("SELECT COUNT(*) + 1"));
+  const Expr& sum = *parsed_.back().statement->as<SelectStatement>().query->select->items[0].expr;
+  std::string message;
+  EXPECT_EQ(error("COUNT(*)", context_, &message), 1111);
+  std::vector<AggregateValue> values{
+      AggregateValue{sum.as<BinaryExpr>().left.get(), SqlValue::of_int(41)}};
+  EvalContext group = context_;
+  group.aggregates = &values;
+  EXPECT_EQ(evaluate(sum, group).to_text(), "42");
+}
+
+TEST(ExpressionWalkTest, FindsAggregatesSubqueriesAndColumns) {
+  ParsedStatement parsed = parse_statement(
+      "SELECT a + SUM(b * c) - COUNT(*), CASE WHEN d THEN e END, x IN (SELECT y FROM t), "
+      "COALESCE(f, MAX(g))");
+  ASSERT_TRUE(parsed.ok());
+  const auto& items = parsed.statement->as<SelectStatement>().query->select->items;
+  std::vector<const Expr*> aggregates;
+  collect_aggregates(*items[0].expr, &aggregates);
+  ASSERT_EQ(aggregates.size(), 2u);
+  EXPECT_EQ(aggregates[0]->as<FunctionExpr>().name, "SUM");
+  EXPECT_EQ(aggregates[1]->as<FunctionExpr>().name, "COUNT");
+  EXPECT_TRUE(contains_aggregate(*items[3].expr));
+  EXPECT_FALSE(contains_aggregate(*items[1].expr));
+  EXPECT_FALSE(contains_subquery(*items[0].expr));
+  EXPECT_TRUE(contains_subquery(*items[2].expr));
+  auto columns = [](const Expr& expr, bool skip_aggregates) {
+    std::string names;
+    for_each_column(expr, skip_aggregates, [&](const ColumnExpr& c) { names += c.column.name; });
+    return names;
+  };
+  EXPECT_EQ(columns(*items[0].expr, false), "abc");
+  EXPECT_EQ(columns(*items[0].expr, true), "a");
+  EXPECT_EQ(columns(*items[1].expr, false), "de");
+  EXPECT_EQ(columns(*items[2].expr, false), "x");  // not the subquery's own columns
+  EXPECT_EQ(columns(*items[3].expr, true), "f");
 }
 
 catalog::SqlColumn column(const std::string& type, bool nullable = true) {

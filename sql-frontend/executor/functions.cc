@@ -1,91 +1,196 @@
-// Built-in functions; see functions.h.
+// Built-in functions; see functions.h. This file dispatches a call to its family
+// (string_functions.cc, numeric_functions.cc, temporal_functions.cc, and the control
+// flow and information functions below) and holds the helpers they share.
 #include "sql-frontend/executor/functions.h"
 
-#include <cctype>
-#include <cmath>
+#include <algorithm>
 
 #include "sql-frontend/catalog/sql_exception.h"
+#include "sql-frontend/executor/function_family.h"
 #include "sql-frontend/parser/ast_printer.h"
 
 namespace duo::sql::executor {
 
-SqlValue call_function(const FunctionExpr& f, const EvalContext& context) {
-  const std::string& name = f.name;
-  auto arg = [&](size_t i) { return evaluate(*f.args.at(i), context); };
-  auto need = [&](size_t n) {
-    if (f.args.size() != n) {
-      throw SqlException(1582, "42000",
-                         "Incorrect parameter count in the call to native function '" + name + "'");
+namespace functions_internal {
+
+void throw_parameter_count(const std::string& name) {
+  throw SqlException(1582, "42000",
+                     "Incorrect parameter count in the call to native function '" + name + "'");
+}
+
+void warn(const EvalContext& /*context*/, uint16_t /*code*/, const std::string& /*message*/,
+          const char* /*level*/) {
+  // Dropped until EvalContext carries the statement's warnings (see function_family.h).
+}
+
+void Args::need_between(size_t low, size_t high) const {
+  if (size() < low || size() > high) throw_parameter_count(name());
+}
+
+bool is_integer(const SqlValue& v) {
+  return v.kind == SqlValue::Kind::kInt || v.kind == SqlValue::Kind::kUInt;
+}
+
+int decimal_scale(const SqlValue& v) {
+  if (v.kind != SqlValue::Kind::kDecimal) return 0;
+  const size_t dot = v.s.find('.');
+  return dot == std::string::npos ? 0 : static_cast<int>(v.s.size() - dot - 1);
+}
+
+std::string round_decimal_text(const std::string& v, int scale, bool truncate) {
+  // Works on the digits as a string so that DECIMAL stays exact (ROUND(2.675, 2) is
+  // 2.68 in MySQL, where a binary double would give 2.67).
+  const bool negative = !v.empty() && v[0] == '-';
+  const std::string body = !v.empty() && (v[0] == '-' || v[0] == '+') ? v.substr(1) : v;
+  const size_t dot = body.find('.');
+  std::string int_part = dot == std::string::npos ? body : body.substr(0, dot);
+  std::string frac_part = dot == std::string::npos ? "" : body.substr(dot + 1);
+  if (int_part.empty()) int_part = "0";
+  if (scale > static_cast<int>(frac_part.size())) frac_part.resize(static_cast<size_t>(scale), '0');
+  const std::string digits = int_part + frac_part;
+  const int keep = static_cast<int>(int_part.size()) + scale;  // digits kept from the left
+  if (keep < 0) return "0";
+  const char next =
+      static_cast<size_t>(keep) < digits.size() ? digits[static_cast<size_t>(keep)] : '0';
+  std::string kept = digits.substr(0, static_cast<size_t>(keep));
+  if (!truncate && next >= '5') {
+    size_t k = kept.size();
+    while (k > 0 && kept[k - 1] == '9') kept[--k] = '0';
+    if (k > 0) {
+      ++kept[k - 1];
+    } else {
+      kept.insert(kept.begin(), '1');
     }
-  };
-  if (name == "DATABASE" || name == "SCHEMA") {
-    if (context.session == nullptr || context.session->database.empty()) return SqlValue::null();
-    return SqlValue::of_string(context.session->database);
   }
-  if (name == "VERSION") return SqlValue::of_string(server_version());
+  std::string int_out;
+  std::string frac_out;
+  if (scale >= 0) {
+    const size_t int_digits = kept.size() - static_cast<size_t>(scale);
+    int_out = kept.substr(0, int_digits);
+    frac_out = kept.substr(int_digits);
+  } else {
+    int_out = kept + std::string(static_cast<size_t>(-scale), '0');
+  }
+  const size_t first = int_out.find_first_not_of('0');
+  int_out = first == std::string::npos ? "0" : int_out.substr(first);
+  std::string out = int_out + (scale > 0 ? "." + frac_out : "");
+  const bool zero = out.find_first_not_of("0.") == std::string::npos;
+  return negative && !zero ? "-" + out : out;
+}
+
+std::optional<SqlValue> call_information_function(const Args& args) {
+  const std::string& name = args.name();
+  const server::SessionState* session = args.context().session;
+  if (name == "DATABASE" || name == "SCHEMA") {
+    args.need(0);
+    if (session == nullptr || session->database.empty()) return SqlValue::null();
+    return SqlValue::of_string(session->database);
+  }
+  if (name == "VERSION") {
+    args.need(0);
+    return SqlValue::of_string(server_version());
+  }
   if (name == "USER" || name == "CURRENT_USER" || name == "SESSION_USER" || name == "SYSTEM_USER") {
-    if (context.session == nullptr) return SqlValue::of_string("root@localhost");
-    return SqlValue::of_string(context.session->user + "@" +
-                               (name == "CURRENT_USER" ? std::string("%") : context.session->host));
+    args.need(0);
+    if (session == nullptr) return SqlValue::of_string("root@localhost");
+    // CURRENT_USER is the account matched (accounts are stored as user@'%').
+    return SqlValue::of_string(session->user + "@" +
+                               (name == "CURRENT_USER" ? std::string("%") : session->host));
   }
   if (name == "CONNECTION_ID") {
-    return SqlValue::of_uint(context.session ? context.session->connection_id : 0);
+    args.need(0);
+    return SqlValue::of_uint(session ? session->connection_id : 0);
   }
-  if (name == "LAST_INSERT_ID" && f.args.empty()) return SqlValue::of_uint(context.last_insert_id);
-  if (name == "CONCAT") {
-    std::string out;
-    for (size_t i = 0; i < f.args.size(); ++i) {
-      SqlValue v = arg(i);
-      if (v.is_null()) return SqlValue::null();
-      out += v.to_text();
-    }
-    return SqlValue::of_string(std::move(out));
+  if (name == "LAST_INSERT_ID") {
+    args.need_between(0, 1);
+    if (args.size() == 0) return SqlValue::of_uint(args.context().last_insert_id);
+    // LAST_INSERT_ID(expr) returns expr; remembering it for the next call needs the
+    // session to carry it (not yet).
+    SqlValue v = args.value(0);
+    if (v.is_null()) return SqlValue::of_uint(0);
+    return SqlValue::of_uint(static_cast<uint64_t>(v.to_int()));
   }
-  if (name == "IFNULL" || name == "COALESCE") {
-    if (name == "IFNULL") need(2);
-    for (size_t i = 0; i < f.args.size(); ++i) {
-      SqlValue v = arg(i);
+  return std::nullopt;
+}
+
+std::optional<SqlValue> call_control_function(const Args& args) {
+  const std::string& name = args.name();
+  if (name == "IFNULL") {
+    args.need(2);
+    SqlValue v = args.value(0);
+    return v.is_null() ? args.value(1) : v;
+  }
+  if (name == "COALESCE") {
+    args.need_at_least(1);
+    for (size_t i = 0; i < args.size(); ++i) {
+      SqlValue v = args.value(i);
       if (!v.is_null()) return v;
     }
     return SqlValue::null();
   }
   if (name == "IF") {
-    need(3);
-    return truth(arg(0)).value_or(false) ? arg(1) : arg(2);
+    args.need(3);
+    return truth(args.value(0)).value_or(false) ? args.value(1) : args.value(2);
   }
-  if (name == "LOWER" || name == "LCASE" || name == "UPPER" || name == "UCASE") {
-    need(1);
-    SqlValue v = arg(0);
-    if (v.is_null()) return v;
-    std::string s = v.to_text();
-    const bool up = name == "UPPER" || name == "UCASE";
-    for (char& c : s)
-      c = static_cast<char>(up ? std::toupper(static_cast<unsigned char>(c))
-                               : std::tolower(static_cast<unsigned char>(c)));
-    return SqlValue::of_string(std::move(s));
+  if (name == "NULLIF") {
+    args.need(2);
+    SqlValue a = args.value(0);
+    SqlValue b = args.value(1);
+    if (!a.is_null() && !b.is_null() && compare(a, b) == 0) return SqlValue::null();
+    return a;
   }
-  if (name == "LENGTH" || name == "CHAR_LENGTH" || name == "CHARACTER_LENGTH") {
-    need(1);
-    SqlValue v = arg(0);
-    if (v.is_null()) return v;
-    const std::string s = v.to_text();
-    if (name == "LENGTH") return SqlValue::of_int(static_cast<int64_t>(s.size()));
-    int64_t n = 0;
-    for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-    return SqlValue::of_int(n);
+  if (name == "GREATEST" || name == "LEAST") {
+    args.need_at_least(2);
+    std::vector<SqlValue> values;
+    for (size_t i = 0; i < args.size(); ++i) {
+      values.push_back(args.value(i));
+      if (values.back().is_null()) return SqlValue::null();
+    }
+    // Numbers compare numerically when any argument is a number; all strings compare
+    // as strings under the collation (compare() does both).
+    const bool greatest = name == "GREATEST";
+    size_t best = 0;
+    for (size_t i = 1; i < values.size(); ++i) {
+      const int c = compare(values[i], values[best]);
+      if (greatest ? c > 0 : c < 0) best = i;
+    }
+    const bool any_string = std::any_of(values.begin(), values.end(),
+                                        [](const SqlValue& v) { return !v.is_numeric(); });
+    const bool any_number =
+        std::any_of(values.begin(), values.end(), [](const SqlValue& v) { return v.is_numeric(); });
+    if (any_string && any_number) {
+      // Mixed: MySQL compares and returns as DOUBLE.
+      return SqlValue::of_double(values[best].to_double());
+    }
+    return values[best];
   }
-  if (name == "ABS") {
-    need(1);
-    SqlValue v = arg(0);
-    if (v.is_null() || v.kind == SqlValue::Kind::kUInt) return v;
-    if (v.kind == SqlValue::Kind::kInt) return SqlValue::of_int(v.i < 0 ? -v.i : v.i);
-    return SqlValue::of_double(std::fabs(v.to_double()));
+  if (name == "INTERVAL") {
+    // INTERVAL(n, n1, n2, ...): the index of the last n_i <= n; -1 for a NULL n.
+    args.need_at_least(2);
+    SqlValue n = args.value(0);
+    if (n.is_null()) return SqlValue::of_int(-1);
+    int64_t index = 0;
+    for (size_t i = 1; i < args.size(); ++i) {
+      SqlValue bound = args.value(i);
+      if (bound.is_null() || compare(n, bound) < 0) break;
+      index = static_cast<int64_t>(i);
+    }
+    return SqlValue::of_int(index);
   }
-  throw_not_supported("function " + name);
+  return std::nullopt;
 }
 
-SqlValue evaluate_special_form(const Expr& expr, const EvalContext& /*context*/) {
-  throw_not_supported("expression '" + to_sql(expr) + "'");
+}  // namespace functions_internal
+
+SqlValue call_function(const FunctionExpr& f, const EvalContext& context) {
+  using namespace functions_internal;
+  const Args args(f, context);
+  if (std::optional<SqlValue> v = call_control_function(args)) return std::move(*v);
+  if (std::optional<SqlValue> v = call_string_function(args)) return std::move(*v);
+  if (std::optional<SqlValue> v = call_numeric_function(args)) return std::move(*v);
+  if (std::optional<SqlValue> v = call_temporal_function(args)) return std::move(*v);
+  if (std::optional<SqlValue> v = call_information_function(args)) return std::move(*v);
+  throw_not_supported("function " + f.name);
 }
 
 }  // namespace duo::sql::executor

@@ -29,11 +29,9 @@ storage::AttrValues key_of(const catalog::SqlTable& table, const Row& row) {
 
 namespace {
 
-// Keys read with a lock per round trip: bounds the operations in flight of one batch.
-constexpr size_t kLockedReadBatch = 256;
-
-// Reads `keys` (with `lock`) in batches and calls `visit(row)` for the rows found that
-// pass `matches`, until `visit` returns false. Returns false when stopped early.
+// Reads `keys` (with `lock`) in batches and calls `visit(k, row)` for the rows found that
+// pass `matches(k, row)`, where k indexes `keys`, until `visit` returns false. Returns
+// false when stopped early.
 template <typename Matches, typename Visit>
 bool read_keys(StatementContext& context, const catalog::BoundTable& bound,
                const std::vector<storage::AttrValues>& keys, storage::LockMode lock,
@@ -47,25 +45,71 @@ bool read_keys(StatementContext& context, const catalog::BoundTable& bound,
           tx.read(*bound.table_def, keys[k], {}, lock, api::OpOptions{.ignore_error = true})));
     }
     context.execute(false);
-    for (uint32_t op : ops) {
-      api::OpResult result = check(tx.result(op));
+    for (size_t i = 0; i < ops.size(); ++i) {
+      api::OpResult result = check(tx.result(ops[i]));
       if (result.status.is(ErrorCode::kNotFound)) continue;  // deleted meanwhile
       check(result.status);
       Row row = to_row(bound.sql, result.values);
-      if (matches(row) && !visit(row)) return false;
+      if (matches(begin + i, row) && !visit(begin + i, row)) return false;
     }
   }
   return true;
 }
 
-}  // namespace
+// True when `row` holds every fixed value (NULL never equals anything).
+bool matches_fixed(const Row& row, const FixedColumns& fixed) {
+  for (const auto& [column, value] : fixed) {
+    if (column >= row.size() || row[column].is_null() || value.is_null() ||
+        compare(row[column], value) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
 
-void for_each_row(StatementContext& context, const catalog::BoundTable& bound, const Expr* where,
-                  storage::LockMode lock, const std::function<bool(Row&)>& visit) {
+void check_killed(const StatementContext& context) {
+  if (context.session.killed != nullptr && context.session.killed->load()) {
+    throw SqlException(1317, "70100", "Query execution was interrupted");
+  }
+}
+
+// Runs one scan of `plan` (a range of its index, or the whole table) and calls
+// `candidate(row)` for every row that passes the residual, until it returns false.
+// Returns false when stopped early.
+template <typename Candidate>
+bool scan_rows(StatementContext& context, const catalog::BoundTable& bound, const AccessPlan& plan,
+               const IndexRange* range, Candidate candidate) {
+  api::Transaction& tx = context.transaction();
+  api::ScanSpec spec;
+  spec.filter = plan.filter;
+  if (range != nullptr) {
+    spec.index = plan.index;
+    spec.low = range->low;
+    spec.high = range->high;
+    spec.low_inclusive = range->low_inclusive;
+    spec.high_inclusive = range->high_inclusive;
+    // A unique lookup returns at most one row: no need for a large first batch.
+    if (plan.unique_lookup) spec.batch_rows = 1;
+  }
+  auto cursor = check(tx.scan(*bound.table_def, spec));
+  storage::AttrValues values;
+  while (check(cursor->next(&values))) {
+    check_killed(context);
+    Row row = to_row(bound.sql, values);
+    if (!candidate(row)) return false;
+  }
+  return true;
+}
+
+// The rows of `plan` that pass its residual and `fixed`, visited until `visit` returns
+// false; with a lock, re-read by key under the lock and judged by the whole WHERE.
+// Returns false when stopped early.
+bool run_plan(StatementContext& context, const catalog::BoundTable& bound, const Expr* where,
+              const AccessPlan& plan, const FixedColumns& fixed, storage::LockMode lock,
+              const std::function<bool(Row&)>& visit) {
   const catalog::SqlTable& table = bound.sql;
-  const EvalContext constants = context.eval(&table);
-  const AccessPlan plan = plan_access(table, where, constants);
   auto passes_residual = [&](const Row& row) {
+    if (!matches_fixed(row, fixed)) return false;
     EvalContext eval = context.eval(&table, &row);
     eval.clause = "where clause";
     for (const Expr* conjunct : plan.residual) {
@@ -74,59 +118,113 @@ void for_each_row(StatementContext& context, const catalog::BoundTable& bound, c
     return true;
   };
   if (plan.kind == AccessPlan::Kind::kKeyLookup) {
-    read_keys(context, bound, plan.keys, lock, passes_residual, visit);
-    return;
+    return read_keys(
+        context, bound, plan.keys, lock,
+        [&](size_t, const Row& row) { return passes_residual(row); },
+        [&](size_t, Row& row) { return visit(row); });
   }
-  api::Transaction& tx = context.transaction();
-  api::ScanSpec spec;
-  spec.filter = plan.filter;
-  auto cursor = check(tx.scan(*bound.table_def, spec));
-  storage::AttrValues values;
   std::vector<storage::AttrValues> keys;  // locked reads: the candidates
-  while (check(cursor->next(&values))) {
-    if (context.session.killed != nullptr && context.session.killed->load()) {
-      throw SqlException(1317, "70100", "Query execution was interrupted");
-    }
-    Row row = to_row(table, values);
-    if (!passes_residual(row)) continue;
-    if (lock == storage::LockMode::kCommittedRead) {
-      if (!visit(row)) return;
-      continue;
-    }
-    if (keys.size() >= kStatementRowsMax) {
-      throw_too_many_rows();
-    }
+  auto candidate = [&](Row& row) {
+    if (!passes_residual(row)) return true;
+    if (lock == storage::LockMode::kCommittedRead) return visit(row);
+    if (keys.size() >= kStatementRowsMax) throw_too_many_rows();
     keys.push_back(key_of(table, row));
+    return true;
+  };
+  if (plan.kind == AccessPlan::Kind::kIndexScan) {
+    for (const IndexRange& range : plan.ranges) {
+      if (!scan_rows(context, bound, plan, &range, candidate)) return false;
+    }
+  } else if (!scan_rows(context, bound, plan, nullptr, candidate)) {
+    return false;
   }
-  cursor.reset();
-  if (keys.empty()) return;
-  auto passes_where = [&](const Row& row) {
+  if (keys.empty()) return true;
+  auto passes_where = [&](size_t, const Row& row) {
+    if (!matches_fixed(row, fixed)) return false;
     EvalContext eval = context.eval(&table, &row);
     eval.clause = "where clause";
     return passes(where, eval);
   };
-  read_keys(context, bound, keys, lock, passes_where, visit);
+  return read_keys(context, bound, keys, lock, passes_where,
+                   [&](size_t, Row& row) { return visit(row); });
 }
+
+AccessPlan plan_for(StatementContext& context, const catalog::BoundTable& bound, const Expr* where,
+                    const FixedColumns& fixed) {
+  return plan_access(bound.sql, where, context.eval(&bound.sql),
+                     bound.table_def->schema.ordered_indexes, fixed);
+}
+
+}  // namespace
+
+void for_each_row(StatementContext& context, const catalog::BoundTable& bound, const Expr* where,
+                  storage::LockMode lock, const std::function<bool(Row&)>& visit) {
+  const AccessPlan plan = plan_for(context, bound, where, {});
+  run_plan(context, bound, where, plan, {}, lock, visit);
+}
+
 void for_each_row_batched(StatementContext& context, const catalog::BoundTable& bound,
                           const Expr* where, storage::LockMode lock,
                           const std::vector<FixedColumns>& sets,
                           const std::function<bool(size_t set, Row&)>& visit) {
-  // First version: one row source per set, the fixed columns checked in sqld.
-  for (size_t set = 0; set < sets.size(); ++set) {
-    bool stopped = false;
-    for_each_row(context, bound, where, lock, [&](Row& row) {
-      for (const auto& [column, value] : sets[set]) {
-        if (row[column].is_null() || value.is_null() || compare(row[column], value) != 0) {
+  const catalog::SqlTable& table = bound.sql;
+  size_t set = 0;
+  while (set < sets.size()) {
+    AccessPlan plan = plan_for(context, bound, where, sets[set]);
+    if (plan.kind != AccessPlan::Kind::kKeyLookup) {
+      const bool go_on = run_plan(context, bound, where, plan, sets[set], lock,
+                                  [&](Row& row) { return visit(set, row); });
+      if (!go_on) return;
+      ++set;
+      continue;
+    }
+    // Consecutive sets answered by key lookups: one batch of reads for all of them (up
+    // to kLockedReadBatch keys, so the rows held here stay bounded), visited in order.
+    struct Lookup {
+      size_t set;
+      AccessPlan plan;
+    };
+    std::vector<Lookup> lookups;
+    std::vector<storage::AttrValues> keys;
+    std::vector<size_t> key_lookup;  // keys[k] belongs to lookups[key_lookup[k]]
+    while (true) {
+      for (storage::AttrValues& key : plan.keys) {
+        keys.push_back(std::move(key));
+        key_lookup.push_back(lookups.size());
+      }
+      plan.keys.clear();
+      lookups.push_back(Lookup{set, std::move(plan)});
+      ++set;
+      if (set == sets.size() || keys.size() >= kLockedReadBatch) break;
+      plan = plan_for(context, bound, where, sets[set]);
+      if (plan.kind != AccessPlan::Kind::kKeyLookup ||
+          keys.size() + plan.keys.size() > kLockedReadBatch) {
+        break;  // this set starts the next round
+      }
+    }
+    std::vector<std::vector<Row>> rows(lookups.size());
+    read_keys(
+        context, bound, keys, lock,
+        [&](size_t k, const Row& row) {
+          const Lookup& lookup = lookups[key_lookup[k]];
+          if (!matches_fixed(row, sets[lookup.set])) return false;
+          EvalContext eval = context.eval(&table, &row);
+          eval.clause = "where clause";
+          for (const Expr* conjunct : lookup.plan.residual) {
+            if (!passes(conjunct, eval)) return false;
+          }
           return true;
-        }
+        },
+        [&](size_t k, Row& row) {
+          rows[key_lookup[k]].push_back(std::move(row));
+          return true;
+        });
+    for (size_t l = 0; l < lookups.size(); ++l) {
+      for (Row& row : rows[l]) {
+        if (!visit(lookups[l].set, row)) return;
       }
-      if (!visit(set, row)) {
-        stopped = true;
-        return false;
-      }
-      return true;
-    });
-    if (stopped) return;
+    }
   }
 }
+
 }  // namespace duo::sql::executor

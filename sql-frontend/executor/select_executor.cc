@@ -1,273 +1,463 @@
-// SELECT over one table (or none): rows from the table's row source (row_source.h),
-// ORDER BY, aggregates without GROUP BY, projection and LIMIT in sqld.
+// The SELECT pipeline (statement_context.h, select_executor.h): binds each query block
+// (select_binding.h), joins its tables (join_executor.h), groups and aggregates (aggregate.h),
+// applies HAVING, DISTINCT, ORDER BY and LIMIT, and combines UNION [ALL] branches. Subqueries run
+// through the same pipeline (QueryRunner): uncorrelated ones once per statement, correlated ones
+// once per outer row. Derived tables are read into memory first.
+//
+// Memory: rows, groups and distinct values held are bounded by kStatementRowsMax
+// (1038 beyond).
+//
+// Thread-safety: one session thread (the StatementContext's).
 #include <algorithm>
+#include <map>
 
 #include "sql-frontend/catalog/sql_exception.h"
-#include "sql-frontend/executor/column_label.h"
-#include "sql-frontend/executor/row_source.h"
-#include "sql-frontend/executor/statement_context.h"
-#include "sql-frontend/parser/ast_printer.h"
+#include "sql-frontend/executor/aggregate.h"
+#include "sql-frontend/executor/join_executor.h"
+#include "sql-frontend/executor/select_binding.h"
+#include "sql-frontend/executor/select_executor.h"
 
 namespace duo::sql::executor {
 
 namespace {
 
-bool is_aggregate(const Expr& expr) {
-  if (expr.kind != ExprKind::kFunction) return false;
-  const std::string& name = expr.as<FunctionExpr>().name;
-  return name == "COUNT" || name == "MIN" || name == "MAX";
+// The rows of a query and, when asked for, its result columns (a table column's
+// metadata, or none for a computed one, typed later by its values).
+struct QueryResult {
+  std::vector<std::string> labels;
+  std::vector<std::optional<server::ColumnDefinition41>> table_columns;
+  std::vector<Row> rows;
+};
+
+storage::LockMode lock_of(const SelectBlock& select) {
+  return select.lock == LockMode::kForUpdate ? storage::LockMode::kExclusive
+         : select.lock == LockMode::kShare   ? storage::LockMode::kShared
+                                             : storage::LockMode::kCommittedRead;
 }
 
-// One output column of a SELECT: a table column (typed from the table) or an expression.
-struct OutputColumn {
-  const Expr* expr = nullptr;  // null for a column of `*`
-  int table_column = -1;       // set for `*` columns and plain column references
-  std::string label;
-  bool aggregate = false;
-};
-
-// A SELECT bound to its table: the table (if any) and the output columns.
-struct BoundSelect {
-  std::optional<catalog::BoundTable> bound;
-  std::vector<OutputColumn> outputs;
-  bool any_aggregate = false;
-  const catalog::SqlTable* table() const { return bound ? &bound->sql : nullptr; }
-};
-
-BoundSelect bind_select(StatementContext& context, const SelectStatement& statement) {
-  if (statement.query->is_union()) throw_not_supported("UNION");
-  const SelectBlock& select = *statement.query->select;
-  if (select.from.size() > 1 ||
-      (!select.from.empty() && select.from[0]->kind != TableRefKind::kTable)) {
-    throw_not_supported("joins and derived tables");
-  }
-  if (!select.group_by.empty() || select.having) throw_not_supported("GROUP BY and HAVING");
-  if (select.distinct) throw_not_supported("SELECT DISTINCT");
-
-  BoundSelect result;
-  if (!select.from.empty()) {
-    const ObjectName& name = select.from[0]->table;
-    const std::string db = context.database_of(name);
-    if (!context.catalog.database_exists(context.api_session, db)) throw_unknown_database(db);
-    result.bound = context.catalog.get_table(db, name.name.name);
-  }
-  const catalog::SqlTable* table = result.table();
-  std::vector<OutputColumn>& outputs = result.outputs;
-  for (const SelectItem& item : select.items) {
-    if (item.expr->kind == ExprKind::kStar) {
-      if (table == nullptr) throw SqlException(1096, "HY000", "No tables used");
-      for (size_t c = 0; c < table->columns.size(); ++c) {
-        outputs.push_back(
-            OutputColumn{nullptr, static_cast<int>(c), table->columns[c].name, false});
-      }
-      continue;
+// Metadata of `select`'s output columns that come straight from a cluster table.
+void describe_outputs(const BoundSelect& select, QueryResult* result) {
+  for (const OutputColumn& out : select.outputs) {
+    result->labels.push_back(out.label);
+    std::optional<server::ColumnDefinition41> def;
+    if (out.table_column >= 0 && !select.levels[out.scope].computed_columns &&
+        !select.levels[out.scope].memory_table) {
+      const JoinLevel& level = select.levels[out.scope];
+      def = table_column_definition(level.table(), static_cast<uint16_t>(out.table_column),
+                                    out.label);
+      def->org_table = level.real_name;  // `table` is the alias, as MySQL reports it
     }
-    OutputColumn out;
-    out.expr = item.expr.get();
-    out.aggregate = is_aggregate(*item.expr);
-    result.any_aggregate |= out.aggregate;
-    if (item.expr->kind == ExprKind::kColumn && table != nullptr) {
-      out.table_column = resolve_column(item.expr->as<ColumnExpr>(), *table, "field list");
-      out.label = item.expr->as<ColumnExpr>().column.name;
-    } else if (item.expr->kind == ExprKind::kLiteral &&
-               item.expr->as<LiteralExpr>().literal_kind == LiteralKind::kString) {
-      out.label = item.expr->as<LiteralExpr>().value;  // MySQL names 'abc' "abc"
+    result->table_columns.push_back(std::move(def));
+  }
+}
+
+// Rows ordered by their sort keys, then the values output.
+struct KeyedRow {
+  Row keys;
+  Row values;
+};
+
+void sort_rows(std::vector<KeyedRow>* rows, const std::vector<SortItem>& order) {
+  if (order.empty()) return;
+  std::stable_sort(rows->begin(), rows->end(), [&](const KeyedRow& a, const KeyedRow& b) {
+    for (size_t k = 0; k < order.size(); ++k) {
+      int c = compare_nulls_first(a.keys[k], b.keys[k]);
+      if (order[k].descending) c = -c;
+      if (c != 0) return c < 0;
+    }
+    return false;
+  });
+}
+
+class QueryRunner final : public SubqueryRunner {
+ public:
+  explicit QueryRunner(StatementContext& context) : context_(context) {}
+
+  const std::vector<Row>& rows(const QueryExpr& query, const EvalContext& outer,
+                               size_t rows_max) override {
+    auto cached = uncorrelated_.find(&query);
+    if (cached != uncorrelated_.end()) return cached->second;
+    bool correlated = false;
+    QueryResult result = run(query, &outer, rows_max, &correlated);
+    std::vector<Row>& slot = correlated ? correlated_[&query] : uncorrelated_[&query];
+    slot = std::move(result.rows);
+    return slot;
+  }
+
+  // The rows of `query`; `outer` is the enclosing row's context (null at top level),
+  // `correlated` is set when the query read it.
+  QueryResult run(const QueryExpr& query, const EvalContext* outer, size_t rows_max,
+                  bool* correlated) {
+    if (!query.is_union()) return run_block(*query.select, outer, rows_max, correlated);
+    QueryResult left = run(*query.left, outer, SIZE_MAX, correlated);
+    QueryResult right = run(*query.right, outer, SIZE_MAX, correlated);
+    if (left.labels.size() != right.labels.size()) {
+      throw SqlException(1222, "21000",
+                         "The used SELECT statements have a different number of columns");
+    }
+    // A column keeps the table metadata only when both branches agree it is that column.
+    for (size_t c = 0; c < left.table_columns.size(); ++c) {
+      if (!right.table_columns[c] || !left.table_columns[c] ||
+          right.table_columns[c]->org_name != left.table_columns[c]->org_name ||
+          right.table_columns[c]->org_table != left.table_columns[c]->org_table) {
+        left.table_columns[c].reset();
+      }
+    }
+    std::vector<Row>& rows = left.rows;
+    if (rows.size() + right.rows.size() > kStatementRowsMax) throw_too_many_rows();
+    for (Row& row : right.rows) rows.push_back(std::move(row));
+    if (!query.union_all) {
+      std::map<Row, bool, ValuesLess> seen;
+      std::vector<Row> distinct;
+      for (Row& row : rows) {
+        if (seen.emplace(row, true).second) distinct.push_back(std::move(row));
+      }
+      rows = std::move(distinct);
+    }
+    if (!query.order_by.empty()) {
+      std::vector<KeyedRow> keyed;
+      std::vector<SortItem> order;
+      for (const OrderItem& item : query.order_by) order.push_back(union_order(item, left));
+      for (Row& row : rows) {
+        KeyedRow k;
+        for (const SortItem& item : order) k.keys.push_back(row[item.output]);
+        k.values = std::move(row);
+        keyed.push_back(std::move(k));
+      }
+      sort_rows(&keyed, order);
+      rows.clear();
+      for (KeyedRow& k : keyed) rows.push_back(std::move(k.values));
+    }
+    apply_limit(query.limit, &rows);
+    if (rows.size() > rows_max) rows.resize(rows_max);
+    return left;
+  }
+
+ private:
+  // A UNION's ORDER BY item: a position or the name of a result column.
+  SortItem union_order(const OrderItem& item, const QueryResult& result) const {
+    SortItem order;
+    order.descending = item.descending;
+    const Expr& expr = *item.expr;
+    std::string name;
+    if (expr.kind == ExprKind::kLiteral &&
+        expr.as<LiteralExpr>().literal_kind == LiteralKind::kInteger) {
+      const long long position = std::strtoll(expr.as<LiteralExpr>().value.c_str(), nullptr, 10);
+      if (position >= 1 && static_cast<size_t>(position) <= result.labels.size()) {
+        order.output = static_cast<int>(position - 1);
+        return order;
+      }
+      name = expr.as<LiteralExpr>().value;
+    } else if (expr.kind == ExprKind::kColumn && !expr.as<ColumnExpr>().table) {
+      name = expr.as<ColumnExpr>().column.name;
+      for (size_t c = 0; c < result.labels.size(); ++c) {
+        if (compare(SqlValue::of_string(result.labels[c]), SqlValue::of_string(name)) == 0) {
+          order.output = static_cast<int>(c);
+          return order;
+        }
+      }
     } else {
-      out.label = select_item_label(context.source_text, item.expr->pos.offset);
-      if (out.label.empty()) out.label = to_sql(*item.expr);
+      throw_not_supported("expressions in a UNION's ORDER BY");
     }
-    if (item.alias) out.label = item.alias->name;
-    outputs.push_back(std::move(out));
+    throw_unknown_column(name, "order clause");
   }
-  if (result.any_aggregate) {
-    for (const OutputColumn& out : outputs) {
-      if (!out.aggregate) {
-        throw SqlException(1140, "42000",
-                           "In aggregated query without GROUP BY, expression #1 of SELECT list "
-                           "contains nonaggregated column; this is incompatible with "
-                           "sql_mode=only_full_group_by");
+
+  void apply_limit(const std::optional<Limit>& limit, std::vector<Row>* rows) const {
+    if (!limit) return;
+    const uint64_t offset = limit_value(limit->offset.get(), context_);
+    const uint64_t count = limit_value(limit->count.get(), context_);
+    const size_t begin = std::min<uint64_t>(offset, rows->size());
+    const size_t end = begin + std::min<uint64_t>(rows->size() - begin, count);
+    if (begin == 0 && end == rows->size()) return;
+    *rows = std::vector<Row>(std::make_move_iterator(rows->begin() + begin),
+                             std::make_move_iterator(rows->begin() + end));
+  }
+
+  QueryResult run_block(const SelectBlock& block, const EvalContext* outer, size_t rows_max,
+                        bool* correlated);
+
+  StatementContext& context_;
+  std::map<const QueryExpr*, std::vector<Row>> uncorrelated_;  // valid for the statement
+  std::map<const QueryExpr*, std::vector<Row>> correlated_;    // the latest outer row's
+};
+
+// Executes one bound block.
+class BlockRunner {
+ public:
+  BlockRunner(StatementContext& context, QueryRunner& runner, BoundSelect& select,
+              const EvalContext* outer, bool* correlated)
+      : context_(context), select_(select), block_(*select.block) {
+    base_ = context.eval();
+    base_.scopes = &select_.scopes;
+    base_.outer = outer;
+    base_.outer_referenced = correlated;
+    base_.subqueries = &runner;
+    // HAVING and ORDER BY see the select list's aliases as an enclosing scope: names of
+    // FROM come first, as MySQL resolves HAVING.
+    for (const OutputColumn& out : select_.outputs) {
+      catalog::SqlColumn column;
+      column.name = out.label;
+      alias_table_.columns.push_back(std::move(column));
+    }
+    alias_scopes_.push_back(Scope{&alias_table_, "", "", nullptr, {}});
+    alias_context_ = base_;
+    alias_context_.scopes = &alias_scopes_;
+    with_aliases_ = base_;
+    with_aliases_.outer = &alias_context_;
+    with_aliases_.outer_referenced = nullptr;
+  }
+
+  std::vector<Row> run(size_t rows_max) {
+    const bool has_limit = block_.limit.has_value();
+    const uint64_t offset = has_limit ? limit_value(block_.limit->offset.get(), context_) : 0;
+    const uint64_t count =
+        has_limit ? limit_value(block_.limit->count.get(), context_) : UINT64_MAX;
+    const uint64_t wanted = std::min<uint64_t>(count, rows_max);
+
+    std::vector<KeyedRow> rows;
+    bool no_rows = false;
+    for (const Expr* condition : select_.constant_conditions) {
+      EvalContext eval = base_;
+      eval.clause = "where clause";
+      if (!passes(condition, eval)) no_rows = true;
+    }
+    JoinExecutor join(context_, select_, base_, lock_of(block_));
+    if (!select_.grouped) {
+      // Plain rows: projected as they come; LIMIT stops the join once satisfied.
+      const bool can_stop = block_.order_by.empty();
+      std::map<Row, bool, ValuesLess> seen;
+      if (!no_rows && wanted > 0) {
+        join.run([&]() {
+          Row values = project();
+          if (block_.having && !passes_having(values)) return true;
+          if (block_.distinct && !seen.emplace(values, true).second) return true;
+          if (rows.size() >= kStatementRowsMax) throw_too_many_rows();
+          rows.push_back(KeyedRow{order_keys(values), std::move(values)});
+          return !(can_stop && rows.size() >= offset && rows.size() - offset >= wanted);
+        });
+      }
+    } else {
+      group_rows(join, no_rows, &rows);
+    }
+    sort_rows(&rows, select_.order_by);
+    std::vector<Row> out;
+    const size_t begin = std::min<uint64_t>(offset, rows.size());
+    const size_t end = begin + std::min<uint64_t>(rows.size() - begin, wanted);
+    out.reserve(end - begin);
+    for (size_t r = begin; r < end; ++r) out.push_back(std::move(rows[r].values));
+    return out;
+  }
+
+ private:
+  // One group: a row of its input (for the grouped columns) and its aggregates.
+  struct Group {
+    std::vector<Row> rows;  // per scope; empty: NULL
+    std::vector<Aggregator> aggregates;
+  };
+
+  void group_rows(JoinExecutor& join, bool no_rows, std::vector<KeyedRow>* out) {
+    std::map<Row, size_t, ValuesLess> index;
+    std::vector<Group> groups;
+    std::vector<std::optional<std::string>> separators;
+    for (const Expr* call : select_.aggregates) {
+      separators.push_back(group_concat_separator(call->as<FunctionExpr>(), context_.source_text));
+    }
+    auto new_group = [&]() {
+      Group group;
+      for (size_t a = 0; a < select_.aggregates.size(); ++a) {
+        group.aggregates.emplace_back(select_.aggregates[a]->as<FunctionExpr>(),
+                                      separators[a].value_or(","));
+      }
+      return group;
+    };
+    if (!no_rows) {
+      join.run([&]() {
+        EvalContext eval = base_;
+        eval.clause = "group statement";
+        Row key;
+        key.reserve(select_.group_by.size());
+        for (const SortItem& item : select_.group_by) {
+          key.push_back(item.expr != nullptr ? evaluate(*item.expr, eval)
+                                             : column_value(select_.outputs[item.output]));
+        }
+        auto [it, inserted] = index.emplace(std::move(key), groups.size());
+        if (inserted) {
+          if (groups.size() >= kStatementRowsMax) throw_too_many_rows();
+          Group group = new_group();
+          for (const Scope& scope : select_.scopes) {
+            group.rows.push_back(scope.row != nullptr ? *scope.row : Row{});
+          }
+          groups.push_back(std::move(group));
+        }
+        Group& group = groups[it->second];
+        eval.clause = "field list";
+        for (size_t a = 0; a < select_.aggregates.size(); ++a) {
+          const auto& call = select_.aggregates[a]->as<FunctionExpr>();
+          std::vector<SqlValue> args;
+          if (!call.star) {
+            const size_t values = call.args.size() - (separators[a] ? 1 : 0);
+            for (size_t i = 0; i < values; ++i) args.push_back(evaluate(*call.args[i], eval));
+          }
+          group.aggregates[a].add(std::move(args));
+        }
+        return true;
+      });
+    }
+    // Aggregates without GROUP BY: one row even for no input.
+    if (groups.empty() && select_.group_by.empty()) {
+      Group group = new_group();
+      group.rows.resize(select_.scopes.size());
+      groups.push_back(std::move(group));
+    }
+    std::vector<AggregateValue> values(select_.aggregates.size());
+    base_.aggregates = &values;
+    with_aliases_.aggregates = &values;
+    alias_context_.aggregates = &values;
+    // Groups in the order of their keys (MySQL promises no order without ORDER BY).
+    std::vector<size_t> order;
+    order.reserve(groups.size());
+    for (const auto& [key, g] : index) order.push_back(g);
+    if (index.empty() && !groups.empty()) order.push_back(0);
+    std::map<Row, bool, ValuesLess> seen;
+    for (size_t g : order) {
+      Group& group = groups[g];
+      for (size_t s = 0; s < select_.scopes.size(); ++s) {
+        select_.scopes[s].row = group.rows[s].empty() ? nullptr : &group.rows[s];
+      }
+      for (size_t a = 0; a < select_.aggregates.size(); ++a) {
+        values[a] = AggregateValue{select_.aggregates[a], group.aggregates[a].result()};
+      }
+      Row row = project();
+      if (block_.having && !passes_having(row)) continue;
+      if (block_.distinct && !seen.emplace(row, true).second) continue;
+      out->push_back(KeyedRow{order_keys(row), std::move(row)});
+    }
+  }
+
+  bool passes_having(const Row& values) {
+    alias_scopes_[0].row = &values;
+    EvalContext eval = with_aliases_;
+    eval.clause = "having clause";
+    const bool pass = passes(block_.having.get(), eval);
+    alias_scopes_[0].row = nullptr;
+    return pass;
+  }
+
+  SqlValue column_value(const OutputColumn& out) const {
+    const Row* row = select_.scopes[out.scope].row;
+    return row == nullptr ? SqlValue::null() : (*row)[out.table_column];
+  }
+
+  Row project() const {
+    Row values;
+    values.reserve(select_.outputs.size());
+    for (const OutputColumn& out : select_.outputs) {
+      if (out.table_column >= 0) {
+        values.push_back(column_value(out));
+      } else {
+        values.push_back(evaluate(*out.expr, base_));
       }
     }
+    return values;
   }
+
+  Row order_keys(const Row& values) {
+    Row keys;
+    if (select_.order_by.empty()) return keys;
+    keys.reserve(select_.order_by.size());
+    alias_scopes_[0].row = &values;
+    EvalContext eval = with_aliases_;
+    eval.clause = "order clause";
+    for (const SortItem& item : select_.order_by) {
+      keys.push_back(item.output >= 0 ? values[item.output] : evaluate(*item.expr, eval));
+    }
+    alias_scopes_[0].row = nullptr;
+    return keys;
+  }
+
+  StatementContext& context_;
+  BoundSelect& select_;
+  const SelectBlock& block_;
+  EvalContext base_;
+  catalog::SqlTable alias_table_;
+  std::vector<Scope> alias_scopes_;
+  EvalContext alias_context_;
+  EvalContext with_aliases_;
+};
+
+QueryResult QueryRunner::run_block(const SelectBlock& block, const EvalContext* outer,
+                                   size_t rows_max, bool* correlated) {
+  const RunDerived run_derived = [&](const QueryExpr& query) {
+    QueryResult derived = run(query, nullptr, SIZE_MAX, nullptr);
+    return DerivedRows{std::move(derived.labels), std::move(derived.rows)};
+  };
+  BoundSelect select = bind_select_block(context_, block, outer, run_derived);
+  QueryResult result;
+  describe_outputs(select, &result);
+  result.rows = BlockRunner(context_, *this, select, outer, correlated).run(rows_max);
   return result;
 }
 
-server::ColumnDefinition41 output_definition(const BoundSelect& select, size_t column,
-                                             protocol::FieldType computed_type) {
-  const OutputColumn& out = select.outputs[column];
-  if (out.table_column >= 0 && select.table() != nullptr) {
-    return table_column_definition(*select.table(), static_cast<uint16_t>(out.table_column),
-                                   out.label);
-  }
-  return computed_column_definition(out.label, computed_type);
+// Result columns without reading rows: derived tables are bound, not read.
+QueryResult describe_query(StatementContext& context, const QueryExpr& query) {
+  if (query.is_union()) return describe_query(context, *query.left);
+  const RunDerived run_derived = [&](const QueryExpr& derived) {
+    return DerivedRows{describe_query(context, derived).labels, {}};
+  };
+  BoundSelect select = bind_select_block(context, *query.select, nullptr, run_derived);
+  QueryResult result;
+  describe_outputs(select, &result);
+  return result;
 }
 
 }  // namespace
 
 std::vector<server::ColumnDefinition41> describe_select(StatementContext& context,
                                                         const SelectStatement& statement) {
-  const BoundSelect select = bind_select(context, statement);
+  const QueryResult described = describe_query(context, *statement.query);
   std::vector<server::ColumnDefinition41> columns;
-  for (size_t c = 0; c < select.outputs.size(); ++c) {
+  for (size_t c = 0; c < described.labels.size(); ++c) {
     // Computed columns are typed by their values at execution; announce them as strings.
-    columns.push_back(output_definition(select, c, protocol::FieldType::kVarString));
+    columns.push_back(
+        described.table_columns[c]
+            ? *described.table_columns[c]
+            : computed_column_definition(described.labels[c], protocol::FieldType::kVarString));
   }
   return columns;
 }
 
+std::vector<Row> query_rows(StatementContext& context, const QueryExpr& query) {
+  QueryRunner runner(context);
+  return runner.run(query, nullptr, SIZE_MAX, nullptr).rows;
+}
+
+std::unique_ptr<SubqueryRunner> make_subquery_runner(StatementContext& context) {
+  return std::make_unique<QueryRunner>(context);
+}
+
 server::StatementResult execute_select(StatementContext& context,
                                        const SelectStatement& statement) {
-  const SelectBlock& select = *statement.query->select;
-  BoundSelect bound_select = bind_select(context, statement);
-  std::optional<catalog::BoundTable>& bound = bound_select.bound;
-  const catalog::SqlTable* table = bound_select.table();
-  const std::vector<OutputColumn>& outputs = bound_select.outputs;
-  const bool any_aggregate = bound_select.any_aggregate;
-
-  const uint64_t offset = select.limit ? limit_value(select.limit->offset.get(), context) : 0;
-  const bool has_count = select.limit.has_value();
-  const uint64_t count_value = has_count ? limit_value(select.limit->count.get(), context) : 0;
-
-  const storage::LockMode select_lock =
-      select.lock == LockMode::kForUpdate ? storage::LockMode::kExclusive
-      : select.lock == LockMode::kShare   ? storage::LockMode::kShared
-                                          : storage::LockMode::kCommittedRead;
-  // Source rows: from the table, or one empty row for SELECT without FROM.
-  std::vector<Row> source;
-  // Without ORDER BY or aggregates the scan may stop once LIMIT is satisfied.
-  const bool can_stop_early = select.order_by.empty() && !any_aggregate && has_count;
-  if (table != nullptr) {
-    for_each_row(context, *bound, select.where.get(), select_lock, [&](Row& row) {
-      if (source.size() >= kStatementRowsMax) throw_too_many_rows();
-      source.push_back(std::move(row));
-      return !(can_stop_early && source.size() >= offset && source.size() - offset >= count_value);
-    });
-  } else {
-    if (!passes(select.where.get(), context.eval())) {
-      // SELECT 1 WHERE 0: no row.
-    } else {
-      source.emplace_back();
-    }
-  }
-
-  // ORDER BY: by expression, select alias or position.
-  if (!select.order_by.empty() && !any_aggregate) {
-    std::vector<std::pair<std::vector<SqlValue>, size_t>> keyed;
-    keyed.reserve(source.size());
-    for (size_t r = 0; r < source.size(); ++r) {
-      EvalContext eval = context.eval(table, &source[r]);
-      eval.clause = "order clause";
-      std::vector<SqlValue> keys;
-      for (const OrderItem& item : select.order_by) {
-        const Expr* expr = item.expr.get();
-        if (expr->kind == ExprKind::kLiteral &&
-            expr->as<LiteralExpr>().literal_kind == LiteralKind::kInteger) {
-          const int64_t position = std::strtoll(expr->as<LiteralExpr>().value.c_str(), nullptr, 10);
-          if (position < 1 || static_cast<size_t>(position) > outputs.size()) {
-            throw SqlException(
-                1054, "42S22",
-                "Unknown column '" + std::to_string(position) + "' in 'order clause'");
-          }
-          const OutputColumn& out = outputs[position - 1];
-          keys.push_back(out.expr ? evaluate(*out.expr, eval) : source[r][out.table_column]);
-          continue;
-        }
-        const Expr* alias_expr = nullptr;
-        if (expr->kind == ExprKind::kColumn && !expr->as<ColumnExpr>().table) {
-          for (const OutputColumn& out : outputs) {
-            if (out.expr != nullptr && out.label == expr->as<ColumnExpr>().column.name &&
-                (table == nullptr || table->find_column(out.label) < 0)) {
-              alias_expr = out.expr;
-            }
-          }
-        }
-        keys.push_back(evaluate(alias_expr ? *alias_expr : *expr, eval));
-      }
-      keyed.emplace_back(std::move(keys), r);
-    }
-    std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
-      for (size_t k = 0; k < select.order_by.size(); ++k) {
-        const SqlValue& x = a.first[k];
-        const SqlValue& y = b.first[k];
-        int c = 0;
-        if (x.is_null() || y.is_null())
-          c = x.is_null() == y.is_null() ? 0 : (x.is_null() ? -1 : 1);
-        else
-          c = compare(x, y);
-        if (select.order_by[k].descending) c = -c;
-        if (c != 0) return c < 0;
-      }
-      return false;
-    });
-    std::vector<Row> sorted;
-    sorted.reserve(source.size());
-    for (auto& [keys, r] : keyed) sorted.push_back(std::move(source[r]));
-    source = std::move(sorted);
-  }
-
-  // Project.
-  std::vector<Row> rows;
-  if (any_aggregate) {
-    Row result;
-    for (const OutputColumn& out : outputs) {
-      const auto& function = out.expr->as<FunctionExpr>();
-      if (function.distinct) throw_not_supported("aggregates with DISTINCT");
-      SqlValue acc = function.name == "COUNT" ? SqlValue::of_int(0) : SqlValue::null();
-      for (const Row& row : source) {
-        EvalContext eval = context.eval(table, &row);
-        if (function.star) {
-          ++acc.i;
-          continue;
-        }
-        if (function.args.size() != 1) {
-          throw SqlException(1064, "42000", "Wrong number of arguments to " + function.name);
-        }
-        SqlValue v = evaluate(*function.args[0], eval);
-        if (v.is_null()) continue;
-        if (function.name == "COUNT") {
-          ++acc.i;
-        } else if (acc.is_null() ||
-                   (function.name == "MIN" ? compare(v, acc) < 0 : compare(v, acc) > 0)) {
-          acc = std::move(v);
-        }
-      }
-      result.push_back(std::move(acc));
-    }
-    rows.push_back(std::move(result));
-  } else {
-    for (const Row& row : source) {
-      EvalContext eval = context.eval(table, &row);
-      Row out_row;
-      for (const OutputColumn& out : outputs) {
-        if (out.table_column >= 0) {
-          out_row.push_back(row[out.table_column]);
-        } else {
-          out_row.push_back(evaluate(*out.expr, eval));
-        }
-      }
-      rows.push_back(std::move(out_row));
-    }
-  }
-  // LIMIT.
-  if (offset > 0 || has_count) {
-    const size_t begin = std::min<size_t>(offset, rows.size());
-    const size_t end =
-        has_count ? begin + std::min<uint64_t>(rows.size() - begin, count_value) : rows.size();
-    rows = std::vector<Row>(std::make_move_iterator(rows.begin() + begin),
-                            std::make_move_iterator(rows.begin() + end));
-  }
+  QueryRunner runner(context);
+  QueryResult query = runner.run(*statement.query, nullptr, SIZE_MAX, nullptr);
   context.finish();
 
   server::ResultSet result;
-  for (size_t c = 0; c < outputs.size(); ++c) {
-    result.columns.push_back(output_definition(bound_select, c, infer_type(rows, c)));
+  for (size_t c = 0; c < query.labels.size(); ++c) {
+    result.columns.push_back(
+        query.table_columns[c]
+            ? *query.table_columns[c]
+            : computed_column_definition(query.labels[c], infer_type(query.rows, c)));
   }
-  for (const Row& row : rows) {
+  result.rows.reserve(query.rows.size());
+  for (const Row& row : query.rows) {
     std::vector<server::Value> cells;
-    for (size_t c = 0; c < row.size(); ++c)
+    cells.reserve(row.size());
+    for (size_t c = 0; c < row.size(); ++c) {
       cells.push_back(to_protocol(row[c], result.columns[c].type));
+    }
     result.rows.push_back(std::move(cells));
   }
   return result;
 }
+
 }  // namespace duo::sql::executor

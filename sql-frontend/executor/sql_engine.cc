@@ -2,7 +2,11 @@
 #include "sql-frontend/executor/sql_engine.h"
 
 #include "sql-frontend/catalog/sql_exception.h"
+#include "sql-frontend/executor/admin_statements.h"
+#include "sql-frontend/executor/privilege_check.h"
+#include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/statement_context.h"
+#include "sql-frontend/executor/statement_retry.h"
 #include "sql-frontend/parser/ast_printer.h"
 
 namespace duo::sql::executor {
@@ -26,7 +30,12 @@ bool is_data_statement(StatementKind kind) {
 // DDL commits the open transaction first, as in MySQL.
 bool is_implicit_commit(StatementKind kind) {
   return kind == StatementKind::kCreateDatabase || kind == StatementKind::kDropDatabase ||
-         kind == StatementKind::kCreateTable || kind == StatementKind::kDropTable;
+         kind == StatementKind::kCreateTable || kind == StatementKind::kDropTable ||
+         kind == StatementKind::kCreateIndex || kind == StatementKind::kDropIndex ||
+         kind == StatementKind::kAlterTable || kind == StatementKind::kRenameTable ||
+         kind == StatementKind::kTruncateTable || kind == StatementKind::kCreateUser ||
+         kind == StatementKind::kDropUser || kind == StatementKind::kAlterUser ||
+         kind == StatementKind::kGrant;
 }
 
 }  // namespace
@@ -39,6 +48,7 @@ SqlEngine::Connection& SqlEngine::connection(server::SessionState& session) {
   if (!c) {
     c = std::make_unique<Connection>();
     c->api_session = cluster_->new_session();
+    SessionRegistry::instance().connected(session);
   }
   return *c;
 }
@@ -70,8 +80,10 @@ server::StatementResult SqlEngine::run_statement(server::SessionState& session,
                                                  std::string_view source,
                                                  const std::vector<SqlValue>& params) {
   Connection& c = connection(session);
+  StatementActivity activity(session, statement.kind, source);
   try {
-    return dispatch(session, c, statement, source, params);
+    return run_with_retry(statement_retry_safe(statement, session),
+                          [&] { return dispatch(session, c, statement, source, params); });
   } catch (const SqlException& e) {
     // A cluster transaction that aborted is over: NDB rolls back the whole transaction
     // on an operation error, so the session leaves its transaction too.
@@ -93,6 +105,11 @@ server::StatementResult SqlEngine::dispatch(server::SessionState& session, Conne
     return transaction_statement(session, c, statement.as<TransactionStatement>());
   }
   if (statement.kind == StatementKind::kSet) {
+    const auto& set = statement.as<SetStatement>();
+    if (!set.items.empty() && set.items.front().kind == SetKind::kPassword) {
+      StatementContext context{session, catalog_, *c.api_session, params};
+      return execute_set_password(context, set.items.front());
+    }
     return set_statement(session, c, statement.as<SetStatement>(), params);
   }
   if (is_implicit_commit(statement.kind) && session.in_transaction) {
@@ -107,13 +124,13 @@ server::StatementResult SqlEngine::dispatch(server::SessionState& session, Conne
     context.open_transaction = &c.transaction;
     context.autocommit_statement = false;
   }
+  check_privileges(context, statement);
   server::StatementResult result;
   switch (statement.kind) {
     case StatementKind::kSelect:
       result = execute_select(context, statement.as<SelectStatement>());
       break;
     case StatementKind::kInsert:
-      if (statement.as<InsertStatement>().replace) throw_not_supported("REPLACE");
       result = execute_insert(context, statement.as<InsertStatement>());
       break;
     case StatementKind::kUpdate:
@@ -129,17 +146,20 @@ server::StatementResult SqlEngine::dispatch(server::SessionState& session, Conne
     case StatementKind::kDropTable:
     case StatementKind::kShow:
     case StatementKind::kDescribe:
+    case StatementKind::kCreateUser:
+    case StatementKind::kDropUser:
+    case StatementKind::kAlterUser:
+    case StatementKind::kGrant:
+    case StatementKind::kKill:
       result = execute_admin(context, statement);
       break;
-    case StatementKind::kKill: {
-      SqlValue id = evaluate(*statement.as<KillStatement>().id, context.eval());
-      if (session.server == nullptr ||
-          !session.server->kill_connection(static_cast<uint32_t>(id.to_int()))) {
-        throw SqlException(1094, "HY000", "Unknown thread id: " + id.to_text());
-      }
-      result = server::OkResult{};
+    case StatementKind::kCreateIndex:
+    case StatementKind::kDropIndex:
+    case StatementKind::kAlterTable:
+    case StatementKind::kRenameTable:
+    case StatementKind::kTruncateTable:
+      result = execute_ddl(context, statement);
       break;
-    }
     default:
       throw_not_supported("this statement");
   }
@@ -269,9 +289,11 @@ std::optional<server::SqlError> SqlEngine::change_database(server::SessionState&
                                                            std::string_view database) {
   Connection& c = connection(session);
   try {
-    if (!catalog_.database_exists(*c.api_session, std::string(database))) {
-      throw_unknown_database(std::string(database));
-    }
+    const std::string db(database);
+    if (!catalog_.database_exists(*c.api_session, db)) throw_unknown_database(db);
+    const std::vector<SqlValue> no_params;
+    StatementContext context{session, catalog_, *c.api_session, no_params};
+    check_use_database(context, db);
   } catch (const SqlException& e) {
     return to_error(e);
   }
@@ -307,6 +329,7 @@ void SqlEngine::on_disconnect(server::SessionState& session) {
     c = std::move(it->second);
     connections_.erase(it);
   }
+  SessionRegistry::instance().disconnected(session.connection_id);
   // Destroying the transaction rolls it back; then the session goes.
   c->transaction.reset();
   c->api_session.reset();

@@ -12,13 +12,46 @@ namespace duo::sql::executor {
 
 namespace {
 
-std::string shortest_double(double v) {
+// A double as MySQL's my_gcvt prints it: the shortest digits that read back as the
+// same value, in fixed notation unless the point is more than 15 digits right of the
+// digits ("1e20", "1.5e16") or more than 14 zeros left of them ("1e-16"); the exponent
+// has no '+' and no leading zeros.
+std::string mysql_double_text(double v) {
+  if (v == 0 || !std::isfinite(v)) return "0";
   char buffer[64];
   for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, v);
+    std::snprintf(buffer, sizeof(buffer), "%.*e", precision - 1, v);
     if (std::strtod(buffer, nullptr) == v) break;
   }
-  return buffer;
+  // buffer is "[-]d.ddde[+-]xx": split it into digits and the point position.
+  std::string text = buffer;
+  const bool negative = text[0] == '-';
+  if (negative) text.erase(0, 1);
+  const size_t e = text.find('e');
+  const int exponent = std::atoi(text.c_str() + e + 1);
+  std::string digits;
+  for (size_t k = 0; k < e; ++k) {
+    if (text[k] != '.') digits += text[k];
+  }
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  const int length = static_cast<int>(digits.size());
+  const int point = exponent + 1;  // digits before the decimal point
+  std::string out;
+  if (point >= -14 && (point <= 15 || length > point)) {
+    if (point <= 0) {
+      out = "0." + std::string(static_cast<size_t>(-point), '0') + digits;
+    } else if (point >= length) {
+      out = digits + std::string(static_cast<size_t>(point - length), '0');
+    } else {
+      out = digits.substr(0, static_cast<size_t>(point)) + "." +
+            digits.substr(static_cast<size_t>(point));
+    }
+  } else {
+    out = digits.substr(0, 1);
+    if (length > 1) out += "." + digits.substr(1);
+    out += "e" + std::to_string(exponent);
+  }
+  return negative ? "-" + out : out;
 }
 
 // MySQL's string-to-number: the longest numeric prefix, else 0.
@@ -37,6 +70,27 @@ size_t utf8_length(std::string_view s) {
 std::string_view trim_trailing_spaces(std::string_view s) {
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
   return s;
+}
+
+// The type MySQL names in "Incorrect <type> value" (1366/1292): the value's kind, not
+// the declared type (DECIMAL(5,2) is "decimal", TIMESTAMP is "datetime").
+std::string value_type_name(storage::ColumnType type) {
+  switch (type) {
+    case storage::ColumnType::kFloat:
+    case storage::ColumnType::kDouble:
+      return "double";
+    case storage::ColumnType::kDecimal:
+      return "decimal";
+    case storage::ColumnType::kDate:
+      return "date";
+    case storage::ColumnType::kTime:
+      return "time";
+    case storage::ColumnType::kDatetime:
+    case storage::ColumnType::kTimestamp:
+      return "datetime";
+    default:
+      return "string";
+  }
 }
 
 [[noreturn]] void out_of_range(const catalog::SqlColumn& column, uint64_t row) {
@@ -85,7 +139,7 @@ std::string SqlValue::to_text() const {
     case Kind::kUInt:
       return std::to_string(u);
     case Kind::kDouble:
-      return shortest_double(d);
+      return mysql_double_text(d);
     case Kind::kDecimal:
     case Kind::kString:
       return s;
@@ -216,12 +270,12 @@ std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, 
       def.type == storage::ColumnType::kDatetime || def.type == storage::ColumnType::kTimestamp;
   if (temporal) {
     throw SqlException(1292, "22007",
-                       "Incorrect " + column.declared_type + " value: '" + text + "' for column '" +
-                           column.name + "' at row " + std::to_string(row));
+                       "Incorrect " + value_type_name(def.type) + " value: '" + text +
+                           "' for column '" + column.name + "' at row " + std::to_string(row));
   }
   throw SqlException(1366, "HY000",
-                     "Incorrect " + column.declared_type + " value: '" + text + "' for column '" +
-                         column.name + "' at row " + std::to_string(row));
+                     "Incorrect " + value_type_name(def.type) + " value: '" + text +
+                         "' for column '" + column.name + "' at row " + std::to_string(row));
 }
 
 SqlValue from_storage(const catalog::SqlColumn& column, std::string_view value) {
@@ -233,7 +287,10 @@ SqlValue from_storage(const catalog::SqlColumn& column, std::string_view value) 
   if (def.type == storage::ColumnType::kFloat && value.size() == 4) {
     float f;
     std::memcpy(&f, value.data(), 4);
-    return SqlValue::of_double(f);
+    // MySQL shows a FLOAT with at most 6 significant digits (0.1, not 0.100000001).
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.6g", static_cast<double>(f));
+    return SqlValue::of_double(std::strtod(buffer, nullptr));
   }
   if (def.type == storage::ColumnType::kDouble && value.size() == 8) {
     double d;
@@ -243,7 +300,20 @@ SqlValue from_storage(const catalog::SqlColumn& column, std::string_view value) 
   if (def.type == storage::ColumnType::kDecimal) {
     return SqlValue::of_decimal(storage::format_value(def, value));
   }
-  return SqlValue::of_string(storage::format_value(def, value));
+  switch (def.type) {
+    case storage::ColumnType::kDate:
+      return SqlValue::of_temporal(storage::format_value(def, value),
+                                   SqlValue::TemporalType::kDate);
+    case storage::ColumnType::kDatetime:
+    case storage::ColumnType::kTimestamp:
+      return SqlValue::of_temporal(storage::format_value(def, value),
+                                   SqlValue::TemporalType::kDatetime);
+    case storage::ColumnType::kTime:
+      return SqlValue::of_temporal(storage::format_value(def, value),
+                                   SqlValue::TemporalType::kTime);
+    default:
+      return SqlValue::of_string(storage::format_value(def, value));
+  }
 }
 
 protocol::Value to_protocol(const SqlValue& value, protocol::FieldType type) {

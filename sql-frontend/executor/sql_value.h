@@ -21,7 +21,11 @@ namespace duo::sql::executor {
 
 struct SqlValue {
   enum class Kind : uint8_t { kNull, kInt, kUInt, kDouble, kDecimal, kString };
+  // kString only: the text is a canonical DATE, DATETIME or TIME (a temporal column's
+  // value, NOW(), CAST(... AS DATE) ...), so that result metadata can give its type.
+  enum class TemporalType : uint8_t { kNone, kDate, kDatetime, kTime };
   Kind kind = Kind::kNull;
+  TemporalType temporal_type = TemporalType::kNone;
   int64_t i = 0;
   uint64_t u = 0;
   double d = 0;
@@ -59,9 +63,15 @@ struct SqlValue {
     return x;
   }
 
+  static SqlValue of_temporal(std::string v, TemporalType type) {
+    SqlValue x = of_string(std::move(v));
+    x.temporal_type = type;
+    return x;
+  }
+
   bool is_null() const { return kind == Kind::kNull; }
   bool is_numeric() const { return kind != Kind::kNull && kind != Kind::kString; }
-  // MySQL's text form ("1", "2.50", "abc"); "NULL" for NULL.
+  // MySQL's text form ("1", "2.50", "1e20", "abc"); "NULL" for NULL.
   std::string to_text() const;
   double to_double() const;
   // Integer value for LIMIT, booleans, IN ... (strings parsed as MySQL does: leading

@@ -2,6 +2,7 @@
 #include "sql-frontend/executor/statement_context.h"
 
 #include "sql-frontend/catalog/sql_exception.h"
+#include "sql-frontend/executor/statement_retry.h"
 
 namespace duo::sql::executor {
 
@@ -18,15 +19,35 @@ api::Transaction& StatementContext::transaction(const ::duo::protocol::TableDef*
 void StatementContext::execute(bool last) {
   api::Transaction& tx = transaction();
   const bool commit = last && open_transaction == nullptr && autocommit_statement;
-  check(tx.execute(commit ? api::ExecType::kCommit : api::ExecType::kNoCommit));
-  if (commit) committed_ = true;
+  if (!commit) {
+    check(tx.execute(api::ExecType::kNoCommit));
+    return;
+  }
+  commit_checked(tx);
+  committed_ = true;
 }
 
 void StatementContext::finish() {
   if (own_ && !committed_) {
-    check(own_->execute(api::ExecType::kCommit));
+    commit_checked(*own_);
     committed_ = true;
   }
+}
+
+void StatementContext::commit_checked(api::Transaction& tx) {
+  try {
+    check(tx.execute(api::ExecType::kCommit));
+  } catch (const SqlException& e) {
+    // The coordinator may have died after deciding to commit: not retryable.
+    if (e.code() == kTemporaryErrorCode) throw CommitOutcomeUnknown(e);
+    throw;
+  }
+}
+
+void StatementContext::add_warning(uint16_t code, std::string message, std::string level) {
+  ++warning_count;
+  if (warnings.size() >= kStatementWarningsMax) return;
+  warnings.push_back(Warning{std::move(level), code, std::move(message)});
 }
 
 const std::string& StatementContext::current_database() const {

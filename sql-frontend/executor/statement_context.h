@@ -8,11 +8,27 @@
 // in the same round trip). Inside BEGIN ... COMMIT (or with autocommit=0) the
 // statement uses the connection's open transaction and never commits it.
 //
+// A failed statement inside an open transaction (decided from what the kernel does): an
+// operation error aborts the whole cluster transaction unless the operation ran with
+// OpOptions.ignore_error, which leaves the transaction open and the error in the
+// operation's result (NDB's AO_IgnoreError). So statement-level rollback is done where
+// the statement can undo its own work: INSERT runs its rows with ignore_error inside an
+// open transaction and, when one fails (1062, ...), deletes the rows it did insert and
+// throws — the transaction and the earlier statements' work survive, as in MySQL.
+// INSERT ... ON DUPLICATE KEY UPDATE and REPLACE keep an undo list of their writes and
+// apply it when they fail with the transaction still open (an error raised in sqld). The
+// other statements' errors (a failed UPDATE/DELETE batch, lock wait timeout, deadlock,
+// node failure) abort the transaction as NDB does; SqlEngine then leaves it.
+//
+// A commit that was sent and failed with a temporary error throws CommitOutcomeUnknown
+// (statement_retry.h): such a statement must not be retried.
+//
 // Thread-safety: one session thread.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ndb-kernel/api/cluster_connection.h"
@@ -25,6 +41,7 @@ namespace duo::sql::executor {
 // Rows sqld holds for one statement (sorting, a DELETE's keys ...): beyond it the
 // statement fails rather than growing without bound.
 inline constexpr size_t kStatementRowsMax = 1'000'000;
+inline constexpr size_t kStatementWarningsMax = 1024;
 
 struct StatementContext {
   StatementContext(server::SessionState& s, catalog::Catalog& c, api::Session& a,
@@ -41,6 +58,17 @@ struct StatementContext {
   // The connection's open transaction (explicit or autocommit=0), or null.
   std::unique_ptr<api::Transaction>* open_transaction = nullptr;
   bool autocommit_statement = true;  // commit when the statement ends
+
+  // Warnings of the statement (for the OK packet's count and SHOW WARNINGS), at most
+  // kStatementWarningsMax (MySQL's max_error_count default); later ones are only counted.
+  struct Warning {
+    std::string level;  // "Warning", "Note"
+    uint16_t code = 0;
+    std::string message;
+  };
+  std::vector<Warning> warnings;
+  uint64_t warning_count = 0;
+  void add_warning(uint16_t code, std::string message, std::string level = "Warning");
 
   // The transaction to define operations in, begun on first use.
   api::Transaction& transaction(const ::duo::protocol::TableDef* hint = nullptr,
@@ -69,6 +97,9 @@ struct StatementContext {
   std::string database_of(const ObjectName& name) const;
 
  private:
+  // Commits `tx`; a temporary failure becomes CommitOutcomeUnknown.
+  void commit_checked(api::Transaction& tx);
+
   std::unique_ptr<api::Transaction> own_;
   bool committed_ = false;
 };
@@ -78,11 +109,17 @@ struct StatementContext {
 std::vector<server::ColumnDefinition41> describe_select(StatementContext& context,
                                                         const SelectStatement& statement);
 server::StatementResult execute_select(StatementContext& context, const SelectStatement& statement);
+// INSERT, INSERT IGNORE, ON DUPLICATE KEY UPDATE, REPLACE, INSERT ... SELECT
+// (insert_executor.cc).
 server::StatementResult execute_insert(StatementContext& context, const InsertStatement& statement);
 server::StatementResult execute_update(StatementContext& context, const UpdateStatement& statement);
 server::StatementResult execute_delete(StatementContext& context, const DeleteStatement& statement);
 // CREATE/DROP DATABASE, USE, CREATE/DROP TABLE, SHOW, DESCRIBE.
 server::StatementResult execute_admin(StatementContext& context, const Statement& statement);
+// CREATE/DROP INDEX, ALTER TABLE, RENAME TABLE, TRUNCATE TABLE (ddl_executor.cc).
+server::StatementResult execute_ddl(StatementContext& context, const Statement& statement);
+// SHOW CREATE TABLE (ddl_executor.cc).
+server::StatementResult show_create_table(StatementContext& context, const ShowStatement& show);
 
 // Result-set metadata for a column of a cluster table, and for a computed value.
 server::ColumnDefinition41 table_column_definition(const catalog::SqlTable& table, uint16_t column,

@@ -1,7 +1,13 @@
 // System views: tables whose rows duo_sqld computes when a statement reads them —
-// `information_schema` (SCHEMATA, TABLES, COLUMNS, STATISTICS, ...) from the catalog,
-// and `ndbinfo` (nodes, memoryusage, transporters, cluster_operations, ...) from the
-// cluster. SELECT binds them like cluster tables; they cannot be written.
+// `information_schema` (SCHEMATA, TABLES, COLUMNS, STATISTICS, ENGINES,
+// USER_PRIVILEGES) from the catalog, with MySQL 8.0's column names and value formats,
+// and `ndbinfo` (nodes, memoryusage, transporters) from the management server's
+// `get status` (what the data nodes report to it). SELECT binds them like cluster
+// tables; they cannot be written.
+//
+// Not available (they need data the kernel does not report yet): ndbinfo.nodes'
+// uptime and config_generation, transporters' byte counters and the data nodes' own
+// view of their links (status is derived from mgmd's node states), cluster_operations.
 //
 // Thread-safety: one session thread (the StatementContext's).
 #pragma once
@@ -25,5 +31,16 @@ bool is_system_view_database(const std::string& db);
 // database. Throws 1109 (Unknown table) for a name that is no view of `db`.
 std::optional<SystemView> read_system_view(StatementContext& context, const std::string& db,
                                            const std::string& name);
+// The view names of a system-view database, as SHOW TABLES lists them.
+std::vector<std::string> system_view_names(const std::string& db);
+
+// Where ndbinfo asks for the nodes' state: the management server of the cluster
+// (duo_sqld sets it once at start, before serving).
+void set_management_connect_string(const std::string& connect_string);
+
+// Text helpers shared with SHOW (admin_executor.cc): MySQL's COLUMN_TYPE and
+// DATA_TYPE of a column, and its COLUMN_KEY (PRI, UNI, MUL or empty).
+std::string column_type_text(const catalog::SqlColumn& column);
+std::string column_key_text(const catalog::SqlTable& table, uint16_t column);
 
 }  // namespace duo::sql::executor

@@ -25,8 +25,12 @@ void Sha2FastAuthCache::insert(std::string_view user, std::string double_digest)
 
 void Sha2FastAuthCache::erase(std::string_view user) {
   std::lock_guard lock(mutex_);
-  auto it = digests_.find(user);
-  if (it != digests_.end()) digests_.erase(it);
+  // Entries are keyed "user\0host\0credential" (fast_auth_key below).
+  const std::string prefix = std::string(user) + '\0';
+  for (auto it = digests_.lower_bound(prefix);
+       it != digests_.end() && it->first.starts_with(prefix);) {
+    it = digests_.erase(it);
+  }
 }
 
 void Sha2FastAuthCache::clear() {
@@ -55,6 +59,13 @@ Status write_and_flush(PacketEndpoint& endpoint, const std::string& payload) {
 bool read_auth_packet(PacketEndpoint& endpoint, std::string* payload) {
   return endpoint.read_packet(payload, Authenticator::kAuthPacketBytesMax) ==
          PacketEndpoint::ReadResult::kOk;
+}
+
+// The fast-auth cache entry of an account: keyed by its credential too, so that a
+// password changed through any sqld (the accounts live in the cluster) makes the old
+// entry unreachable here without an explicit erase.
+std::string fast_auth_key(const UserAccount& account) {
+  return account.user + '\0' + account.host + '\0' + account.credential;
 }
 
 bool is_empty_answer(std::string_view token) {
@@ -115,7 +126,7 @@ Authenticator::Result Authenticator::authenticate(PacketEndpoint& endpoint,
     return known && account.credential.empty() ? Result{Outcome::kAccepted, {}} : denied();
   }
   if (token.size() != 32 || (known && account.credential.empty())) return denied();
-  std::optional<std::string> cached = known ? cache_->find(account.user) : std::nullopt;
+  std::optional<std::string> cached = known ? cache_->find(fast_auth_key(account)) : std::nullopt;
   if (cached && protocol::caching_sha2_fast_verify(token, nonce, *cached)) {
     AuthMoreData success{std::string(1, protocol::kSha2FastAuthSuccess)};
     if (!write_and_flush(endpoint, protocol::encode(success)).ok()) return lost;
@@ -135,7 +146,7 @@ Authenticator::Result Authenticator::authenticate(PacketEndpoint& endpoint,
   if (answer.empty() || answer.back() != '\0') return denied();
   answer.pop_back();
   if (known && protocol::caching_sha2_stored_verify(answer, account.credential)) {
-    cache_->insert(account.user, protocol::caching_sha2_double_digest(answer));
+    cache_->insert(fast_auth_key(account), protocol::caching_sha2_double_digest(answer));
     return {Outcome::kAccepted, {}};
   }
   return denied();

@@ -38,15 +38,16 @@
 
 namespace duo::sql::server {
 
-// The caching_sha2_password cache: user -> SHA256(SHA256(password)), filled by full
+// The caching_sha2_password cache: account (user, host and stored credential, so a
+// password changed elsewhere misses) -> SHA256(SHA256(password)), filled by full
 // authentications. Bounded: when full, it is emptied (users then re-authenticate
 // fully once, which is correct, just slower).
 class Sha2FastAuthCache {
  public:
   explicit Sha2FastAuthCache(size_t entries_max = 100000) : entries_max_(entries_max) {}
-  std::optional<std::string> find(std::string_view user) const;
-  void insert(std::string_view user, std::string double_digest);
-  // Called when an account's password changes or the account is dropped.
+  std::optional<std::string> find(std::string_view key) const;
+  void insert(std::string_view key, std::string double_digest);
+  // Forgets every entry of `user` (its password changed or the account was dropped).
   void erase(std::string_view user);
   void clear();
 

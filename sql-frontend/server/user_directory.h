@@ -1,6 +1,7 @@
-// UserDirectory: where the session looks up accounts at login. The SQL engine's piece
-// will store users in the cluster (so every sqld authenticates alike); this file has
-// the interface and InMemoryUserDirectory, used by tests and by a stand-alone sqld.
+// UserDirectory: where the session looks up accounts at login. duo_sqld's directory
+// reads the accounts stored in the cluster (executor/cluster_user_directory.h), so every
+// sqld authenticates alike; this file has the interface and InMemoryUserDirectory, used
+// by tests.
 //
 // An account keeps no clear password: mysql_native_password accounts keep
 // SHA1(SHA1(password)); caching_sha2_password accounts keep a salted SHA-256 (see
@@ -25,6 +26,7 @@ const char* auth_plugin_name(AuthPlugin plugin);
 
 struct UserAccount {
   std::string user;
+  std::string host = "%";  // the account's host pattern the client matched
   AuthPlugin plugin = AuthPlugin::kNativePassword;
   // kNativePassword: SHA1(SHA1(password)), 20 bytes. kCachingSha2Password: salt ||
   // SHA256(salt || password), 48 bytes. Empty: the account has no password.

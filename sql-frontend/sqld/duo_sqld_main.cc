@@ -8,8 +8,9 @@
 // --datadir (duo_sqld.pid, duo_sqld_out.log). It keeps no data: killing it loses
 // nothing committed.
 //
-// Users: root with an empty password (mysql_native_password), in memory. Users stored in
-// the cluster are a later piece.
+// Users: accounts live in the cluster table mysql/def/user (catalog/user_catalog.h),
+// created at start with root@'%' and an empty password if missing; every login reads
+// them (ClusterUserDirectory), so all sqld of a cluster authenticate alike.
 //
 // Thread-safety: the main thread waits for the stop signal; SqlServer and the cluster
 // connection own their threads. The stop signals only set a flag (install_stop_flag).
@@ -29,10 +30,13 @@
 #include "ndb-kernel/common/logging.h"
 #include "ndb-kernel/common/process.h"
 #include "sql-frontend/catalog/catalog.h"
+#include "sql-frontend/catalog/user_catalog.h"
+#include "sql-frontend/executor/cluster_user_directory.h"
 #include "sql-frontend/executor/expression.h"
+#include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/sql_engine.h"
+#include "sql-frontend/executor/system_views.h"
 #include "sql-frontend/server/sql_server.h"
-#include "sql-frontend/server/user_directory.h"
 
 #ifndef DUO_VERSION
 #define DUO_VERSION "0.0.0"
@@ -220,8 +224,11 @@ int run_sqld(int argc, char** argv) {
   // A data node may still fail a request right after its start: retry a while.
   sql::catalog::Catalog catalog(cluster->get());
   Status system_tables;
+  std::unique_ptr<api::Session> start_session = (*cluster)->new_session();
   for (int attempt = 0; attempt < kSystemTablesAttempts && !stop_requested(); ++attempt) {
     system_tables = catalog.ensure_system_tables();
+    if (system_tables.ok())
+      system_tables = sql::catalog::ensure_user_table(**cluster, *start_session);
     if (system_tables.ok()) break;
     DUO_LOG(INFO, kLog) << "SQL system tables not ready (" << system_tables.message()
                         << "); retrying";
@@ -232,9 +239,13 @@ int run_sqld(int argc, char** argv) {
     return finish(kExitError);
   }
 
+  start_session.reset();
+
+  sql::executor::set_management_connect_string(options.connect_string);
+  // SHOW STATUS's Uptime counts from the registry's creation: create it now.
+  sql::executor::SessionRegistry::instance();
   sql::executor::SqlEngine engine(cluster->get());
-  sql::server::InMemoryUserDirectory users;
-  users.add_user("root", "", sql::server::AuthPlugin::kNativePassword);
+  sql::executor::ClusterUserDirectory users(cluster->get());
   sql::server::SqlServerOptions server_options;
   server_options.bind_address = options.bind_address;
   server_options.port = options.port;
@@ -246,7 +257,7 @@ int run_sqld(int argc, char** argv) {
     return finish(kExitError);
   }
   DUO_LOG(INFO, kLog) << "ready for connections on " << options.bind_address << ":" << server.port()
-                      << " (users: root without password)";
+                      << " (accounts from the cluster)";
   while (!stop_requested()) ::poll(nullptr, 0, 200);
   DUO_LOG(INFO, kLog) << "stopping: stop signal received";
   server.stop();

@@ -164,6 +164,26 @@ class Fragment {
   // Checks index/row consistency (every committed row once in every index); for tests.
   Status check_consistency() const;
 
+  // ---- online schema change (fragment_rebuild.cc) ----
+  // Re-creates every ordered index from schema().ordered_indexes, which the owner has
+  // just changed (CREATE/DROP INDEX), over the committed rows. Needs a quiet fragment:
+  // no active transaction (uncommitted images carry per-index entry bits) and no open
+  // ordered scan (cursors point into the old trees); the owner drains both first.
+  // kDuplicateKey ("Duplicate entry '<key>' for key '<index>'") when a unique index
+  // would hold a key twice, kTableFull when memory runs out: the indexes are then
+  // unusable until the owner restores the previous schema and rebuilds again (which
+  // cannot meet a duplicate the previous indexes did not have).
+  Status rebuild_ordered_indexes();
+
+  // ---- restore ----
+  // A restore (checkpoint load, then redo replay) passes through states that never
+  // existed: a checkpoint is fuzzy (a row moved during its scan is in it twice) and redo
+  // older than the checkpoint is applied again over newer rows, so a unique key may be
+  // held twice for a while; the committed state the restore ends in cannot hold it
+  // twice. The owner turns enforcement off for the restore and on again after it.
+  void set_enforce_unique(bool on) { enforce_unique_ = on; }
+  size_t active_transaction_count() const { return active_tx_count_; }
+
  private:
   friend class Scan;
   struct Operation;
@@ -246,6 +266,7 @@ class Fragment {
   std::vector<OpId> ready_;
   std::vector<uint8_t> tx_active_;  // by TxId: begun and not yet ended
   size_t active_tx_count_ = 0;
+  bool enforce_unique_ = true;
   std::vector<RowRef> scratch_rows_;
   uint32_t commit_gci_ = 0;
   size_t committed_rows_ = 0;

@@ -173,6 +173,7 @@ Status Fragment::check_unique(TxId tx, RowRef row, const RowImage& image,
                               const Operation* /*prev_image_op*/, bool prev_exists,
                               const RowImage& prev, uint32_t* wait_lock_row) {
   *wait_lock_row = kNoRef;
+  if (!enforce_unique_) return Status::OK();  // restoring: see set_enforce_unique()
   for (size_t i = 0; i < ordered_.size(); ++i) {
     const IndexDef& def = schema_->ordered_indexes[i];
     if (!def.unique) continue;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 namespace duo::storage {
@@ -445,6 +446,51 @@ TEST_F(FragmentTest, ScanPushesFilterAndProjection) {
     EXPECT_EQ(id % 2, 0);
     EXPECT_GE(id % 10, 5);
   }
+}
+
+TEST_F(FragmentTest, RebuildBuildsAddedIndexesFromCommittedRowsAndRefusesDuplicates) {
+  for (int32_t id = 0; id < 300; ++id) insert_committed(id, id % 7, "n" + std::to_string(299 - id));
+  {
+    TxId tx = *fragment_->begin();
+    for (int32_t id = 0; id < 300; id += 3) ASSERT_TRUE(fragment_->remove(tx, key(id)).status.ok());
+    ASSERT_TRUE(fragment_->commit(tx).ok());
+  }
+  // A transaction in flight: the build refuses (the owner drains first).
+  TxId open = *fragment_->begin();
+  ASSERT_TRUE(fragment_->insert(open, row(1000, 1)).status.ok());
+  schema_.ordered_indexes.push_back({"name_idx", {2}, false});
+  EXPECT_TRUE(fragment_->rebuild_ordered_indexes().is(ErrorCode::kTemporary));
+  ASSERT_TRUE(fragment_->abort(open).ok());
+  ASSERT_TRUE(fragment_->rebuild_ordered_indexes().ok());
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+  Fragment::ScanSpec spec;
+  spec.index = 2;
+  auto scan = std::move(fragment_->open_scan(spec)).value();
+  RowBatch batch;
+  std::vector<std::string> names;
+  while (*scan->next(64, &batch) > 0) {
+    for (size_t r = 0; r < batch.rows(); ++r) names.emplace_back(batch.row(r).value(2));
+    batch.clear();
+  }
+  EXPECT_EQ(names.size(), 200u);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+
+  // UNIQUE over k (7 values): refused; the previous indexes rebuild fine.
+  const std::vector<IndexDef> before = schema_.ordered_indexes;
+  schema_.ordered_indexes.push_back({"k_u", {1}, true});
+  Status duplicate = fragment_->rebuild_ordered_indexes();
+  EXPECT_TRUE(duplicate.is(ErrorCode::kDuplicateKey)) << duplicate.to_string();
+  EXPECT_NE(duplicate.message().find("for key 'k_u'"), std::string::npos);
+  schema_.ordered_indexes = before;
+  ASSERT_TRUE(fragment_->rebuild_ordered_indexes().ok());
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+
+  // Dropping an index renumbers the rest; writes keep every index right.
+  schema_.ordered_indexes.erase(schema_.ordered_indexes.begin());
+  ASSERT_TRUE(fragment_->rebuild_ordered_indexes().ok());
+  insert_committed(2000, 3, "zz");
+  EXPECT_EQ(k_of(2000), 3);
+  ASSERT_TRUE(fragment_->check_consistency().ok());
 }
 
 }  // namespace

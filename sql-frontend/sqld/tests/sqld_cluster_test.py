@@ -215,7 +215,7 @@ def pymysql_checks(env):
     check(cur.execute("DELETE FROM items WHERE id = 3") == 0, "delete missing key")
     # Errors with MySQL's codes.
     message = expect_error(cur, "INSERT INTO items (id, name) VALUES (1, 'again')", 1062)
-    check(message == "Duplicate entry '1' for key 'PRIMARY'", "1062 message: %r" % message)
+    check(message == "Duplicate entry '1' for key 'items.PRIMARY'", "1062 message: %r" % message)
     expect_error(cur, "INSERT INTO items (id, name) VALUES (5, NULL)", 1048)
     expect_error(cur, "INSERT INTO items (id) VALUES (5)", 1364)
     expect_error(cur, "SELECT nosuch FROM items", 1054)

@@ -1,0 +1,271 @@
+// Table-shape changes and SHOW CREATE TABLE; see table_alter.h.
+#include "sql-frontend/catalog/table_alter.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "sql-frontend/catalog/sql_exception.h"
+
+namespace duo::sql::catalog {
+
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string upper(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+[[noreturn]] void throw_cant_drop(const std::string& name) {
+  throw SqlException(1091, "42000", "Can't DROP '" + name + "'; check that column/key exists");
+}
+
+int find_index(const SqlTable& table, std::string_view name) {
+  for (size_t i = 0; i < table.indexes.size(); ++i) {
+    if (iequals(table.indexes[i].name, name)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// MySQL's identifier quoting: backticks, a backtick doubled.
+std::string quote_name(const std::string& name) {
+  std::string out = "`";
+  for (char c : name) {
+    if (c == '`') out += '`';
+    out += c;
+  }
+  return out + "`";
+}
+
+std::string quote_value(const std::string& value) {
+  std::string out = "'";
+  for (char c : value) {
+    if (c == '\'') out += '\'';
+    if (c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+// Inserts column `column` at position `at`, renumbering the index columns after it.
+void insert_column(TableChange* change, size_t at, SqlColumn column, int origin) {
+  SqlTable& table = change->table;
+  table.columns.insert(table.columns.begin() + static_cast<std::ptrdiff_t>(at), std::move(column));
+  change->origin.insert(change->origin.begin() + static_cast<std::ptrdiff_t>(at), origin);
+  for (SqlIndex& index : table.indexes) {
+    for (uint16_t& id : index.columns) {
+      if (id >= at) ++id;
+    }
+  }
+}
+
+}  // namespace
+
+TableChange::TableChange(SqlTable old) : table(std::move(old)) {
+  for (size_t i = 0; i < table.columns.size(); ++i) origin.push_back(static_cast<int>(i));
+}
+
+void add_index(TableChange* change, const IndexDef& def) {
+  SqlTable& table = change->table;
+  std::vector<uint16_t> columns;
+  for (const IndexColumn& ic : def.columns) {
+    const int id = table.find_column(ic.name.name);
+    if (id < 0) {
+      throw SqlException(1072, "42000", "Key column '" + ic.name.name + "' doesn't exist in table");
+    }
+    if (ic.prefix_length) throw_not_supported("index prefix lengths");
+    columns.push_back(static_cast<uint16_t>(id));
+  }
+  if (def.kind == IndexKind::kPrimary) {
+    throw SqlException(1068, "42000", "Multiple primary key defined");
+  }
+  if (def.name &&
+      (iequals(def.name->name, "PRIMARY") || iequals(def.name->name, kPrimaryOrderedIndex))) {
+    throw SqlException(1280, "42000", "Incorrect index name '" + def.name->name + "'");
+  }
+  if (table.indexes.size() - 1 >= kSecondaryIndexesMax) {
+    throw SqlException(1069, "42000", "Too many keys specified; max 64 keys allowed");
+  }
+  const std::string name = def.name ? def.name->name : table.columns[columns.front()].name;
+  // MySQL names an unnamed index after its first column, then _2, _3 ...
+  std::string unique_name = name;
+  for (int n = 2; find_index(table, unique_name) >= 0; ++n) {
+    if (def.name) throw SqlException(1061, "42000", "Duplicate key name '" + name + "'");
+    unique_name = name + "_" + std::to_string(n);
+  }
+  table.indexes.push_back(
+      SqlIndex{def.kind == IndexKind::kUnique ? SqlIndexKind::kUnique : SqlIndexKind::kKey,
+               unique_name, std::move(columns)});
+}
+
+void drop_index(TableChange* change, const std::string& name) {
+  SqlTable& table = change->table;
+  const int at = find_index(table, name);
+  if (at < 0) throw_cant_drop(name);
+  if (table.indexes[at].kind == SqlIndexKind::kPrimary) {
+    throw_not_supported("dropping the PRIMARY KEY");
+  }
+  table.indexes.erase(table.indexes.begin() + at);
+}
+
+void add_column(TableChange* change, const AlterAction& action) {
+  SqlTable& table = change->table;
+  const ColumnDef& def = action.column;
+  if (table.find_column(def.name.name) >= 0) {
+    throw SqlException(1060, "42S21", "Duplicate column name '" + def.name.name + "'");
+  }
+  if (def.primary_key) throw SqlException(1068, "42000", "Multiple primary key defined");
+  if (def.auto_increment) throw_not_supported("ALTER TABLE ADD COLUMN ... AUTO_INCREMENT");
+  SqlColumn column = column_from_def(def);
+  size_t at = table.columns.size();
+  if (action.position == ColumnPosition::kFirst) {
+    at = 0;
+  } else if (action.position == ColumnPosition::kAfter) {
+    const int after = action.after ? table.find_column(action.after->name) : -1;
+    if (after < 0) {
+      throw_unknown_column(action.after ? action.after->name : std::string(), table.name);
+    }
+    at = static_cast<size_t>(after) + 1;
+  }
+  insert_column(change, at, std::move(column), -1);
+  change->copy_rows = true;
+  if (def.unique) {
+    IndexDef unique;
+    unique.kind = IndexKind::kUnique;
+    unique.columns.push_back(IndexColumn{def.name, std::nullopt, false});
+    add_index(change, unique);
+  }
+}
+
+void drop_column(TableChange* change, const std::string& name) {
+  SqlTable& table = change->table;
+  const int found = table.find_column(name);
+  if (found < 0) throw_cant_drop(name);
+  const uint16_t id = static_cast<uint16_t>(found);
+  if (table.columns.size() == 1) {
+    throw SqlException(1090, "42000",
+                       "You can't delete all columns with ALTER TABLE; use DROP TABLE instead");
+  }
+  if (table.is_key_column(id)) throw_not_supported("dropping a PRIMARY KEY column");
+  for (SqlIndex& index : table.indexes) {
+    std::erase(index.columns, id);
+    for (uint16_t& c : index.columns) {
+      if (c > id) --c;
+    }
+  }
+  std::erase_if(table.indexes, [](const SqlIndex& index) { return index.columns.empty(); });
+  table.columns.erase(table.columns.begin() + id);
+  change->origin.erase(change->origin.begin() + id);
+  change->copy_rows = true;
+}
+
+TableChange plan_alter(const SqlTable& table, const AlterTableStatement& statement) {
+  TableChange change(table);
+  for (const AlterAction& action : statement.actions) {
+    switch (action.kind) {
+      case AlterActionKind::kAddColumn:
+        add_column(&change, action);
+        break;
+      case AlterActionKind::kDropColumn:
+        drop_column(&change, action.name.name);
+        break;
+      case AlterActionKind::kAddIndex:
+        add_index(&change, action.index);
+        break;
+      case AlterActionKind::kDropIndex:
+        drop_index(&change, action.name.name);
+        break;
+      case AlterActionKind::kDropPrimaryKey:
+        throw_not_supported("dropping the PRIMARY KEY");
+      case AlterActionKind::kTableOptions:
+        if (action.options.engine) {
+          const std::string engine = upper(*action.options.engine);
+          if (engine != "NDB" && engine != "NDBCLUSTER" && engine != "INNODB") {
+            throw SqlException(1286, "42000",
+                               "Unknown storage engine '" + *action.options.engine + "'");
+          }
+        }
+        break;
+    }
+  }
+  return change;
+}
+
+std::string show_create_table_text(const SqlTable& table, std::optional<uint64_t> auto_increment) {
+  std::string out = "CREATE TABLE " + quote_name(table.name) + " (\n";
+  std::vector<std::string> lines;
+  for (const SqlColumn& column : table.columns) {
+    std::string type = column.declared_type;
+    std::string collate;
+    if (type.ends_with(" binary")) {
+      type.resize(type.size() - 7);
+      collate = " COLLATE utf8mb4_bin";
+    }
+    std::string line = "  " + quote_name(column.name) + " " + type + collate;
+    const bool blob = type == "blob" || type == "text";
+    const bool timestamp = type.starts_with("timestamp");
+    if (!column.nullable) {
+      line += " NOT NULL";
+    } else if (timestamp) {
+      line += " NULL";
+    }
+    if (column.has_default) {
+      line += " DEFAULT " + (column.default_value ? quote_value(*column.default_value) : "NULL");
+    } else if (column.nullable && !blob) {
+      line += " DEFAULT NULL";
+    }
+    if (column.auto_increment) line += " AUTO_INCREMENT";
+    lines.push_back(std::move(line));
+  }
+  // MySQL lists keys sorted: the primary key, unique keys without nullable columns,
+  // other unique keys, then the rest; in definition order within each group.
+  std::vector<const SqlIndex*> keys;
+  for (const SqlIndex& index : table.indexes) keys.push_back(&index);
+  const auto rank = [&](const SqlIndex* index) {
+    if (index->kind == SqlIndexKind::kPrimary) return 0;
+    if (index->kind == SqlIndexKind::kKey) return 3;
+    for (uint16_t id : index->columns) {
+      if (table.columns[id].nullable) return 2;
+    }
+    return 1;
+  };
+  std::stable_sort(keys.begin(), keys.end(),
+                   [&](const SqlIndex* a, const SqlIndex* b) { return rank(a) < rank(b); });
+  for (const SqlIndex* key : keys) {
+    const SqlIndex& index = *key;
+    std::string columns;
+    for (uint16_t id : index.columns) {
+      if (!columns.empty()) columns += ",";
+      columns += quote_name(table.columns[id].name);
+    }
+    switch (index.kind) {
+      case SqlIndexKind::kPrimary:
+        lines.push_back("  PRIMARY KEY (" + columns + ")");
+        break;
+      case SqlIndexKind::kUnique:
+        lines.push_back("  UNIQUE KEY " + quote_name(index.name) + " (" + columns + ")");
+        break;
+      case SqlIndexKind::kKey:
+        lines.push_back("  KEY " + quote_name(index.name) + " (" + columns + ")");
+        break;
+    }
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out += lines[i];
+    out += i + 1 < lines.size() ? ",\n" : "\n";
+  }
+  out += ") ENGINE=ndbcluster";
+  if (auto_increment && *auto_increment > 1) {
+    out += " AUTO_INCREMENT=" + std::to_string(*auto_increment);
+  }
+  out += " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci";
+  return out;
+}
+
+}  // namespace duo::sql::catalog

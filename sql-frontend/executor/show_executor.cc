@@ -1,0 +1,363 @@
+// SHOW statements: DATABASES, TABLES, COLUMNS, INDEX, VARIABLES, STATUS, PROCESSLIST,
+// ENGINES, WARNINGS/ERRORS, CREATE DATABASE, GRANTS — MySQL 8.0's column sets, with
+// LIKE (on the first column) and WHERE (over the result's columns by name). SHOW CREATE
+// TABLE is ddl_executor.cc's. See admin_statements.h.
+#include <algorithm>
+
+#include "sql-frontend/catalog/sql_exception.h"
+#include "sql-frontend/executor/admin_statements.h"
+#include "sql-frontend/executor/privilege_check.h"
+#include "sql-frontend/executor/session_registry.h"
+#include "sql-frontend/executor/system_views.h"
+
+namespace duo::sql::executor {
+
+namespace {
+
+// SHOW PROCESSLIST without FULL shows this much of each statement, as MySQL.
+constexpr size_t kProcesslistInfoChars = 100;
+
+// Applies LIKE (to the first column) and WHERE (columns by name) to text rows.
+std::vector<TextRow> filter_rows(const ShowStatement& show, const std::vector<std::string>& names,
+                                 std::vector<TextRow> rows, const StatementContext& context) {
+  std::vector<TextRow> out;
+  catalog::SqlTable table;
+  if (show.where) {
+    for (const std::string& name : names) {
+      catalog::SqlColumn column;
+      column.name = name;
+      column.declared_type = "varchar(1024)";
+      catalog::derive_storage(&column);
+      table.columns.push_back(std::move(column));
+    }
+  }
+  for (TextRow& row : rows) {
+    if (show.like && (!row.front() || !like_match(*row.front(), *show.like, '\\'))) continue;
+    if (show.where) {
+      std::vector<SqlValue> values;
+      for (const auto& cell : row)
+        values.push_back(cell ? SqlValue::of_string(*cell) : SqlValue::null());
+      EvalContext eval = context.eval(&table, &values);
+      eval.clause = "where clause";
+      if (!passes(show.where.get(), eval)) continue;
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+server::StatementResult filtered(const ShowStatement& show, const std::vector<std::string>& names,
+                                 std::vector<TextRow> rows, const StatementContext& context) {
+  return text_result(names, filter_rows(show, names, std::move(rows), context));
+}
+
+std::string database_of_show(StatementContext& context, const ShowStatement& show) {
+  return show.db ? show.db->name : context.current_database();
+}
+
+bool database_exists(StatementContext& context, const std::string& db) {
+  return is_system_view_database(db) || context.catalog.database_exists(context.api_session, db);
+}
+
+server::StatementResult show_databases(StatementContext& context, const ShowStatement& show) {
+  std::vector<std::string> dbs = context.catalog.list_databases(context.api_session);
+  if (std::find(dbs.begin(), dbs.end(), "ndbinfo") == dbs.end()) dbs.push_back("ndbinfo");
+  std::sort(dbs.begin(), dbs.end());
+  // Without SHOW DATABASES, an account sees the databases it has privileges in.
+  const std::optional<catalog::UserRecord> account = session_account(context);
+  const bool all = account && account->has_global(catalog::kShowDatabasesPrivilege);
+  std::vector<TextRow> rows;
+  for (const std::string& db : dbs) {
+    if (!all && db != "information_schema" && !(account && account->has_any_privilege_in(db)))
+      continue;
+    rows.push_back({db});
+  }
+  std::string name = "Database";
+  if (show.like) name += " (" + *show.like + ")";
+  return filtered(show, {name}, std::move(rows), context);
+}
+
+server::StatementResult show_tables(StatementContext& context, const ShowStatement& show) {
+  const std::string db = database_of_show(context, show);
+  if (!database_exists(context, db)) throw_unknown_database(db);
+  const bool views = is_system_view_database(db);
+  std::vector<TextRow> rows;
+  for (const std::string& t : views ? system_view_names(db) : context.catalog.list_tables(db)) {
+    if (show.full)
+      rows.push_back({t, std::string(views ? "SYSTEM VIEW" : "BASE TABLE")});
+    else
+      rows.push_back({t});
+  }
+  std::string name = "Tables_in_" + db;
+  if (show.like) name += " (" + *show.like + ")";
+  std::vector<std::string> names = {name};
+  if (show.full) names.push_back("Table_type");
+  return filtered(show, names, std::move(rows), context);
+}
+
+// The definition of a table or system view named by SHOW COLUMNS/INDEX.
+catalog::SqlTable table_of(StatementContext& context, const ShowStatement& show,
+                           std::string* db_out) {
+  ObjectName name = *show.table;
+  if (show.db) name.db = show.db;
+  const std::string db = context.database_of(name);
+  *db_out = db;
+  if (!database_exists(context, db)) throw_unknown_database(db);
+  if (is_system_view_database(db)) {
+    return read_system_view(context, db, name.name.name)->table;
+  }
+  return context.catalog.get_table(db, name.name.name).sql;
+}
+
+server::StatementResult show_columns(StatementContext& context, const ShowStatement& show) {
+  std::string db;
+  const catalog::SqlTable table = table_of(context, show, &db);
+  std::vector<TextRow> rows;
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    const catalog::SqlColumn& column = table.columns[c];
+    const std::string type = column_type_text(column);
+    const std::string key = column_key_text(table, static_cast<uint16_t>(c));
+    const std::string extra = column.auto_increment ? "auto_increment" : "";
+    if (show.full) {
+      std::optional<std::string> collation;
+      if (column.char_length > 0) {
+        collation =
+            column.declared_type.ends_with(" binary") ? "utf8mb4_bin" : "utf8mb4_0900_ai_ci";
+      }
+      rows.push_back({column.name, type, collation, std::string(column.nullable ? "YES" : "NO"),
+                      key, column.default_value, extra,
+                      std::string("select,insert,update,references"), std::string("")});
+    } else {
+      rows.push_back({column.name, type, std::string(column.nullable ? "YES" : "NO"), key,
+                      column.default_value, extra});
+    }
+  }
+  if (show.full) {
+    return filtered(
+        show,
+        {"Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment"},
+        std::move(rows), context);
+  }
+  return filtered(show, {"Field", "Type", "Null", "Key", "Default", "Extra"}, std::move(rows),
+                  context);
+}
+
+server::StatementResult show_index(StatementContext& context, const ShowStatement& show) {
+  std::string db;
+  const catalog::SqlTable table = table_of(context, show, &db);
+  std::vector<TextRow> rows;
+  for (const catalog::SqlIndex& index : table.indexes) {
+    for (size_t i = 0; i < index.columns.size(); ++i) {
+      const catalog::SqlColumn& column = table.columns[index.columns[i]];
+      rows.push_back({table.name,
+                      std::string(index.kind == catalog::SqlIndexKind::kKey ? "1" : "0"),
+                      index.name, std::to_string(i + 1), column.name, std::string("A"),
+                      std::nullopt, std::nullopt, std::nullopt,
+                      std::string(column.nullable ? "YES" : ""), std::string("BTREE"),
+                      std::string(""), std::string(""), std::string("YES"), std::nullopt});
+    }
+  }
+  return filtered(show,
+                  {"Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation",
+                   "Cardinality", "Sub_part", "Packed", "Null", "Index_type", "Comment",
+                   "Index_comment", "Visible", "Expression"},
+                  std::move(rows), context);
+}
+
+// Variables SHOW VARIABLES lists: those @@ knows (expression.cc) and a few more that
+// connectors and tools read, with duo_sqld's values.
+std::vector<std::pair<std::string, std::string>> extra_variables() {
+  return {{"default_authentication_plugin", "mysql_native_password"},
+          {"have_ndbcluster", "YES"},
+          {"innodb_version", "8.0.36"},
+          {"max_connections", "151"},
+          {"ndb_version_string", "ndb-8.0.36"},
+          {"protocol_version", "10"},
+          {"skip_name_resolve", "ON"},
+          {"version_compile_machine", "x86_64"},
+          {"version_compile_os", "Linux"}};
+}
+
+std::vector<std::string> engine_variable_names() {
+  return {"auto_increment_increment",
+          "auto_increment_offset",
+          "autocommit",
+          "character_set_client",
+          "character_set_connection",
+          "character_set_database",
+          "character_set_results",
+          "character_set_server",
+          "collation_connection",
+          "collation_database",
+          "collation_server",
+          "default_storage_engine",
+          "have_openssl",
+          "have_ssl",
+          "hostname",
+          "init_connect",
+          "interactive_timeout",
+          "license",
+          "lower_case_table_names",
+          "max_allowed_packet",
+          "max_execution_time",
+          "net_buffer_length",
+          "net_write_timeout",
+          "performance_schema",
+          "port",
+          "query_cache_size",
+          "query_cache_type",
+          "sql_mode",
+          "sql_select_limit",
+          "system_time_zone",
+          "time_zone",
+          "transaction_isolation",
+          "transaction_read_only",
+          "version",
+          "version_comment",
+          "wait_timeout"};
+}
+
+bool is_boolean_variable(const std::string& name) {
+  return name == "autocommit" || name == "performance_schema" || name == "transaction_read_only";
+}
+
+server::StatementResult show_variables(StatementContext& context, const ShowStatement& show) {
+  std::vector<std::pair<std::string, std::string>> values = extra_variables();
+  for (const std::string& name : engine_variable_names()) {
+    try {
+      std::string value = system_variable(name, &context.session).to_text();
+      // SHOW VARIABLES spells boolean variables ON/OFF where @@ gives 1/0.
+      if (is_boolean_variable(name)) value = value == "0" ? "OFF" : "ON";
+      values.emplace_back(name, std::move(value));
+    } catch (const SqlException& e) {
+      if (e.code() != 1193) throw;  // not known to this build's @@ evaluation
+    }
+  }
+  std::sort(values.begin(), values.end());
+  std::vector<TextRow> rows;
+  for (auto& [name, value] : values) rows.push_back({name, value});
+  return filtered(show, {"Variable_name", "Value"}, std::move(rows), context);
+}
+
+server::StatementResult show_status(StatementContext& context, const ShowStatement& show) {
+  std::vector<TextRow> rows;
+  for (auto& [name, value] : SessionRegistry::instance().status(context.session))
+    rows.push_back({name, value});
+  return filtered(show, {"Variable_name", "Value"}, std::move(rows), context);
+}
+
+server::StatementResult show_processlist(StatementContext& context, const ShowStatement& show) {
+  const std::optional<catalog::UserRecord> account = session_account(context);
+  const bool all = account && account->has_global(catalog::kProcessPrivilege);
+  std::vector<TextRow> rows;
+  for (ProcessInfo& p : SessionRegistry::instance().list(context.session, context.source_text)) {
+    // Without PROCESS an account sees only its own user's connections, as in MySQL.
+    if (!all && p.user != context.session.user) continue;
+    if (p.info && !show.full && p.info->size() > kProcesslistInfoChars)
+      p.info->resize(kProcesslistInfoChars);
+    rows.push_back({std::to_string(p.id), p.user, p.host,
+                    p.db.empty() ? std::nullopt : std::optional<std::string>(p.db), p.command,
+                    std::to_string(p.time_s), p.state, p.info});
+  }
+  return text_result({"Id", "User", "Host", "db", "Command", "Time", "State", "Info"}, rows);
+}
+
+server::StatementResult show_create_database(StatementContext& context, const ShowStatement& show) {
+  const std::string db = show.db->name;
+  if (!database_exists(context, db)) throw_unknown_database(db);
+  std::string text = "CREATE DATABASE ";
+  if (show.if_not_exists) text += "/*!32312 IF NOT EXISTS*/ ";
+  text += "`" + db +
+          "` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_ai_ci */ /*!80016 "
+          "DEFAULT ENCRYPTION='N' */";
+  return text_result({"Database", "Create Database"}, {{db, text}});
+}
+
+server::StatementResult show_grants(StatementContext& context, const ShowStatement& show) {
+  std::optional<catalog::UserRecord> record;
+  if (!show.user || show.user->current_user) {
+    record = session_account(context);
+    if (!record) {
+      throw SqlException(1141, "42000",
+                         "There is no such grant defined for user '" + context.session.user +
+                             "' on host '" + context.session.host + "'");
+    }
+  } else {
+    record = shared_user_catalog(context.catalog.cluster())
+                 .find(context.api_session, show.user->user, show.user->host);
+    if (!record) {
+      throw SqlException(1141, "42000",
+                         "There is no such grant defined for user '" + show.user->user +
+                             "' on host '" + show.user->host + "'");
+    }
+  }
+  std::vector<TextRow> rows;
+  for (const std::string& line : catalog::show_grants_lines(*record)) rows.push_back({line});
+  return text_result({"Grants for " + record->user + "@" + record->host}, rows);
+}
+
+}  // namespace
+
+server::ResultSet text_result(const std::vector<std::string>& names,
+                              const std::vector<TextRow>& rows) {
+  server::ResultSet result;
+  for (const std::string& name : names)
+    result.columns.push_back(computed_column_definition(name, protocol::FieldType::kVarString));
+  for (const TextRow& row : rows) {
+    std::vector<server::Value> cells;
+    for (const auto& cell : row) {
+      if (cell)
+        cells.emplace_back(*cell);
+      else
+        cells.emplace_back(std::monostate{});
+    }
+    result.rows.push_back(std::move(cells));
+  }
+  return result;
+}
+
+server::StatementResult execute_show(StatementContext& context, const ShowStatement& show) {
+  switch (show.what) {
+    case ShowKind::kDatabases:
+      return show_databases(context, show);
+    case ShowKind::kTables:
+      return show_tables(context, show);
+    case ShowKind::kColumns:
+      return show_columns(context, show);
+    case ShowKind::kIndex:
+      return show_index(context, show);
+    case ShowKind::kVariables:
+      return show_variables(context, show);
+    case ShowKind::kStatus:
+      return show_status(context, show);
+    case ShowKind::kProcesslist:
+      return show_processlist(context, show);
+    case ShowKind::kWarnings:
+    case ShowKind::kErrors:
+      // The session keeps no warnings yet (SqlEngine); an empty list is what a
+      // statement without warnings shows.
+      return text_result({"Level", "Code", "Message"}, {});
+    case ShowKind::kEngines:
+      return text_result(
+          {"Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"},
+          {{std::string("ndbcluster"), std::string("DEFAULT"),
+            std::string("Clustered, fault-tolerant tables"), std::string("YES"), std::string("NO"),
+            std::string("NO")},
+           {std::string("ndbinfo"), std::string("YES"),
+            std::string("MySQL Cluster system information storage engine"), std::string("NO"),
+            std::string("NO"), std::string("NO")},
+           {std::string("InnoDB"), std::string("YES"),
+            std::string("Accepted in CREATE TABLE; such tables are ndbcluster tables"),
+            std::string("YES"), std::string("NO"), std::string("NO")}});
+    case ShowKind::kCreateDatabase:
+      return show_create_database(context, show);
+    case ShowKind::kCreateTable:
+      return show_create_table(context, show);  // ddl_executor.cc
+    case ShowKind::kGrants:
+      return show_grants(context, show);
+    default:
+      throw_not_supported("this SHOW statement");
+  }
+}
+
+}  // namespace duo::sql::executor
