@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "ndb-kernel/common/crc32c.h"
+#include "ndb-kernel/membership/node_set.h"
 
 #ifndef DUO_VERSION
 #define DUO_VERSION "0.0.0"
@@ -33,6 +34,10 @@ constexpr std::string_view kGetClusterlog = "get clusterlog";
 constexpr std::string_view kSetClusterlog = "set clusterlog";
 constexpr std::string_view kBye = "bye";
 constexpr std::string_view kReportStatus = "report status";
+constexpr std::string_view kArbitrate = "arbitrate";
+constexpr std::string_view kReportEvent = "report event";
+// Longest event text a data node may report: one cluster log line.
+constexpr size_t kEventTextMax = 1000;
 // mgmd -> data node, unsolicited: stop now (no reply expected).
 constexpr std::string_view kNodeStop = "node stop";
 
@@ -58,6 +63,8 @@ const CommandSpec kCommands[] = {
      {"startphase", "port", "datamemory.used", "datamemory.total", "diskpagebuffer.used",
       "diskpagebuffer.total", "transactionmemory.used", "transactionmemory.total",
       "schemamemory.used", "schemamemory.total"}},
+    {kArbitrate, {"nodeid", "survivors", "failed"}, {"round"}},
+    {kReportEvent, {"nodeid", "text"}, {"severity"}},
 };
 
 const CommandSpec* find_command(std::string_view name) {
@@ -331,6 +338,8 @@ MgmService::Outcome MgmService::handle(uint64_t session_id, const RequestParser:
   if (name == kRestart) return handle_stop_or_restart(session_id, session, request, true);
   if (name == kShutdown) return handle_shutdown(session_id, session, request);
   if (name == kReportStatus) return {handle_report_status(session_id, request), false};
+  if (name == kArbitrate) return {handle_arbitrate(session_id, request), false};
+  if (name == kReportEvent) return {handle_report_event(session_id, request), false};
   if (name == kGetClusterlog) return {handle_get_clusterlog(request), false};
   if (name == kSetClusterlog) return {handle_set_clusterlog(request), false};
   return {ok_reply(kBye), true};  // kBye
@@ -599,6 +608,13 @@ Message MgmService::handle_report_status(uint64_t session_id, const Message& req
   const std::string who = "Node " + std::to_string(node_id) + ": ";
   if (fresh) {
     report.session_id = session_id;
+    // A data node starting again has restarted (a running node that reconnects reports
+    // STARTED): it may take part in arbitration again.
+    if (*state == DataNodeState::kStarting && arbitration_.failed().contains(node_id)) {
+      arbitration_.node_rejoined(static_cast<uint16_t>(node_id));
+      cluster_log_->event(Severity::kInfo,
+                          who + "restarted: no longer marked failed by arbitration");
+    }
     cluster_log_->event(Severity::kInfo, who + "data node connected from " + holder->peer_address +
                                              " (transporter port " + std::to_string(port) + ")");
   }
@@ -688,6 +704,100 @@ Message MgmService::handle_set_clusterlog(const Message& request) {
   cluster_log_->set_filter(filter);
   if (!old_passes) cluster_log_->event(Severity::kInfo, "Cluster log filter changed");
   return clusterlog_reply(kSetClusterlog);
+}
+
+}  // namespace duo::mgm
+
+namespace duo::mgm {
+namespace {
+
+// "1,3,4" -> {1, 3, 4}; "" -> {}. nullopt on anything that is not a data node id.
+std::optional<membership::NodeSet> parse_node_list(std::string_view text) {
+  membership::NodeSet nodes;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    auto id = parse_uint_arg(std::string(item), config::kDataNodeIdMax);
+    if (!id || *id == 0) return std::nullopt;
+    nodes.insert(static_cast<uint16_t>(*id));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return nodes;
+}
+
+}  // namespace
+
+Message MgmService::handle_report_event(uint64_t session_id, const Message& request) {
+  const std::string& id_text = *request.find("nodeid");
+  auto id = parse_uint_arg(id_text, config::kDataNodeIdMax);
+  const NodeIdAllocator::Holder* holder =
+      id && *id != 0 ? allocator_.holder(static_cast<uint32_t>(*id)) : nullptr;
+  if (holder == nullptr || holder->owner != session_id) {
+    return error_reply(kReportEvent, "node " + id_text +
+                                         " is not a node id allocated to this session "
+                                         "(get nodeid first)");
+  }
+  const std::string* severity_text = request.find("severity");
+  const std::optional<Severity> severity =
+      severity_text != nullptr ? parse_severity(*severity_text) : Severity::kInfo;
+  if (!severity) {
+    return error_reply(kReportEvent, "bad severity '" + *severity_text +
+                                         "': expected alert, critical, error, warning, info "
+                                         "or debug");
+  }
+  const std::string& text = *request.find("text");
+  if (text.size() > kEventTextMax) {
+    return error_reply(kReportEvent,
+                       "event text longer than " + std::to_string(kEventTextMax) + " bytes");
+  }
+  cluster_log_->event(*severity, "Node " + std::to_string(*id) + ": " + text);
+  return ok_reply(kReportEvent);
+}
+
+Message MgmService::handle_arbitrate(uint64_t session_id, const Message& request) {
+  const std::string& id_text = *request.find("nodeid");
+  auto id = parse_uint_arg(id_text, config::kDataNodeIdMax);
+  const NodeIdAllocator::Holder* holder =
+      id && *id != 0 ? allocator_.holder(static_cast<uint32_t>(*id)) : nullptr;
+  const NodeSlot* slot = id ? allocator_.find_slot(static_cast<uint32_t>(*id)) : nullptr;
+  if (holder == nullptr || slot == nullptr || slot->type != NodeType::kData ||
+      holder->owner != session_id) {
+    return error_reply(kArbitrate, "node " + id_text +
+                                       " is not a data node id allocated to this session "
+                                       "(get nodeid first)");
+  }
+  const config::ConfigSection* own = config_.parsed.find_node(own_node_id_);
+  Result<uint64_t> rank = own != nullptr ? own->get_uint("ArbitrationRank") : Result<uint64_t>(0);
+  if (!rank.ok() || *rank == 0) {
+    return error_reply(kArbitrate, "management node " + std::to_string(own_node_id_) +
+                                       " is not an arbitrator (ArbitrationRank=0)");
+  }
+  const std::optional<membership::NodeSet> survivors = parse_node_list(*request.find("survivors"));
+  const std::optional<membership::NodeSet> failed = parse_node_list(*request.find("failed"));
+  if (!survivors || !failed) {
+    return error_reply(kArbitrate, "bad node list: expected data node ids separated by ','");
+  }
+  const auto president = static_cast<uint16_t>(*id);
+  const membership::ArbitrationDecision decision =
+      arbitration_.request(president, *survivors, *failed);
+  const std::string who = "Node " + std::to_string(president) + ": ";
+  if (decision.granted) {
+    cluster_log_->event(Severity::kWarning, who + "Arbitration granted: data nodes " +
+                                                membership::format_node_set(*survivors) +
+                                                " continue without " +
+                                                membership::format_node_set(*failed));
+  } else {
+    cluster_log_->event(Severity::kWarning, who + "Arbitration refused for data nodes " +
+                                                membership::format_node_set(*survivors) + ": " +
+                                                decision.reason);
+  }
+  Message reply = ok_reply(kArbitrate);
+  const std::string* round = request.find("round");
+  reply.add("round", round != nullptr ? *round : std::string("0"));
+  reply.add("decision", decision.granted ? "granted" : "refused");
+  if (!decision.granted) reply.add("reason", decision.reason);
+  return reply;
 }
 
 }  // namespace duo::mgm

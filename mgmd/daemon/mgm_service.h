@@ -30,6 +30,7 @@
 #include "mgmd/daemon/node_id_allocator.h"
 #include "mgmd/protocol/mgm_protocol.h"
 #include "ndb-kernel/common/config/config_parser.h"
+#include "ndb-kernel/membership/arbitration_rule.h"
 
 namespace duo::mgm {
 
@@ -139,6 +140,10 @@ class MgmService {
                                  const Message& request, bool restart);
   Outcome handle_shutdown(uint64_t session_id, const Session& session, const Message& request);
   Message handle_report_status(uint64_t session_id, const Message& request);
+  // `arbitrate`: the arbitrator's decision for a data node president (ArbitrationRule).
+  Message handle_arbitrate(uint64_t session_id, const Message& request);
+  // `report event`: a line from a node for the cluster log ("Node 2: Node 1 declared dead").
+  Message handle_report_event(uint64_t session_id, const Message& request);
   // Sends `node stop` to data node `node_id` and marks it stopping.
   void order_stop(uint32_t node_id, const std::string& initiator);
   // Replies to a finished (or expired) wait and forgets it.
@@ -154,6 +159,8 @@ class MgmService {
   ClusterLog* cluster_log_;
   std::map<uint64_t, Session> sessions_;
   std::map<uint32_t, DataNodeReport> data_nodes_;  // reporting data nodes by id
+  // The arbitrator's memory of granted requests (nodes they declared failed).
+  membership::ArbitrationRule arbitration_;
 
   // An operator's `stop` or `shutdown` waiting for data nodes to end their sessions.
   struct PendingStop {

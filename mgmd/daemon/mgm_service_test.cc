@@ -408,3 +408,60 @@ TEST(ClusterLogFormat, LineLooksLikeNdbs) {
 
 }  // namespace
 }  // namespace duo::mgm
+
+namespace duo::mgm {
+namespace {
+
+// `arbitrate`: the first request of a split wins, the competing side is refused, and a
+// restarted node (it reports STARTING on a new session) is no longer marked failed.
+TEST_F(MgmServiceTest, ArbitrateGrantsFirstRefusesTheCompetingSide) {
+  ASSERT_EQ(result(call(1, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "1"}})), "Ok");
+  ASSERT_EQ(result(call(2, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "2"}})), "Ok");
+  // Only for a data node id the session holds.
+  EXPECT_NE(result(call(1, "arbitrate", {{"nodeid", "2"}, {"survivors", "2"}, {"failed", "1"}}))
+                .find("not a data node id allocated to this session"),
+            std::string::npos);
+  EXPECT_NE(result(call(1, "arbitrate", {{"nodeid", "1"}, {"survivors", "1,x"}, {"failed", ""}}))
+                .find("bad node list"),
+            std::string::npos);
+  Message granted =
+      call(2, "arbitrate", {{"nodeid", "2"}, {"round", "7"}, {"survivors", "2"}, {"failed", "1"}});
+  ASSERT_EQ(result(granted), "Ok");
+  EXPECT_EQ(*granted.find("decision"), "granted");
+  EXPECT_EQ(*granted.find("round"), "7");
+  Message refused =
+      call(1, "arbitrate", {{"nodeid", "1"}, {"round", "3"}, {"survivors", "1"}, {"failed", "2"}});
+  ASSERT_EQ(result(refused), "Ok");
+  EXPECT_EQ(*refused.find("decision"), "refused");
+  EXPECT_NE(refused.find("reason")->find("node 1"), std::string::npos);
+  EXPECT_TRUE(
+      capture_.sink().contains("Node 2: Arbitration granted: data nodes {2} continue without {1}"));
+  // Node 1 restarts: a new session, STARTING.
+  service_->on_session_closed(1, "killed");
+  service_->on_session_open(4, "127.0.0.1:1004", "127.0.0.1");
+  ASSERT_EQ(result(call(4, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "1"}})), "Ok");
+  ASSERT_EQ(result(call(4, "report status", {{"nodeid", "1"}, {"state", "starting"}})), "Ok");
+  Message later = call(4, "arbitrate", {{"nodeid", "1"}, {"survivors", "1"}, {"failed", "2"}});
+  EXPECT_EQ(*later.find("decision"), "granted");
+}
+
+TEST_F(MgmServiceTest, ReportEventGoesToTheClusterLog) {
+  ASSERT_EQ(result(call(1, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "1"}})), "Ok");
+  EXPECT_EQ(
+      result(call(1, "report event",
+                  {{"nodeid", "1"}, {"severity", "warning"}, {"text", "Node 2 declared dead"}})),
+      "Ok");
+  EXPECT_TRUE(capture_.sink().contains("Node 1: Node 2 declared dead"));
+  EXPECT_NE(result(call(2, "report event", {{"nodeid", "1"}, {"text", "x"}}))
+                .find("not a node id allocated to this session"),
+            std::string::npos);
+  EXPECT_NE(result(call(1, "report event", {{"nodeid", "1"}, {"severity", "loud"}, {"text", "x"}}))
+                .find("bad severity"),
+            std::string::npos);
+  EXPECT_NE(result(call(1, "report event", {{"nodeid", "1"}, {"text", std::string(1001, 'x')}}))
+                .find("longer than"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace duo::mgm

@@ -57,6 +57,15 @@ std::string node_failure_message(uint16_t node) {
          " disconnected)";
 }
 
+std::string commit_outcome_unknown_message(uint16_t node) {
+  // NDB 4012-style: the commit was asked for and its coordinator died before
+  // answering. The surviving nodes' takeover committed it everywhere or nowhere, and
+  // which one cannot be known here: read back before retrying a non-idempotent change.
+  return "transaction outcome unknown: data node " + std::to_string(node) +
+         " (its coordinator) disconnected during commit; the cluster committed it everywhere "
+         "or nowhere (NDB 4012-style)";
+}
+
 // ---- Records ----
 
 struct ApiCore::Operation {
@@ -203,7 +212,10 @@ void ApiCore::set_node_connected(uint16_t node, bool connected) {
     Transaction& tx = *it->second;
     // The coordinator died with the transaction: nothing to roll back at it.
     tx.coordinator_knows = false;
-    if (tx.state == TxState::kExecuting) {
+    if (tx.state == TxState::kExecuting && tx.executing == ExecType::kCommit) {
+      finish_execute(tx, Status(ErrorCode::kTemporary, commit_outcome_unknown_message(node)),
+                     false);
+    } else if (tx.state == TxState::kExecuting) {
       finish_execute(tx, Status(ErrorCode::kTemporary, message), false);
     } else {
       abort_transaction(tx, Status(ErrorCode::kTemporary, message));
@@ -487,9 +499,15 @@ Result<uint64_t> ApiCore::begin(const TableDef* hint_table, const storage::AttrV
   uint16_t coordinator = 0;
   if (hint_table != nullptr && hint_key != nullptr && hint_table->fragment_count != 0) {
     DUO_ASSIGN_OR_RETURN(uint32_t hash, protocol::distribution_hash(hint_table->schema, *hint_key));
+    // The fragment's primary among the connected nodes (a dead primary's backup took
+    // over; a node not connected cannot coordinate anyway).
+    std::vector<uint16_t> unreachable;
+    for (uint16_t node : data_nodes_) {
+      if (!node_connected(node)) unreachable.push_back(node);
+    }
     const protocol::FragmentPlacement placement =
-        protocol::place_fragment(topology_, hash % hint_table->fragment_count);
-    if (node_connected(placement.replicas.front())) coordinator = placement.replicas.front();
+        protocol::place_fragment_live(topology_, hash % hint_table->fragment_count, unreachable);
+    if (!placement.replicas.empty()) coordinator = placement.replicas.front();
   }
   if (coordinator == 0) coordinator = next_node_round_robin();
   if (coordinator == 0) return Status(ErrorCode::kTemporary, "no data node connected");

@@ -164,8 +164,11 @@ class ApiCore {
   // SCHEMA_EVENT). Unknown, stray and malformed signals are counted and dropped.
   void on_signal(kernel::Signal& signal);
   // A link to data node `node` came up / went down. Down fails every transaction, scan
-  // and dictionary request whose coordinator is `node` with kTemporary. The first link
-  // up (and the loss of the subscribed node) subscribes to schema events.
+  // and dictionary request whose coordinator is `node` with kTemporary: "node failure
+  // caused abort of transaction" (NDB 4010), except a transaction whose commit was in
+  // flight, whose outcome is unknown (commit_outcome_unknown_message: the survivors'
+  // takeover committed it everywhere or nowhere). The first link up (and the loss of
+  // the subscribed node) subscribes to schema events.
   void set_node_connected(uint16_t node, bool connected);
   bool node_connected(uint16_t node) const { return connected_.count(node) != 0; }
   std::vector<uint16_t> connected_nodes() const {
@@ -196,10 +199,10 @@ class ApiCore {
 
   // Starts a transaction and returns its id (api_tx). With a hint (table + key holding
   // the table's primary key columns), the coordinator is the node holding the primary
-  // replica of the key's fragment, so the coordinator's first hop is local (NDB's
-  // distribution awareness); without one, or if that node is not connected, connected
-  // data nodes take turns. kTemporary when no data node is connected or
-  // transactions_open_max transactions are open.
+  // replica of the key's fragment among the connected nodes (a dead primary's backup
+  // has taken over), so the coordinator's first hop is local (NDB's distribution
+  // awareness); without one, connected data nodes take turns. kTemporary when no data
+  // node is connected or transactions_open_max transactions are open.
   Result<uint64_t> begin(const TableDef* hint_table = nullptr,
                          const storage::AttrValues* hint_key = nullptr);
   // The coordinator node begin() chose.
@@ -323,5 +326,8 @@ class ApiCore {
 
 // The message of the kTemporary error every request in flight at a failed node gets.
 std::string node_failure_message(uint16_t node);
+// The kTemporary error of a transaction whose coordinator died while its commit was in
+// flight (NDB 4012-style "outcome unknown").
+std::string commit_outcome_unknown_message(uint16_t node);
 
 }  // namespace duo::api

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "ndb-kernel/coordinator/coordinator_records.h"
 #include "ndb-kernel/protocol/block_numbers.h"
 
 namespace duo::coordinator {
@@ -22,55 +23,11 @@ BlockAddress lqh_address(uint16_t node, uint16_t log_part) {
 }
 }  // namespace
 
-struct CoordinatorBlock::Operation {
-  uint32_t op_index = 0;
-  uint8_t flags = 0;
-  uint16_t primary = 0;
-  bool done = false;
-};
-
-struct CoordinatorBlock::Transaction {
-  enum class State : uint8_t { kActive, kCommitting, kAborting };
-
-  ApiKey key;
-  BlockAddress client;
-  uint64_t transid = 0;
-  State state = State::kActive;
-  std::vector<Operation> ops;
-  uint32_t outstanding = 0;        // operations sent, not yet answered
-  bool executing = false;          // the client ended a batch and waits for the answer
-  bool commit_requested = false;
-  bool rollback_requested = false;
-  ErrorCode error = ErrorCode::kOk;  // first fatal error: the transaction must abort
-  std::string error_message;
-  std::vector<std::pair<uint16_t, uint16_t>> participants;  // (node, log part)
-  uint32_t awaiting = 0;            // LQH_COMMITCONF / LQH_ABORTCONF still expected
-  uint32_t gci = 0;                 // the GCI it commits in (0 until the commit starts)
-  std::vector<OpResultMsg> results;  // of the current batch
-};
-
-struct CoordinatorBlock::Scan {
-  struct Fragment {
-    uint32_t fragment = 0;
-    uint16_t node = 0;
-    uint16_t log_part = 0;
-    bool done = false;
-    bool in_flight = false;  // a SCAN_FRAGREQ / NEXTREQ awaits its answer
-  };
-  uint32_t ptr = 0;
-  BlockAddress client;
-  uint64_t api_tx = 0;
-  uint32_t scan_id = 0;
-  uint64_t transid = 0;
-  std::vector<Fragment> fragments;
-  bool closing = false;  // the client closed it, or it failed: nothing more is forwarded
-  bool client_done = false;  // the client has had its final SCAN_TABCONF / SCAN_TABREF
-};
-
 CoordinatorBlock::CoordinatorBlock(protocol::ClusterTopology topology, CoordinatorOptions options)
     : Block("coordinator", protocol::kCoordinatorBlock),
       topology_(std::move(topology)),
       options_(options),
+      data_nodes_(topology_.data_nodes()),
       current_gci_(options.first_gci) {
   protocol::register_protocol_signal_names();
   on(protocol::kPackedSignals, &CoordinatorBlock::on_packed_signals);
@@ -90,6 +47,7 @@ CoordinatorBlock::CoordinatorBlock(protocol::ClusterTopology topology, Coordinat
   on(protocol::kNodeFailRep, &CoordinatorBlock::on_node_fail_rep);
   on(protocol::kGcpBlockReq, &CoordinatorBlock::on_gcp_block_req);
   on(protocol::kGcpSwitchReq, &CoordinatorBlock::on_gcp_switch_req);
+  on(protocol::kLqhTransConf, &CoordinatorBlock::on_lqh_trans_conf);
 }
 
 CoordinatorBlock::~CoordinatorBlock() = default;
@@ -141,8 +99,7 @@ void CoordinatorBlock::on_unsent(const Signal& header, const Status& why) {
   if (header.id() == protocol::kLqhCommitReq || header.id() == protocol::kLqhAbortReq) {
     // As send_to_participants does for a replica it cannot reach: not waited for (a node
     // failure, handled by membership).
-    if (tx->awaiting == 0) return;
-    --tx->awaiting;
+    if (!mark_answered(*tx, header.receiver())) return;
     if (tx->awaiting == 0) on_participant_done(tx->transid);
   }
 }
@@ -255,9 +212,18 @@ void CoordinatorBlock::on_tc_key_req(Signal& signal) {
   Result<uint32_t> hash = protocol::distribution_hash(def.schema, key_values);
   if (!hash.ok()) return refuse_op(hash.status().code(), hash.status().message());
   const uint32_t fragment = *hash % def.fragment_count;
-  protocol::FragmentPlacement placement = protocol::place_fragment(topology_, fragment);
+  protocol::FragmentPlacement placement =
+      protocol::place_fragment_live(topology_, fragment, dead_nodes_);
+  if (placement.replicas.empty()) {
+    // The distribution block stops the node when a node group dies; until it has, say so.
+    return refuse_op(ErrorCode::kTemporary, "no live replica of fragment " +
+                                                std::to_string(fragment) + " (node group " +
+                                                std::to_string(placement.node_group) + " is down)");
+  }
 
   added.primary = placement.replicas.front();
+  added.chain =
+      is_write(req.type) ? placement.replicas : std::vector<uint16_t>{placement.replicas.front()};
   if (is_write(req.type)) {
     for (uint16_t node : placement.replicas) {
       tx->participants.emplace_back(node, placement.log_part);
@@ -405,7 +371,10 @@ void CoordinatorBlock::send_to_participants(Transaction& tx, kernel::SignalId id
   tx.participants.erase(std::unique(tx.participants.begin(), tx.participants.end()),
                         tx.participants.end());
   tx.awaiting = 0;
-  for (const auto& [node, log_part] : tx.participants) {
+  tx.answered.assign(tx.participants.size(), true);
+  for (size_t i = 0; i < tx.participants.size(); ++i) {
+    const auto [node, log_part] = tx.participants[i];
+    if (is_dead(node)) continue;  // its failure already ended its part
     const BlockAddress target = lqh_address(node, log_part);
     Signal out = protocol::transaction_signal(id, tx.transid);
     if (id == protocol::kLqhCommitReq) out.set_word(2, tx.gci);
@@ -416,6 +385,7 @@ void CoordinatorBlock::send_to_participants(Transaction& tx, kernel::SignalId id
                              << target.to_string() << ": " << sent.message();
       continue;
     }
+    tx.answered[i] = false;
     ++tx.awaiting;
   }
 }
@@ -442,23 +412,40 @@ void CoordinatorBlock::start_abort(Transaction& tx) {
   if (tx.awaiting == 0) on_participant_done(tx.transid);
 }
 
+bool CoordinatorBlock::mark_answered(Transaction& tx, const BlockAddress& sender) {
+  for (size_t i = 0; i < tx.participants.size() && i < tx.answered.size(); ++i) {
+    if (tx.answered[i] || tx.participants[i].first != sender.node_id ||
+        tx.participants[i].second != sender.instance) {
+      continue;
+    }
+    tx.answered[i] = true;
+    --tx.awaiting;
+    return true;
+  }
+  return false;
+}
+
 void CoordinatorBlock::on_lqh_commit_conf(Signal& signal) {
-  Transaction* tx = by_transid(protocol::transaction_of(signal));
-  if (tx == nullptr || tx->state != Transaction::State::kCommitting || tx->awaiting == 0) {
+  const uint64_t transid = protocol::transaction_of(signal);
+  Transaction* tx = by_transid(transid);
+  if (tx == nullptr && on_takeover_answer(transid, signal.sender())) return;
+  if (tx == nullptr || tx->state != Transaction::State::kCommitting ||
+      !mark_answered(*tx, signal.sender())) {
     ++stats_.malformed_signals;
     return;
   }
-  --tx->awaiting;
   if (tx->awaiting == 0) on_participant_done(tx->transid);
 }
 
 void CoordinatorBlock::on_lqh_abort_conf(Signal& signal) {
-  Transaction* tx = by_transid(protocol::transaction_of(signal));
-  if (tx == nullptr || tx->state != Transaction::State::kAborting || tx->awaiting == 0) {
+  const uint64_t transid = protocol::transaction_of(signal);
+  Transaction* tx = by_transid(transid);
+  if (tx == nullptr && on_takeover_answer(transid, signal.sender())) return;
+  if (tx == nullptr || tx->state != Transaction::State::kAborting ||
+      !mark_answered(*tx, signal.sender())) {
     ++stats_.malformed_signals;
     return;
   }
-  --tx->awaiting;
   if (tx->awaiting == 0) on_participant_done(tx->transid);
 }
 
@@ -529,8 +516,14 @@ void CoordinatorBlock::on_gcp_block_req(Signal& signal) {
 }
 
 void CoordinatorBlock::on_gcp_switch_req(Signal& signal) {
-  closing_gci_ = current_gci_;
-  current_gci_ = signal.word(0);
+  if (signal.word(0) == current_gci_ && current_gci_ > 0) {
+    // Repeated by a new GCP master (the old one died in the commit phase): report the
+    // previous GCI again once its commits are done.
+    closing_gci_ = current_gci_ - 1;
+  } else {
+    closing_gci_ = current_gci_;
+    current_gci_ = signal.word(0);
+  }
   gcp_requester_ = signal.sender();
   commits_blocked_ = false;
   std::vector<uint64_t> waiting = std::move(blocked_commits_);
@@ -543,6 +536,8 @@ void CoordinatorBlock::on_gcp_switch_req(Signal& signal) {
 
 void CoordinatorBlock::report_no_more_trans_if_done() {
   if (closing_gci_ == 0) return;
+  // A takeover may still commit a dead coordinator's transactions in this GCI.
+  if (takeover_pending()) return;
   if (!committing_in_gci_.empty() && committing_in_gci_.begin()->first <= closing_gci_) return;
   Signal report(protocol::kGcpNoMoreTrans, {closing_gci_});
   report.set_receiver(gcp_requester_);
@@ -604,7 +599,13 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
   scan->transid = tx != transactions_.end() ? tx->second->transid : next_transid();
   const uint32_t fragment_count = table->second.def.fragment_count;
   for (uint32_t f = 0; f < fragment_count; ++f) {
-    const protocol::FragmentPlacement placement = protocol::place_fragment(topology_, f);
+    const protocol::FragmentPlacement placement =
+        protocol::place_fragment_live(topology_, f, dead_nodes_);
+    if (placement.replicas.empty()) {
+      return refuse(ErrorCode::kTemporary, "no live replica of fragment " + std::to_string(f) +
+                                               " (node group " +
+                                               std::to_string(placement.node_group) + " is down)");
+    }
     Scan::Fragment fragment;
     fragment.fragment = f;
     fragment.node = placement.replicas.front();
@@ -815,6 +816,11 @@ void CoordinatorBlock::on_table_drop_req(Signal& signal) {
 
 void CoordinatorBlock::on_node_fail_rep(Signal& signal) {
   const uint16_t node = static_cast<uint16_t>(signal.word(0));
+  if (is_data_node(node)) return on_data_node_failed(node);
+  on_api_node_failed(node);
+}
+
+void CoordinatorBlock::on_api_node_failed(uint16_t node) {
   // A client that disconnected: its transactions abort (those already committing
   // complete, since replicas may have committed), its scans close. Nobody is answered.
   std::vector<Transaction*> orphans;

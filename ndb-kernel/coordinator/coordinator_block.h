@@ -27,6 +27,20 @@
 // Table definitions arrive from the local dictionary (TABLE_ADDREQ / TABLE_DROPREQ).
 // NODE_FAILREP for an API node aborts that client's transactions and closes its scans.
 //
+// NODE_FAILREP for a data node X (node failure handling, coordinator_takeover.cc): new
+// operations and scans use the fragments' replica chains without X (the first live
+// replica is the primary); a transaction with an operation outstanding at X or a
+// participant on X is aborted at the survivors and its client gets kTemporary "Node
+// failure caused abort of transaction" (NDB 4010, MySQL 1297); a commit or abort
+// waiting for X counts X as done (the survivors hold every acknowledged commit); a scan
+// with a fragment on X fails with the same temporary error. The lowest live data node's
+// coordinator then takes over X's own transactions (NDB's TC takeover): it asks every
+// live local_query instance which of X's transactions it holds (LQH_TRANSREQ /
+// LQH_TRANSCONF), commits everywhere (in the commit's GCI) those that any participant
+// committed, aborts the rest, and meanwhile holds its GCP_NOMORETRANS and tells its
+// distribution block when done (TAKEOVER_DONEREP), so no GCI completes with a takeover
+// commit unresolved.
+//
 // Limits (MaxNoOfConcurrentTransactions, MaxNoOfConcurrentOperations,
 // MaxNoOfConcurrentScans): a request beyond them is refused with kTemporary (MySQL
 // 1297), nothing else is disturbed.
@@ -37,6 +51,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -65,6 +80,9 @@ struct CoordinatorStats {
   uint64_t malformed_signals = 0;
   uint64_t packs_received = 0;
   uint64_t packs_sent = 0;
+  uint64_t node_failure_aborts = 0;  // transactions aborted by a data node's failure
+  uint64_t takeover_commits = 0;     // dead coordinators' transactions committed
+  uint64_t takeover_aborts = 0;      // ... and aborted
 };
 
 class CoordinatorBlock : public kernel::Block {
@@ -75,6 +93,10 @@ class CoordinatorBlock : public kernel::Block {
   size_t transaction_count() const { return transactions_.size(); }
   size_t operation_count() const { return operation_count_; }
   size_t scan_count() const { return scans_.size(); }
+  // A takeover of a dead node's transactions is running or queued here.
+  bool takeover_pending() const { return takeover_ != nullptr || !takeover_queue_.empty(); }
+  uint64_t taken_over_commits() const { return stats_.takeover_commits; }
+  uint64_t taken_over_aborts() const { return stats_.takeover_aborts; }
   uint32_t current_gci() const { return current_gci_; }
   const CoordinatorStats& stats() const { return stats_; }
 
@@ -121,6 +143,22 @@ class CoordinatorBlock : public kernel::Block {
   void on_table_add_req(kernel::Signal& signal);
   void on_table_drop_req(kernel::Signal& signal);
   void on_node_fail_rep(kernel::Signal& signal);
+  void on_api_node_failed(uint16_t node);
+  // Node failure handling and the takeover (coordinator_takeover.cc).
+  void on_data_node_failed(uint16_t node);
+  bool is_data_node(uint16_t node) const;
+  bool is_dead(uint16_t node) const;
+  // The lowest live data node: it takes over dead nodes' transactions.
+  bool is_takeover_node() const;
+  void start_next_takeover();
+  void on_lqh_trans_conf(kernel::Signal& signal);
+  // Decides and sends the commits / aborts once every instance answered.
+  void resolve_takeover();
+  // An LQH_COMMITCONF / LQH_ABORTCONF of a taken-over transaction (true if it was one).
+  bool on_takeover_answer(uint64_t transid, const kernel::BlockAddress& sender);
+  void finish_takeover_if_done();
+  // Marks the participant `sender` of tx answered; false if it was not awaited.
+  bool mark_answered(Transaction& tx, const kernel::BlockAddress& sender);
   // Global checkpoints (distribution block): hold commits, switch GCI, report.
   void on_gcp_block_req(kernel::Signal& signal);
   void on_gcp_switch_req(kernel::Signal& signal);
@@ -155,6 +193,25 @@ class CoordinatorBlock : public kernel::Block {
 
   const protocol::ClusterTopology topology_;
   const CoordinatorOptions options_;
+  const std::vector<uint16_t> data_nodes_;  // ascending
+
+  // Node failure: dead data nodes (ascending) and the takeover in progress.
+  // The takeover of one dead node's transactions.
+  struct Takeover {
+    struct Taken {
+      uint32_t commit_gci = 0;  // the GCI a participant committed it in; 0: none did
+      std::set<std::pair<uint16_t, uint16_t>> prepared;  // (node, log part) holding it
+      std::set<std::pair<uint16_t, uint16_t>> awaiting;  // COMMITCONF / ABORTCONF expected
+    };
+    uint16_t dead = 0;
+    bool resolving = false;  // every instance answered; commits / aborts are out
+    std::set<std::pair<uint16_t, uint16_t>> unanswered;  // instances still to send their last
+    std::map<uint64_t, Taken> transactions;              // by transid
+  };
+  std::vector<uint16_t> dead_nodes_;
+  std::vector<uint16_t> takeover_queue_;  // dead nodes whose takeover is still to run
+  std::vector<uint16_t> takeovers_done_;  // dead nodes this node took over
+  std::unique_ptr<Takeover> takeover_;
 
   std::unordered_map<uint32_t, Table> tables_;
   std::unordered_map<ApiKey, std::unique_ptr<Transaction>, ApiKeyHash> transactions_;

@@ -45,6 +45,13 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
   out.redo_file_bytes = bytes("FragmentLogFileSize");
   out.lcp_log2_words = static_cast<uint32_t>(bytes("TimeBetweenLocalCheckpoints"));
   out.disk_io_threads = static_cast<uint32_t>(bytes("DiskIOThreadPool"));
+  out.heartbeat_interval_ms = bytes("HeartbeatIntervalDbDb");
+  out.arbitration_timeout_ms = bytes("ArbitrationTimeout");
+  for (const config::ConfigSection* mgm :
+       config.sections_of(config::SectionType::kManagementNode)) {
+    Result<uint64_t> rank = mgm->get_uint("ArbitrationRank");
+    out.arbitrator_configured |= rank.ok() && *rank > 0;
+  }
   if (Result<bool> compressed = own->get_bool("CompressedLCP"); compressed.ok()) {
     out.compressed_lcp = *compressed;
   }

@@ -46,6 +46,12 @@ struct DataNodeConfig {
   uint32_t lcp_log2_words = 0;         // TimeBetweenLocalCheckpoints
   bool compressed_lcp = false;         // CompressedLCP
   uint32_t disk_io_threads = 0;        // DiskIOThreadPool
+  // Membership (the membership block, NDB's QMGR).
+  uint64_t heartbeat_interval_ms = 0;   // HeartbeatIntervalDbDb
+  uint64_t arbitration_timeout_ms = 0;  // ArbitrationTimeout
+  // Whether some management node arbitrates (ArbitrationRank > 0 in an [ndb_mgmd]
+  // section). The node asks the one it is connected to (see datad_main.cc).
+  bool arbitrator_configured = false;
   // Memory parameters (bytes), built-in defaults when not configured.
   uint64_t data_memory = 0;              // DataMemory
   uint64_t disk_page_buffer_memory = 0;  // DiskPageBufferMemory

@@ -58,6 +58,25 @@ TEST(DataNodeConfig, OwnSectionAndPeers) {
   EXPECT_EQ(three->data_dir, "/tmp/duo");
 }
 
+TEST(DataNodeConfig, MembershipParameters) {
+  const config::ClusterConfig config = parse();
+  Result<DataNodeConfig> one = data_node_config(config, 1);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->heartbeat_interval_ms, 5000u);  // NDB's defaults
+  EXPECT_EQ(one->arbitration_timeout_ms, 7500u);
+  EXPECT_TRUE(one->arbitrator_configured);  // [ndb_mgmd] ArbitrationRank defaults to 1
+
+  Result<config::ClusterConfig> no_rank = config::parse_config_string(
+      "[ndbd default]\nNoOfReplicas=1\nHeartbeatIntervalDbDb=200\nArbitrationTimeout=900\n"
+      "[ndb_mgmd]\nNodeId=49\nArbitrationRank=0\n[ndbd]\nNodeId=1\n");
+  ASSERT_TRUE(no_rank.ok()) << no_rank.status().message();
+  Result<DataNodeConfig> alone = data_node_config(*no_rank, 1);
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ(alone->heartbeat_interval_ms, 200u);
+  EXPECT_EQ(alone->arbitration_timeout_ms, 900u);
+  EXPECT_FALSE(alone->arbitrator_configured);
+}
+
 TEST(DataNodeConfig, NotADataNode) {
   const config::ClusterConfig config = parse();
   for (uint32_t id : {49u, 50u, 9u}) {

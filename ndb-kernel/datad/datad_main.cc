@@ -18,6 +18,18 @@
 // A lost mgmd connection is logged and retried with bounded backoff (100 ms doubling to
 // 5 s); the node keeps running meanwhile and takes its id again when mgmd is back.
 //
+// Node failure: the membership block (NDB's QMGR, ndb-kernel/membership) heartbeats the
+// other data nodes and decides, together with them, which data nodes failed; only then
+// do the coordinator, dictionary, distribution and local_query blocks get NODE_FAILREP.
+// A closed link to a data node is reported to it (LINK_DOWN_REP) as an immediate
+// suspicion; a closed link to an API node still goes straight to the blocks as
+// NODE_FAILREP. When the survivors need the arbitrator, the membership block asks the
+// ArbitratorProxy block, which this loop serves from its mgmd session (`arbitrate`).
+// Declared failures and arbitration results go to the cluster log (`report event`).
+// A node that must stop (declared dead by the others, arbitration lost, a node group
+// lost) raises shutdown_requested(); this loop then stops the node with exit code 1 and
+// the reason in its log.
+//
 // Thread-safety: the main thread runs the control loop below; the runtime and the
 // transporter own their threads. The stop signals only set a flag (install_stop_flag).
 #include <fcntl.h>
@@ -46,11 +58,13 @@
 #include "ndb-kernel/common/logging.h"
 #include "ndb-kernel/common/process.h"
 #include "ndb-kernel/coordinator/coordinator_block.h"
+#include "ndb-kernel/datad/arbitrator_proxy.h"
 #include "ndb-kernel/datad/data_node_config.h"
 #include "ndb-kernel/dictionary/dictionary_block.h"
 #include "ndb-kernel/distribution/distribution_block.h"
 #include "ndb-kernel/fs/file_system_block.h"
 #include "ndb-kernel/local_query/local_query_block.h"
+#include "ndb-kernel/membership/membership_block.h"
 #include "ndb-kernel/protocol/block_numbers.h"
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/protocol/signal_ids.h"
@@ -234,6 +248,12 @@ class DataNode {
   void poll_status();
   void handle_message(const mgm::Message& message);
   void check_links();
+  // Sends the membership block's arbitration requests to mgmd (`arbitrate`) and its
+  // failure events to the cluster log (`report event`).
+  void forward_membership_requests();
+  // An `arbitrate reply`: ARBIT_CONF / ARBIT_REF to the membership block.
+  void answer_arbitration(const mgm::Message& reply);
+  void report_event(const std::string& severity, const std::string& text);
   void reconnect_if_due();
   void shut_down(const std::string& why);
   // Tells every peer data node this node stops on purpose, and gives the links a moment
@@ -252,6 +272,10 @@ class DataNode {
   std::unique_ptr<kernel::ThreadRuntime> runtime_;
   // Owned by runtime_; its start state is read (atomically) by the control loop.
   const distribution::DistributionBlock* distribution_ = nullptr;
+  const membership::MembershipBlock* membership_ = nullptr;
+  ArbitratorProxy* arbitrator_proxy_ = nullptr;
+  // `arbitrate` requests sent, by round: who to answer.
+  std::map<uint32_t, kernel::BlockAddress> arbitrations_;
   std::unique_ptr<transport::Transporter> transporter_;
   uint16_t port_ = 0;
   std::string state_ = "STARTING";
@@ -309,6 +333,19 @@ Status DataNode::add_blocks() {
                          return runtime->try_send_from_outside(signal);
                        }));
   DUO_RETURN_IF_ERROR(runtime_->add_block(std::move(file_system), layout.main_thread()));
+  membership::MembershipOptions qmgr;
+  qmgr.heartbeat_interval_ms = config_.heartbeat_interval_ms;
+  qmgr.arbitration_timeout_ms = config_.arbitration_timeout_ms;
+  if (config_.arbitrator_configured) {
+    qmgr.arbitrator = {config_.node_id, protocol::kArbitratorBlock, 0};
+  }
+  qmgr.failure_observer = {config_.node_id, protocol::kArbitratorBlock, 0};
+  auto membership = std::make_unique<membership::MembershipBlock>(topology_, qmgr);
+  membership_ = membership.get();
+  DUO_RETURN_IF_ERROR(runtime_->add_block(std::move(membership), layout.main_thread()));
+  auto proxy = std::make_unique<ArbitratorProxy>();
+  arbitrator_proxy_ = proxy.get();
+  DUO_RETURN_IF_ERROR(runtime_->add_block(std::move(proxy), layout.main_thread()));
   distribution::DistributionOptions dih;
   dih.gcp_interval_ms = config_.gcp_interval_ms;
   auto distribution = std::make_unique<distribution::DistributionBlock>(topology_, dih);
@@ -339,23 +376,35 @@ Status DataNode::add_blocks() {
   return Status::OK();
 }
 
-// Tells the node's coordinator, dictionary and distribution block that `node` is gone
-// (its link closed): they abort its transactions, forget its subscriptions, and for a
-// data node stop this node (no takeover yet, see distribution_block.h). Called on the transporter's
-// thread; ThreadRuntime::send_from_outside is safe there.
-void report_node_failure(kernel::ThreadRuntime* runtime, uint16_t own_id, uint16_t node) {
+// Sends `id`{node} to block `block` of this node from a thread outside the runtime. A
+// full queue is retried briefly: losing a failure report would leave a dead client's
+// locks held until its transactions time out, or a dead data node undetected until its
+// heartbeats are missed.
+void send_node_report(kernel::ThreadRuntime* runtime, uint16_t own_id, uint16_t block,
+                      kernel::SignalId id, uint16_t node) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    kernel::Signal signal(id, {node});
+    signal.set_sender(kernel::BlockAddress{own_id, 0, 0});
+    signal.set_receiver(kernel::BlockAddress{own_id, block, 0});
+    Status sent = runtime->send_from_outside(std::move(signal));
+    if (sent.code() != ErrorCode::kTemporary) break;
+    ::poll(nullptr, 0, 1);
+  }
+}
+
+// The link to `node` closed. An API node is gone at once: the coordinator and
+// dictionary abort its transactions and forget its subscriptions (NODE_FAILREP). A data
+// node is only suspected: the membership block agrees its failure with the other data
+// nodes first (LINK_DOWN_REP). Called on the transporter's thread;
+// ThreadRuntime::send_from_outside is safe there.
+void report_link_down(kernel::ThreadRuntime* runtime, uint16_t own_id, uint16_t node, bool api) {
+  if (!api) {
+    send_node_report(runtime, own_id, protocol::kMembershipBlock, protocol::kLinkDownRep, node);
+    return;
+  }
   for (uint16_t block : {protocol::kCoordinatorBlock, protocol::kDictionaryBlock,
                          protocol::kDistributionBlock}) {
-    // A full queue is retried briefly: losing this report would leave the dead client's
-    // locks held until its transactions time out.
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      kernel::Signal signal(protocol::kNodeFailRep, {node});
-      signal.set_sender(kernel::BlockAddress{own_id, 0, 0});
-      signal.set_receiver(kernel::BlockAddress{own_id, block, 0});
-      Status sent = runtime->send_from_outside(std::move(signal));
-      if (sent.code() != ErrorCode::kTemporary) break;
-      ::poll(nullptr, 0, 1);
-    }
+    send_node_report(runtime, own_id, block, protocol::kNodeFailRep, node);
   }
 }
 
@@ -407,7 +456,7 @@ Status DataNode::start_transporter() {
                                                  << "Node " << own_id << ": link to data node "
                                                  << event.node_id << " down: " << event.reason;
                                            }
-                                           report_node_failure(runtime, own_id, event.node_id);
+                                           report_link_down(runtime, own_id, event.node_id, api);
                                          }));
   port_ = transporter_->listen_port();
   runtime_->set_remote_sender(transporter_.get());
@@ -480,6 +529,17 @@ void DataNode::handle_message(const mgm::Message& message) {
     }
     return;
   }
+  if (message.head == "arbitrate reply") {
+    answer_arbitration(message);
+    return;
+  }
+  if (message.head == "report event reply") {
+    if (Status result = mgm::reply_result(message); !result.ok()) {
+      DUO_LOG(WARNING, kLog) << "Node " << config_.node_id
+                             << ": management server refused an event report: " << result.message();
+    }
+    return;
+  }
   if (message.head == "report status reply") {
     if (Status result = mgm::reply_result(message); !result.ok()) {
       DUO_LOG(WARNING, kLog) << "Node " << config_.node_id
@@ -492,7 +552,101 @@ void DataNode::handle_message(const mgm::Message& message) {
                        << "' from the management server";
 }
 
+void DataNode::forward_membership_requests() {
+  for (ArbitratorProxy::Request& request : arbitrator_proxy_->take_requests()) {
+    if (request.failed_node != 0) {
+      report_event("warning", "Node " + std::to_string(request.failed_node) + " declared dead");
+      continue;
+    }
+    const membership::ArbitReqMsg& arbit = request.request;
+    if (!connection_->connected()) {
+      DUO_LOG(WARNING, kLog) << "Node " << config_.node_id
+                             << ": arbitration needed but the management server is unreachable";
+      continue;
+    }
+    auto join = [](const membership::NodeSet& nodes) {
+      std::string text;
+      for (uint16_t node : nodes) text += (text.empty() ? "" : ",") + std::to_string(node);
+      return text;
+    };
+    mgm::Message ask;
+    ask.head = "arbitrate";
+    ask.add("nodeid", config_.node_id);
+    ask.add("round", arbit.round);
+    ask.add("survivors", join(arbit.survivors));
+    ask.add("failed", join(arbit.failed));
+    DUO_LOG(INFO, kLog) << "Node " << config_.node_id
+                        << ": asking the arbitrator whether data nodes "
+                        << membership::format_node_set(arbit.survivors) << " may continue without "
+                        << membership::format_node_set(arbit.failed);
+    if (Status sent = connection_->send(ask, kMgmCallTimeoutMs); !sent.ok()) {
+      DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": " << sent.message();
+      continue;
+    }
+    arbitrations_[arbit.round] = request.reply_to;
+    // Bounded: rounds never answered (mgmd gone meanwhile) are forgotten oldest first.
+    while (arbitrations_.size() > ArbitratorProxy::kQueuedRequestsMax) {
+      arbitrations_.erase(arbitrations_.begin());
+    }
+  }
+}
+
+void DataNode::answer_arbitration(const mgm::Message& reply) {
+  const std::string* round_text = reply.find("round");
+  auto round = round_text != nullptr ? mgm::parse_uint_arg(*round_text, UINT32_MAX) : std::nullopt;
+  auto it = round ? arbitrations_.find(static_cast<uint32_t>(*round)) : arbitrations_.end();
+  if (Status result = mgm::reply_result(reply); !result.ok() || it == arbitrations_.end()) {
+    // No answer to the membership block: its ArbitrationTimeout decides.
+    DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": arbitration failed: "
+                           << (result.ok() ? "reply for an unknown round" : result.message());
+    if (it != arbitrations_.end()) arbitrations_.erase(it);
+    return;
+  }
+  const std::string* decision = reply.find("decision");
+  const bool granted = decision != nullptr && *decision == "granted";
+  const std::string* reason = reply.find("reason");
+  if (granted) {
+    DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": arbitration granted";
+  } else {
+    DUO_LOG(ERROR, kLog) << "Node " << config_.node_id << ": arbitration refused: "
+                         << (reason != nullptr ? *reason : std::string("?"));
+  }
+  kernel::Signal answer =
+      granted ? kernel::Signal(protocol::kArbitConf, {static_cast<uint32_t>(*round)})
+              : kernel::Signal(
+                    protocol::kArbitRef,
+                    {static_cast<uint32_t>(*round),
+                     static_cast<uint32_t>(membership::ShutdownReason::kArbitrationRefused)});
+  answer.set_sender(kernel::BlockAddress{config_.node_id, protocol::kArbitratorBlock, 0});
+  answer.set_receiver(it->second);
+  arbitrations_.erase(it);
+  if (Status sent = runtime_->send_from_outside(std::move(answer)); !sent.ok()) {
+    DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": " << sent.message();
+  }
+}
+
+void DataNode::report_event(const std::string& severity, const std::string& text) {
+  DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": " << text;
+  if (!connection_->connected()) return;
+  mgm::Message event;
+  event.head = "report event";
+  event.add("nodeid", config_.node_id);
+  event.add("severity", severity);
+  event.add("text", text);
+  if (Status sent = connection_->send(event, kMgmCallTimeoutMs); !sent.ok()) {
+    DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": " << sent.message();
+  }
+}
+
 void DataNode::check_links() {
+  if (membership_->shutdown_requested()) {
+    // The cluster (or the arbitrator) decided this node must not go on: stop loudly.
+    stop_reason_ = "shutdown requested: " + membership_->shutdown_reason();
+    DUO_LOG(ERROR, kLog) << "Node " << config_.node_id << ": " << stop_reason_;
+    report_event("alert", stop_reason_);
+    exit_code_ = kExitError;
+    return;
+  }
   std::vector<uint16_t> connected;
   for (const PeerDataNode& peer : config_.peers) {
     if (transporter_->is_connected(peer.node_id)) connected.push_back(peer.node_id);
@@ -630,6 +784,7 @@ int DataNode::run() {
     const uint64_t now = monotonic_ms();
     if (now >= next_report_ms_) send_report();
     if (state_ == "STARTING" && now >= next_status_poll_ms_) poll_status();
+    forward_membership_requests();
     check_links();
   }
   shut_down(stop_reason_);

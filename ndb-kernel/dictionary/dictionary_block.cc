@@ -80,18 +80,23 @@ const protocol::TableDef* DictionaryBlock::find_by_name(const std::string& name)
   return nullptr;
 }
 
-void DictionaryBlock::send_to_every_dictionary(Signal signal) {
+std::set<uint16_t> DictionaryBlock::send_to_every_dictionary(Signal signal) {
+  std::set<uint16_t> sent_to;
   for (uint16_t node : data_nodes_) {
+    if (dead_nodes_.count(node) != 0) continue;
     const BlockAddress target{node, protocol::kDictionaryBlock, 0};
     Signal copy = signal.clone();
     copy.set_receiver(target);
     if (Status sent = send(target, std::move(copy)); !sent.ok()) {
-      // A data node that cannot be reached fails the schema transaction: its answer
-      // never comes. Node failure handling (the failover issue) will abort it.
+      // A data node that cannot be reached is not waited for: it is dead or about to be
+      // declared dead (NODE_FAILREP), and the change goes on without it.
       DUO_BLOCK_LOG(WARNING) << "cannot reach the dictionary of node " << node << ": "
                              << sent.message();
+      continue;
     }
+    sent_to.insert(node);
   }
+  return sent_to;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -211,6 +216,24 @@ void DictionaryBlock::on_subscribe_schema_req(Signal& signal) {
 
 void DictionaryBlock::on_node_fail_rep(Signal& signal) {
   const uint16_t node = static_cast<uint16_t>(signal.word(0));
+  if (std::binary_search(data_nodes_.begin(), data_nodes_.end(), node)) {
+    // A data node: its answers are no longer awaited; the lowest live node is master.
+    if (node == node_id() || !dead_nodes_.insert(node).second) return;
+    for (uint16_t n : data_nodes_) {
+      if (dead_nodes_.count(n) == 0) {
+        master_ = n;
+        break;
+      }
+    }
+    if (running_ && running_->awaiting.erase(node) != 0 && running_->awaiting.empty()) {
+      if (running_->committing || running_->aborting) {
+        finish_running();
+      } else {
+        prepare_phase_done();
+      }
+    }
+    return;
+  }
   subscribers_.erase(node);
   std::erase_if(queue_, [node](const Request& r) { return r.client.node_id == node; });
   if (running_ && running_->request.client.node_id == node) {
@@ -271,7 +294,6 @@ void DictionaryBlock::start_next() {
     running_ = std::make_unique<Running>();
     running_->request = std::move(request);
     running_->schema_tx = next_schema_tx_++;
-    running_->awaiting = static_cast<uint32_t>(data_nodes_.size());
     Result<Signal> prepare =
         TableMsg{running_->schema_tx, running_->request.kind, running_->request.table}.to_signal(
             protocol::kSchemaPrepareReq);
@@ -280,7 +302,7 @@ void DictionaryBlock::start_next() {
       running_.reset();
       continue;
     }
-    send_to_every_dictionary(std::move(prepare).value());
+    running_->awaiting = send_to_every_dictionary(std::move(prepare).value());
   }
 }
 
@@ -325,16 +347,20 @@ Status DictionaryBlock::check_alter(Request* request) const {
 
 void DictionaryBlock::on_schema_prepare_conf(Signal& signal) {
   if (!running_ || running_->committing || running_->aborting ||
-      signal.word(0) != running_->schema_tx || running_->awaiting == 0) {
+      signal.word(0) != running_->schema_tx ||
+      running_->awaiting.erase(signal.sender().node_id) == 0) {
     return;
   }
-  if (--running_->awaiting > 0) return;
+  if (running_->awaiting.empty()) prepare_phase_done();
+}
+
+void DictionaryBlock::prepare_phase_done() {
   const bool abort = running_->error != ErrorCode::kOk;
   (abort ? running_->aborting : running_->committing) = true;
-  running_->awaiting = static_cast<uint32_t>(data_nodes_.size());
-  send_to_every_dictionary(
+  running_->awaiting = send_to_every_dictionary(
       DictMsg{running_->schema_tx, abort ? kAbort : kCommit, 0, 0, ""}.to_signal(
           protocol::kSchemaCommitReq));
+  if (running_->awaiting.empty()) finish_running();
 }
 
 void DictionaryBlock::on_schema_prepare_ref(Signal& signal) {
@@ -351,8 +377,9 @@ void DictionaryBlock::on_schema_prepare_ref(Signal& signal) {
 
 void DictionaryBlock::on_schema_commit_conf(Signal& signal) {
   DictMsg conf = DictMsg::from_signal(signal);
-  if (!running_ || conf.request_id != running_->schema_tx || running_->awaiting == 0 ||
-      !(running_->committing || running_->aborting)) {
+  if (!running_ || conf.request_id != running_->schema_tx ||
+      !(running_->committing || running_->aborting) ||
+      running_->awaiting.erase(signal.sender().node_id) == 0) {
     return;
   }
   if (conf.c != 0 && running_->error == ErrorCode::kOk) {
@@ -361,7 +388,7 @@ void DictionaryBlock::on_schema_commit_conf(Signal& signal) {
                           : ErrorCode::kInternal;
     running_->message = conf.text;
   }
-  if (--running_->awaiting == 0) finish_running();
+  if (running_->awaiting.empty()) finish_running();
 }
 
 void DictionaryBlock::finish_running() {

@@ -38,7 +38,11 @@
 // DICT_RESTOREREQ: the schema is read back and the tables re-created in the node's
 // coordinator and local_query instances before their data is restored.
 //
-// Not yet: master takeover after a node failure (the failover issue).
+// A data node's failure (NODE_FAILREP after the survivors agreed): schema transactions
+// go on over the live nodes — the dead node's answer is no longer awaited — and the
+// lowest live node becomes the master for new requests. Not yet: a schema transaction
+// the dead master was running is not finished by the new one (its prepared state stays
+// on the participants until the next system restart).
 //
 // Thread-safety: a Block; single-threaded by the runtime's contract.
 #pragma once
@@ -80,7 +84,7 @@ class DictionaryBlock : public kernel::Block {
   struct Running {
     Request request;
     uint32_t schema_tx = 0;
-    uint32_t awaiting = 0;  // prepare or commit answers still expected
+    std::set<uint16_t> awaiting;  // nodes whose prepare or commit answer is expected
     bool committing = false;
     bool aborting = false;
     ErrorCode error = ErrorCode::kOk;
@@ -113,6 +117,8 @@ class DictionaryBlock : public kernel::Block {
   void on_schema_prepare_ref(kernel::Signal& signal);
   void on_schema_commit_conf(kernel::Signal& signal);
   void finish_running();
+  // Every prepare answer is in: commit (or abort) everywhere.
+  void prepare_phase_done();
   // Participant side.
   void on_schema_prepare_req(kernel::Signal& signal);
   void on_schema_commit_req(kernel::Signal& signal);
@@ -129,13 +135,15 @@ class DictionaryBlock : public kernel::Block {
   void restore_table_added();
   std::vector<kernel::BlockAddress> local_blocks() const;
 
-  void send_to_every_dictionary(kernel::Signal signal);
+  // To every live data node's dictionary; returns the nodes it was sent to.
+  std::set<uint16_t> send_to_every_dictionary(kernel::Signal signal);
   void answer(const kernel::BlockAddress& to, kernel::SignalId id, protocol::DictMsg msg);
   const protocol::TableDef* find_by_name(const std::string& name) const;
 
   const protocol::ClusterTopology topology_;
   const std::vector<uint16_t> data_nodes_;
-  const uint16_t master_;
+  uint16_t master_;                // the lowest live data node
+  std::set<uint16_t> dead_nodes_;  // data nodes reported failed
 
   std::map<uint32_t, protocol::TableDef> tables_;
   std::set<uint16_t> subscribers_;

@@ -14,6 +14,9 @@ using kernel::Signal;
 
 namespace {
 constexpr uint16_t kSysfileTag = 1;
+// RESTART_GCIREP w1: 1 = refused by the master, kRestartRefusedDead = the sender's
+// sysfile lists the reporter dead.
+constexpr uint32_t kRestartRefusedDead = 2;
 constexpr const char* kSysfilePath = "dih/sysfile";
 }  // namespace
 
@@ -63,6 +66,9 @@ DistributionBlock::DistributionBlock(protocol::ClusterTopology topology,
   on(protocol::kRestartTimer, &DistributionBlock::on_restart_timer);
   on(protocol::kNodeFailRep, &DistributionBlock::on_node_fail_rep);
   on(protocol::kNodeStoppingRep, &DistributionBlock::on_node_stopping_rep);
+  on(protocol::kTakeoverDoneRep, &DistributionBlock::on_takeover_done_rep);
+  on(protocol::kMasterGcpReq, &DistributionBlock::on_master_gcp_req);
+  on(protocol::kMasterGcpConf, &DistributionBlock::on_master_gcp_conf);
   for (kernel::SignalId id : {protocol::kFsOpenConf, protocol::kFsRef, protocol::kFsWriteConf,
                               protocol::kFsReadConf, protocol::kFsCloseConf}) {
     on(id, &DistributionBlock::on_fs_answer);
@@ -83,6 +89,24 @@ void DistributionBlock::on_start() {
     if (bytes.ok()) {
       protocol::ByteReader in(protocol::as_view(*bytes));
       if (!in.u32(&sysfile_gci_)) return fail_start("sysfile: truncated");
+      // Then (since node failure handling) u16 count + (u16 node, u32 GCI) per dead
+      // node; a sysfile written before has none.
+      uint16_t dead_count = 0;
+      if (in.u16(&dead_count)) {
+        for (uint16_t i = 0; i < dead_count; ++i) {
+          uint16_t node = 0;
+          uint32_t gci = 0;
+          if (!in.u16(&node) || !in.u32(&gci)) {
+            return fail_start("sysfile: truncated dead node list");
+          }
+          dead_since_[node] = gci;
+        }
+      }
+      master_ = lowest_live_node();
+      for (const auto& [node, gci] : dead_since_) {
+        DUO_BLOCK_LOG(INFO) << "sysfile: data node " << node << " is dead since GCI " << gci
+                            << "; the restart does not wait for it";
+      }
     } else if (!bytes.status().is(ErrorCode::kNotFound)) {
       return fail_start("cannot read the sysfile: " + bytes.status().message());
     }
@@ -110,6 +134,11 @@ void DistributionBlock::send_to_master(Signal signal) {
 void DistributionBlock::write_sysfile(uint32_t gci) {
   fs_client::Bytes payload;
   protocol::put_u32(&payload, gci);
+  protocol::put_u16(&payload, static_cast<uint16_t>(dead_since_.size()));
+  for (const auto& [node, since] : dead_since_) {
+    protocol::put_u16(&payload, node);
+    protocol::put_u32(&payload, since);
+  }
   sysfile_->write(std::move(payload), [this, gci](Status written) {
     if (written.ok()) {
       on_sysfile_written(gci);
@@ -140,6 +169,15 @@ void DistributionBlock::start_reporting() {
 void DistributionBlock::repeat_report() {
   const NodeStartState state = start_state_.load();
   if (state == NodeStartState::kWaitingForNodes) {
+    // To every data node, not only this node's master: a node that this one's sysfile
+    // does not know dead may list it dead in its own, and refuses it then.
+    for (uint16_t node : data_nodes_) {
+      if (node == master_ || is_dead(node)) continue;
+      const BlockAddress target{node, protocol::kDistributionBlock, 0};
+      Signal report(protocol::kRestartInfoRep, {sysfile_gci_});
+      report.set_receiver(target);
+      send(target, std::move(report)).ignore_error();
+    }
     send_to_master(Signal(protocol::kRestartInfoRep, {sysfile_gci_}));
   } else if (state == NodeStartState::kWaitingForStart) {
     send_to_master(Signal(protocol::kRestartDoneRep, {restart_gci_.load()}));
@@ -151,28 +189,32 @@ void DistributionBlock::repeat_report() {
       .ignore_error();
 }
 
-void DistributionBlock::on_node_fail_rep(Signal& signal) {
-  const uint16_t node = static_cast<uint16_t>(signal.word(0));
-  if (std::find(data_nodes_.begin(), data_nodes_.end(), node) == data_nodes_.end()) return;
-  // Before the cluster runs, a peer's link going down is a peer (re)starting: the
-  // restart reports are repeated until everyone is there.
-  if (start_state_.load() != NodeStartState::kStarted) return;
-  const bool clean = stopping_nodes_.count(node) != 0;
-  failure_is_clean_.store(clean);
-  fail_start("data node " + std::to_string(node) + (clean ? " stopped" : " failed") +
-             "; taking over its work is not implemented yet (the failover issue), so "
-             "this node stops too: restart the cluster and it recovers to the last complete "
-             "global checkpoint (GCI " +
-             std::to_string(last_complete_gci_.load()) + ")");
-}
-
 void DistributionBlock::on_node_stopping_rep(Signal& signal) {
   stopping_nodes_.insert(static_cast<uint16_t>(signal.word(0)));
 }
 
 void DistributionBlock::on_restart_info_rep(Signal& signal) {
-  if (!is_master()) return;
   const uint16_t node = signal.sender().node_id;
+  if (is_dead(node)) {
+    // This node's sysfile records that node dead: the cluster ran on without it, and
+    // its disk is behind. Catching up from the live replica is node restart (not here).
+    size_t group = 0;
+    for (size_t g = 0; g < topology_.node_groups.size(); ++g) {
+      const auto& nodes = topology_.node_groups[g];
+      if (std::find(nodes.begin(), nodes.end(), node) != nodes.end()) group = g;
+    }
+    Signal refusal(protocol::kRestartGciRep, {0, kRestartRefusedDead});
+    const std::string why = "data node " + std::to_string(node) + " died at GCI " +
+                            std::to_string(dead_since_.at(node)) +
+                            " and the cluster went on without it: node restart not implemented; "
+                            "the cluster runs with one replica of node group " +
+                            std::to_string(group);
+    refusal.set_section(fs_client::Bytes(why.begin(), why.end()));
+    refusal.set_receiver(signal.sender());
+    send(signal.sender(), std::move(refusal)).ignore_error();
+    return;
+  }
+  if (!is_master()) return;
   if (cluster_started_) {
     // A node restarting alone while the cluster runs would need to catch up from its
     // peers (node recovery, the failover issue); its own disk is behind.
@@ -186,7 +228,7 @@ void DistributionBlock::on_restart_info_rep(Signal& signal) {
     return;
   }
   reported_gci_[node] = signal.word(0);
-  if (!restart_decided_ && reported_gci_.size() == data_nodes_.size()) {
+  if (!restart_decided_ && reported_gci_.size() == data_nodes_.size() - dead_since_.size()) {
     restart_decided_ = true;
     uint32_t gci = 0;
     for (const auto& [n, g] : reported_gci_) gci = std::max(gci, g);
@@ -213,7 +255,13 @@ void DistributionBlock::on_restart_info_rep(Signal& signal) {
 }
 
 void DistributionBlock::on_restart_gci_rep(Signal& signal) {
+  if (signal.word(1) == kRestartRefusedDead && start_state_.load() != NodeStartState::kStarted &&
+      start_state_.load() != NodeStartState::kFailed) {
+    // From any node whose sysfile lists this one dead (not only this node's master).
+    return fail_start(std::string(signal.section().begin(), signal.section().end()));
+  }
   if (start_state_.load() != NodeStartState::kWaitingForNodes) return;  // a repeated answer
+  if (signal.sender().node_id != master_) return;  // a node that thinks itself master
   if (signal.word(1) != 0) {
     return fail_start(std::string(signal.section().begin(), signal.section().end()));
   }
@@ -260,13 +308,14 @@ void DistributionBlock::on_lqh_restore_conf(Signal& signal) {
 void DistributionBlock::on_restart_done_rep(Signal& signal) {
   if (!is_master()) return;
   restored_nodes_.insert(signal.sender().node_id);
-  if (restored_nodes_.size() < data_nodes_.size()) return;
+  if (restored_nodes_.size() < data_nodes_.size() - dead_since_.size()) return;
   const uint32_t first_gci = restart_gci_.load() + 1;
   if (!cluster_started_) {
     cluster_started_ = true;
     DUO_BLOCK_LOG(INFO) << "system restart complete: every data node restored GCI "
                         << restart_gci_.load() << "; committing from GCI " << first_gci;
     for (uint16_t node : data_nodes_) {
+      if (is_dead(node)) continue;
       const BlockAddress target{node, protocol::kDistributionBlock, 0};
       Signal started(protocol::kClusterStartedRep, {first_gci});
       started.set_receiver(target);
@@ -287,6 +336,7 @@ void DistributionBlock::on_cluster_started_rep(Signal& signal) {
   last_complete_gci_.store(first_gci - 1);
   recorded_gci_ = first_gci - 1;
   send_local(protocol::kCoordinatorBlock, 0, protocol::kGcpSwitchReq, first_gci);
+  announce_dead_nodes_locally();
   start_state_.store(NodeStartState::kStarted);
   if (is_master()) {
     send_delayed(address(), Signal(protocol::kGcpTimer), options_.gcp_interval_ms).ignore_error();
@@ -294,16 +344,17 @@ void DistributionBlock::on_cluster_started_rep(Signal& signal) {
 }
 
 void DistributionBlock::send_to_every_node(kernel::SignalId id, uint32_t gci) {
-  awaiting_ = 0;
+  awaiting_.clear();
   for (uint16_t node : data_nodes_) {
+    if (is_dead(node)) continue;
     const BlockAddress target{node, protocol::kDistributionBlock, 0};
     Signal signal(id, {gci});
     signal.set_receiver(target);
     if (send(target, std::move(signal)).ok()) {
-      ++awaiting_;
+      awaiting_.insert(node);
     } else {
-      // The round cannot finish without that node; node failure handling (the
-      // failover issue) will restart it without the dead node.
+      // Not awaited: the node is dead or about to be declared dead (NODE_FAILREP), and
+      // the round goes on over the live nodes.
       DUO_BLOCK_LOG(WARNING) << "GCP " << gci << ": cannot reach node " << node;
     }
   }
@@ -338,17 +389,42 @@ void DistributionBlock::on_gcp_timer(Signal&) {
 }
 
 void DistributionBlock::on_gcp_prepare_conf(Signal& signal) {
-  if (phase_ != Phase::kPreparing || signal.word(0) != round_gci_ + 1 || awaiting_ == 0) return;
-  if (--awaiting_ > 0) return;
-  phase_ = Phase::kCommitting;
-  send_to_every_node(protocol::kGcpCommitReq, round_gci_ + 1);
+  if (phase_ != Phase::kPreparing || signal.word(0) != round_gci_ + 1) return;
+  awaiting_.erase(signal.sender().node_id);
+  advance_round_if_answered();
 }
 
 void DistributionBlock::on_gcp_commit_conf(Signal& signal) {
-  if (phase_ != Phase::kCommitting || signal.word(0) != round_gci_ || awaiting_ == 0) return;
-  if (--awaiting_ > 0) return;
-  phase_ = Phase::kSaving;
-  send_to_every_node(protocol::kGcpSaveReq, round_gci_);
+  if (phase_ != Phase::kCommitting || signal.word(0) != round_gci_) return;
+  awaiting_.erase(signal.sender().node_id);
+  advance_round_if_answered();
+}
+
+void DistributionBlock::advance_round_if_answered() {
+  if (!is_master() || master_takeover_ || !awaiting_.empty()) return;
+  switch (phase_) {
+    case Phase::kIdle:
+      return;
+    case Phase::kPreparing:
+      phase_ = Phase::kCommitting;
+      send_to_every_node(protocol::kGcpCommitReq, round_gci_ + 1);
+      return;
+    case Phase::kCommitting:
+      // A takeover may still commit a dead coordinator's transactions in round_gci_:
+      // the GCI is not closed (and no node forgets its commits) before it is done.
+      if (!takeover_pending_.empty()) return;
+      phase_ = Phase::kSaving;
+      send_to_every_node(protocol::kGcpSaveReq, round_gci_);
+      return;
+    case Phase::kSaving:
+      phase_ = Phase::kCompleting;
+      send_to_every_node(protocol::kGcpCompleteRep, round_gci_);
+      return;
+    case Phase::kCompleting:
+      phase_ = Phase::kIdle;
+      send_delayed(address(), Signal(protocol::kGcpTimer), options_.gcp_interval_ms).ignore_error();
+      return;
+  }
 }
 
 void DistributionBlock::on_gcp_save_conf(Signal& signal) {
@@ -359,23 +435,22 @@ void DistributionBlock::on_gcp_save_conf(Signal& signal) {
     if (--saves_awaited_ == 0) answer_master(protocol::kGcpSaveConf, gci);
     return;
   }
-  if (phase_ != Phase::kSaving || gci != round_gci_ || awaiting_ == 0) return;
-  if (--awaiting_ > 0) return;
-  phase_ = Phase::kCompleting;
-  send_to_every_node(protocol::kGcpCompleteRep, gci);
+  if (phase_ != Phase::kSaving || gci != round_gci_) return;
+  awaiting_.erase(signal.sender().node_id);
+  advance_round_if_answered();
 }
 
 void DistributionBlock::on_gcp_complete_conf(Signal& signal) {
-  if (phase_ != Phase::kCompleting || signal.word(0) != round_gci_ || awaiting_ == 0) return;
-  if (--awaiting_ > 0) return;
-  phase_ = Phase::kIdle;
-  send_delayed(address(), Signal(protocol::kGcpTimer), options_.gcp_interval_ms).ignore_error();
+  if (phase_ != Phase::kCompleting || signal.word(0) != round_gci_) return;
+  awaiting_.erase(signal.sender().node_id);
+  advance_round_if_answered();
 }
 
 // ---------------------------------------------------------------------------------------
 // Every node
 
 void DistributionBlock::on_gcp_prepare_req(Signal& signal) {
+  prepared_gci_ = signal.word(0);
   send_local(protocol::kCoordinatorBlock, 0, protocol::kGcpBlockReq, signal.word(0));
 }
 
@@ -384,6 +459,7 @@ void DistributionBlock::on_gcp_block_conf(Signal& signal) {
 }
 
 void DistributionBlock::on_gcp_commit_req(Signal& signal) {
+  prepared_gci_ = 0;
   current_gci_.store(signal.word(0));
   send_local(protocol::kCoordinatorBlock, 0, protocol::kGcpSwitchReq, signal.word(0));
 }
@@ -402,12 +478,17 @@ void DistributionBlock::on_gcp_save_req(Signal& signal) {
 
 void DistributionBlock::on_gcp_complete_rep(Signal& signal) {
   const uint32_t gci = signal.word(0);
-  if (gci <= recorded_gci_) return;
+  if (gci <= last_complete_gci_.load()) {
+    // A new master repeating the round's last phase: already durable here.
+    return answer_master(protocol::kGcpCompleteConf, gci);
+  }
+  if (gci <= recorded_gci_) return;  // its write is under way and answers
   recorded_gci_ = gci;
   write_sysfile(gci);
 }
 
 void DistributionBlock::on_sysfile_written(uint32_t gci) {
+  if (gci <= last_complete_gci_.load()) return;  // a rewrite (a dead node recorded)
   // Complete for this node: a system restart recovers at least to it.
   if (gci > last_complete_gci_.load()) last_complete_gci_.store(gci);
   completed_rounds_.fetch_add(1);

@@ -37,13 +37,20 @@
 // the master refuses and every node reports the error (node recovery of a single node
 // is the failover issue).
 //
-// A data node failing while the cluster runs stops this node too (state kFailed): node
-// failure handling — takeover of the dead node's transactions and fragments, node
-// recovery — is the failover issue, and without it the only safe answer is a clean stop
-// that a system restart recovers from (everything up to the last complete GCI is on
-// disk on every node). A peer stopping on purpose announces it (NODE_STOPPINGREP) so
-// that this node's stop is reported as a clean one. A node that tries to join a running
-// cluster is refused for the same reason. Master takeover and GCP stop detection belong to the failover issue.
+// Node failure (NODE_FAILREP of a data node, after the survivors agreed; the node
+// failure handling of DESIGN.md §5). The node goes on without the dead one: GCP rounds
+// run over the live nodes, and the commit phase of a round does not finish while the
+// coordinator is still taking over a dead node's transactions (TAKEOVER_DONEREP), so a
+// GCI never completes with a takeover commit in it unresolved. If the master died, the
+// lowest live node becomes master and finishes the round in progress: it asks every
+// live node where it is (MASTER_GCPREQ / MASTER_GCPCONF) and resumes from the furthest
+// phase any node reached (docs/formats/kernel-protocol.md "Node failure: takeover").
+// A node group left with no live node stops this node (state kFailed, with that
+// reason): its rows are gone. The sysfile records each dead node and the GCI it died
+// in, so a later system restart neither waits for it nor restores from it; the dead
+// node itself cannot rejoin yet (node restart: copying from the live replica) and is
+// refused. A peer stopping on purpose announces it (NODE_STOPPINGREP) so that a stop it
+// causes is reported as a clean one. GCP stop detection is not done here.
 //
 // Thread-safety: a Block; single-threaded. last_complete_gci() and current_gci() are
 // atomics so the process (duo_datad's status reports) may read them from any thread.
@@ -98,6 +105,10 @@ class DistributionBlock : public kernel::Block {
   uint32_t current_gci() const { return current_gci_.load(); }
   uint64_t completed_rounds() const { return completed_rounds_.load(); }
   bool is_master() const { return node_id() == master_; }
+  // Block thread only (or with the runtime stopped, as tests under the simulator do).
+  uint16_t master() const { return master_; }
+  // Dead data nodes and the GCI each died in (the sysfile's record).
+  const std::map<uint16_t, uint32_t>& dead_nodes() const { return dead_since_; }
 
  private:
   // Master side.
@@ -128,6 +139,19 @@ class DistributionBlock : public kernel::Block {
   void on_fs_answer(kernel::Signal& signal);
   void fail_start(std::string why);
   void on_node_fail_rep(kernel::Signal& signal);
+  // Node failure handling (distribution_failover.cc).
+  bool is_dead(uint16_t node) const { return dead_since_.count(node) != 0; }
+  uint16_t lowest_live_node() const;
+  void on_takeover_done_rep(kernel::Signal& signal);
+  void on_master_gcp_req(kernel::Signal& signal);
+  void on_master_gcp_conf(kernel::Signal& signal);
+  // New master, every live node answered: resume from the furthest phase any reached.
+  void resume_gcp_after_master_takeover();
+  // Master: the phase in progress ends once every live node answered (and, for the
+  // commit phase, every takeover is done).
+  void advance_round_if_answered();
+  // After a restart: the blocks of this node learn which nodes the sysfile lists dead.
+  void announce_dead_nodes_locally();
   void on_node_stopping_rep(kernel::Signal& signal);
   void send_to_master(kernel::Signal signal);
   void write_sysfile(uint32_t gci);
@@ -140,7 +164,7 @@ class DistributionBlock : public kernel::Block {
   const protocol::ClusterTopology topology_;
   const DistributionOptions options_;
   const std::vector<uint16_t> data_nodes_;
-  const uint16_t master_;
+  uint16_t master_;  // the lowest live data node
 
   std::atomic<NodeStartState> start_state_{NodeStartState::kReadingSysfile};
   std::atomic<uint32_t> restart_gci_{0};
@@ -152,7 +176,21 @@ class DistributionBlock : public kernel::Block {
   enum class Phase : uint8_t { kIdle, kPreparing, kCommitting, kSaving, kCompleting };
   Phase phase_ = Phase::kIdle;
   uint32_t round_gci_ = 0;   // the GCI being closed (g)
-  uint32_t awaiting_ = 0;    // node answers still expected in this phase
+  std::set<uint16_t> awaiting_;  // nodes whose answer this phase still expects
+
+  // Node failure.
+  std::map<uint16_t, uint32_t> dead_since_;  // dead data node -> the GCI it died in
+  std::set<uint16_t> takeover_pending_;      // master: dead nodes not yet taken over
+  std::set<uint16_t> takeovers_done_;        // TAKEOVER_DONEREP received
+  uint32_t prepared_gci_ = 0;                // GCP_PREPAREREQ seen, its GCP_COMMITREQ not yet
+  // New master: each live node's answer to MASTER_GCPREQ (current, prepared, complete).
+  struct NodeGcpState {
+    uint32_t current_gci = 0;
+    uint32_t prepared_gci = 0;
+    uint32_t complete_gci = 0;
+  };
+  bool master_takeover_ = false;
+  std::map<uint16_t, NodeGcpState> master_gcp_states_;
 
   // Every node: local save in progress.
   uint32_t saving_gci_ = 0;

@@ -55,6 +55,8 @@ LocalQueryBlock::LocalQueryBlock(uint16_t log_part, storage::GlobalMemory* memor
   on(protocol::kLcpStartReq, &LocalQueryBlock::on_lcp_start);
   on(protocol::kLqhRestoreReq, &LocalQueryBlock::on_restore_request);
   on(protocol::kLqhContinue, &LocalQueryBlock::on_continue);
+  on(protocol::kNodeFailRep, &LocalQueryBlock::on_node_fail_rep);
+  on(protocol::kLqhTransReq, &LocalQueryBlock::on_trans_req);
   for (kernel::SignalId id : {protocol::kFsOpenConf, protocol::kFsRef, protocol::kFsWriteConf,
                               protocol::kFsReadConf, protocol::kFsSyncConf, protocol::kFsCloseConf,
                               protocol::kFsRemoveConf, protocol::kFsListConf}) {
@@ -290,6 +292,14 @@ void LocalQueryBlock::drop_table(uint32_t table_id) {
 void LocalQueryBlock::on_key_request(Signal& signal) {
   auto request = LqhKeyReq::from_signal(signal);
   if (!request.ok()) return log_malformed(signal, request.status());
+  if (!dead_nodes_.empty() &&
+      (is_dead(request->coordinator.node_id) || is_dead(signal.sender().node_id))) {
+    // From a dead node (late) or for a dead coordinator: nobody can use the answer, and
+    // the takeover (or the live coordinator's abort) ends the transaction.
+    DUO_BLOCK_LOG(INFO) << "dropped an operation of transaction " << request->transid
+                        << ": its coordinator or sender died";
+    return;
+  }
   execute(std::move(request).value());
 }
 
@@ -378,12 +388,16 @@ void LocalQueryBlock::conclude(LqhKeyReq request, const OpResult& result,
   if (request.type == OpType::kRead) {
     return confirm(std::move(request), 0, &values);
   }
-  if (request.position + 1 < request.chain.size()) return forward(std::move(request));
+  // Dead replicas are skipped: the chain may have been built before their failure was
+  // known here.
+  uint32_t next = request.position + 1;
+  while (next < request.chain.size() && is_dead(request.chain[next])) ++next;
+  if (next < request.chain.size()) return forward(std::move(request), next);
   confirm(std::move(request), result.filtered ? protocol::kConfFiltered : 0, nullptr);
 }
 
-void LocalQueryBlock::forward(LqhKeyReq request) {
-  ++request.position;
+void LocalQueryBlock::forward(LqhKeyReq request, uint32_t next_position) {
+  request.position = next_position;
   const BlockAddress next{request.chain[request.position], protocol::kLocalQueryBlock,
                           request.log_part};
   const uint64_t transid = request.transid;
@@ -501,6 +515,7 @@ void LocalQueryBlock::end_transaction(uint64_t transid, bool commit, uint32_t gc
     if (commit) fragment->abort(ftx.tx).ignore_error();
   }
   if (commit) {
+    remember_commit(transid, gci);
     pump_redo();
     maybe_start_lcp();
   }

@@ -25,6 +25,13 @@
 //     redo (checkpoint.h, local_query_checkpoint.cc); and the system restart's restore
 //     from the last checkpoint plus redo up to a GCI (LQH_RESTOREREQ, restore.cc).
 //
+//   - Node failure (NODE_FAILREP of a data node; local_query_takeover.cc): writes are
+//     forwarded along the chain with dead replicas skipped, requests and scans from the
+//     dead node are dropped, and the takeover coordinator's LQH_TRANSREQ is answered
+//     with the dead node's transactions held here: prepared ones, and committed ones
+//     (a commit is remembered with its GCI until that GCI's GCP_SAVEREQ, by which time
+//     every participant of it has committed).
+//
 //   - Packed signals (PACKED_SIGNALS, protocol/packed_signals.h): each inner signal is
 //     handled as if it came alone; what the block sends meanwhile to coordinators and
 //     other local_query instances (answers, forwarded writes) leaves as packs when the
@@ -136,6 +143,8 @@ class LocalQueryBlock final : public kernel::Block {
   bool lcp_running() const { return lcp_ != nullptr; }
   // Highest GCI whose GCP_SAVEREQ was answered.
   uint32_t saved_gci() const { return saved_gci_; }
+  // Commits remembered for a takeover (transid -> GCI), see the file comment.
+  size_t remembered_commit_count() const { return committed_.size(); }
 
  private:
   // A table this instance knows, with the fragments it holds. Heap-allocated and never
@@ -220,10 +229,11 @@ class LocalQueryBlock final : public kernel::Block {
   // Runs a request for the first time and acts on the outcome.
   void execute(protocol::LqhKeyReq request);
   // Acts on an operation's outcome: park it, refuse it, answer it or pass it down the
-  // chain. `values` holds what a read returned.
+  // chain (to the next live replica). `values` holds what a read returned.
   void conclude(protocol::LqhKeyReq request, const storage::OpResult& result,
                 const storage::AttrValues& values);
-  void forward(protocol::LqhKeyReq request);
+  // Passes a write on to the replica at `next_position` of its chain.
+  void forward(protocol::LqhKeyReq request, uint32_t next_position);
   void confirm(protocol::LqhKeyReq request, uint8_t flags, const storage::AttrValues* values);
   void refuse(const protocol::LqhKeyReq& request, ErrorCode error, std::string message);
 
@@ -378,6 +388,14 @@ class LocalQueryBlock final : public kernel::Block {
   void restore_loaded();
   void restore_finished(Status status);
 
+  // ---- Node failure (local_query_takeover.cc) ----
+  void on_node_fail_rep(kernel::Signal& signal);
+  void on_trans_req(kernel::Signal& signal);
+  bool is_dead(uint16_t node) const;
+  // Remembers a commit for takeovers; forgets those of GCIs up to `saved_gci`.
+  void remember_commit(uint64_t transid, uint32_t gci);
+  void forget_commits(uint32_t saved_gci);
+
   // ---- Helpers ----
   Table* find_table(uint32_t table_id);
   storage::Fragment* find_fragment(uint32_t table_id, uint32_t fragment_id);
@@ -437,6 +455,11 @@ class LocalQueryBlock final : public kernel::Block {
   // ALTERs waiting for their table's transactions to end, by table id.
   std::map<uint32_t, PendingAlter> pending_alters_;
   uint32_t alter_generation_ = 0;
+
+  // Node failure: data nodes reported dead (few; ascending), and recent commits by
+  // transid with their GCI, for the takeover of a dead coordinator's transactions.
+  std::vector<uint16_t> dead_nodes_;
+  std::map<uint64_t, uint32_t> committed_;
 };
 
 }  // namespace duo::local_query

@@ -154,6 +154,9 @@ void LocalQueryBlock::on_gcp_save(Signal& signal) {
   // GCI before the distribution asked), so the current end of the log covers it.
   save.lsn = redo_.appended_lsn();
   saves_.push_back(save);
+  // Every participant of a transaction of this GCI has committed it by now (the GCP's
+  // commit phase waited for them, and for any takeover): no takeover will ask.
+  forget_commits(save.gci);
   redo_.seal_open_chunk();
   pump_redo();
   pump_saves();

@@ -14,6 +14,10 @@ inline constexpr uint16_t kLocalQueryBlock = 247;   // DBLQH+DBTUP+DBACC+DBTUX: 
 inline constexpr uint16_t kDictionaryBlock = 250;   // DBDICT: schema
 inline constexpr uint16_t kDistributionBlock = 246;  // DBDIH: GCP, LCP, restart
 inline constexpr uint16_t kFileSystemBlock = 253;    // NDBFS: file IO for the blocks
+inline constexpr uint16_t kMembershipBlock = 252;     // QMGR: heartbeats, node failure, arbitration
+// The arbitrator's receiver: in duo_datad a proxy on the node itself that asks duo_mgmd
+// (`arbitrate`); in the simulator a SimArbitrator on its own node.
+inline constexpr uint16_t kArbitratorBlock = 4003;
 // The client library's receiver on an API node (one per API node; the instance is 0).
 inline constexpr uint16_t kApiBlock = 4002;
 

@@ -64,6 +64,16 @@ FragmentPlacement place_fragment(const ClusterTopology& topology, uint32_t fragm
   return placement;
 }
 
+FragmentPlacement place_fragment_live(const ClusterTopology& topology, uint32_t fragment,
+                                      const std::vector<uint16_t>& dead_nodes) {
+  FragmentPlacement placement = place_fragment(topology, fragment);
+  if (dead_nodes.empty()) return placement;
+  std::erase_if(placement.replicas, [&](uint16_t node) {
+    return std::find(dead_nodes.begin(), dead_nodes.end(), node) != dead_nodes.end();
+  });
+  return placement;
+}
+
 Result<uint32_t> distribution_hash(const storage::TableSchema& schema,
                                    const storage::AttrValues& key) {
   uint64_t h = kDistributionSeed;

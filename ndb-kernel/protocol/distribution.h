@@ -52,6 +52,13 @@ struct FragmentPlacement {
 
 FragmentPlacement place_fragment(const ClusterTopology& topology, uint32_t fragment);
 
+// place_fragment() over the live nodes: the replicas in `dead_nodes` are left out, so the
+// first live replica is the primary (node failure handling, DESIGN.md §5). Empty
+// replicas when the whole node group is dead. Every routing block (coordinator,
+// local_query's forwarding) uses this with the same dead set.
+FragmentPlacement place_fragment_live(const ClusterTopology& topology, uint32_t fragment,
+                                      const std::vector<uint16_t>& dead_nodes);
+
 // Hash of the primary-key columns of `key` (in schema.primary_key order, each column's
 // collation respected, so 'abc' and 'ABC ' hash alike in a CI column). A different seed
 // from the fragment's own hash index, so the two hashes are independent.

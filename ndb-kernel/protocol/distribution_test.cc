@@ -68,6 +68,26 @@ TEST(Distribution, PlacementIsPinnedForTwoNodeGroups) {
   }
 }
 
+TEST(Distribution, LivePlacementDropsDeadReplicasAndKeepsTheRest) {
+  const ClusterTopology topology = topology_of({{1, 2, 3}, {4, 5, 6}});
+  for (uint32_t fragment = 0; fragment < 24; ++fragment) {
+    const FragmentPlacement all = place_fragment(topology, fragment);
+    EXPECT_EQ(place_fragment_live(topology, fragment, {}).replicas, all.replicas);
+    const FragmentPlacement live = place_fragment_live(topology, fragment, {2, 4});
+    EXPECT_EQ(live.node_group, all.node_group);
+    EXPECT_EQ(live.log_part, all.log_part);
+    std::vector<uint16_t> expected;
+    for (uint16_t node : all.replicas) {
+      if (node != 2 && node != 4) expected.push_back(node);
+    }
+    // The chain order is kept: the first live replica is the primary.
+    EXPECT_EQ(live.replicas, expected) << "fragment " << fragment;
+  }
+  // A whole group dead: no replica, the caller must refuse.
+  EXPECT_TRUE(place_fragment_live(topology, 1, {4, 5, 6}).replicas.empty());
+  EXPECT_EQ(place_fragment_live(topology, 0, {4, 5, 6}).replicas.size(), 3u);
+}
+
 // For 1 and 2 node groups of 2 replicas with 4 log parts, and 1..3 times the default
 // fragment count: every group, node, (node, log part) and primary gets its equal share,
 // and each chain is a permutation of its group.

@@ -72,8 +72,9 @@ inline constexpr SignalId kTableDropConf = 208;
 inline constexpr SignalId kSubscribeSchemaReq = 209;  // client -> dictionary
 
 // Membership (220..259).
-// A node's link went down (word 0: the node id): delivered by the node's transport to
-// the coordinator and dictionary, which abort / forget what that node owned.
+// A node failed (word 0: the node id). For a data node: delivered by the membership
+// block once the survivors agreed (ndb-kernel/membership); for an API node: by the
+// node's transport when its link went down. Receivers abort / forget what it owned.
 inline constexpr SignalId kNodeFailRep = 220;
 // A data node is stopping on purpose (w0: its node id): sent by the stopping node's
 // process to every peer's distribution block just before its links close.
@@ -126,6 +127,47 @@ inline constexpr SignalId kFsRemoveReq = 271;
 inline constexpr SignalId kFsRemoveConf = 272;
 inline constexpr SignalId kFsListReq = 273;
 inline constexpr SignalId kFsListConf = 274;
+
+// Membership: heartbeats, agreed node failure, arbitration (400..429; NDB's QMGR;
+// docs/formats/kernel-protocol.md "Membership"). Node sets travel as a bitmask of
+// kNodeSetWords words (bit n = node id n); layouts in membership/membership_messages.h.
+inline constexpr SignalId kHeartbeat = 400;      // w0 sender: to the right ring neighbour
+inline constexpr SignalId kFailRep = 401;        // -> president: w0 suspected node, w1 reporter
+// President -> survivors: w0 round, w1 president, w2.. failed set.
+inline constexpr SignalId kPrepFailReq = 402;
+inline constexpr SignalId kPrepFailConf = 403;   // w0 round, w1 answering node
+// President -> survivors and failed nodes: as PREP_FAILREQ.
+inline constexpr SignalId kCommitFailReq = 404;
+inline constexpr SignalId kCommitFailConf = 405;  // w0 round, w1 answering node
+// President -> survivors: w0 round, w1 president, w2 reason, w3 lost node group.
+inline constexpr SignalId kClusterShutdownOrd = 406;
+// President -> arbitrator: w0 round, w1 president, w2.. survivors, w10.. failed.
+inline constexpr SignalId kArbitReq = 407;
+inline constexpr SignalId kArbitConf = 408;       // arbitrator -> president: w0 round (granted)
+inline constexpr SignalId kArbitRef = 409;        // arbitrator -> president: w0 round, w1 reason
+inline constexpr SignalId kMembershipTick = 410;  // membership to itself: heartbeat period
+inline constexpr SignalId kPrepFailTimeout = 411;  // membership to itself: w0 round
+inline constexpr SignalId kArbitTimeout = 412;     // membership to itself: w0 round
+inline constexpr SignalId kLinkDownRep = 413;      // the node's transport -> membership: w0 node
+inline constexpr SignalId kFailAck = 414;          // FAIL_REP receiver -> reporter: w0 its node
+
+// Node failure handling: takeover (430..469; docs/formats/kernel-protocol.md
+// "Node failure: takeover").
+// Takeover coordinator -> every live local_query instance: w0 = the dead node id; "which
+// transactions coordinated by that node do you hold?".
+inline constexpr SignalId kLqhTransReq = 430;
+// local_query -> the asker: w0 dead node, w1 = 1 on the instance's last answer, w2 =
+// entries; section = entries of (u64 transid, u32 commit GCI; 0 = prepared, not
+// committed here).
+inline constexpr SignalId kLqhTransConf = 431;
+// Coordinator -> its local distribution block: w0 = the dead node whose transactions
+// are now all committed or aborted everywhere (the GCP may complete again).
+inline constexpr SignalId kTakeoverDoneRep = 432;
+// New GCP master -> every live distribution block: "where are you in the GCP?"
+inline constexpr SignalId kMasterGcpReq = 433;
+// w0 current GCI (commits use it), w1 GCI prepared for (GCP_PREPAREREQ seen, no
+// GCP_COMMITREQ yet; 0 if none), w2 last GCI recorded complete.
+inline constexpr SignalId kMasterGcpConf = 434;
 
 // Registers the names above for logs (idempotent).
 void register_protocol_signal_names();

@@ -9,7 +9,7 @@ runs as a unit test (ctest label `unit`). The model is TigerBeetle's src/tidy.zi
 
 What is scanned (C++ files: .h .hh .hpp .cc .cpp .cxx .ipp .inc), relative to --root
 (the ndb-kernel/ directory):
-    coordinator/, dictionary/, distribution/, local_query/
+    coordinator/, dictionary/, distribution/, local_query/, membership/
                the kernel blocks and their tests (a folder per block family)
     fs_client/ the block side of file IO (requests to the file system block)
     protocol/  what blocks and clients agree on (messages, codecs, distribution)
@@ -39,7 +39,7 @@ import sys
 import tempfile
 
 SCANNED_DIRS = ("coordinator", "dictionary", "distribution", "fs_client", "local_query",
-                "protocol", "testing", "sim", "runtime")
+                "membership", "protocol", "testing", "sim", "runtime")
 CPP_EXTENSIONS = (".h", ".hh", ".hpp", ".cc", ".cpp", ".cxx", ".ipp", ".inc")
 ALLOWED_FILES = frozenset({
     "runtime/thread_runtime.cc",      # block threads, condition variables, steady clock

@@ -83,6 +83,21 @@ SimCluster::SimCluster(SimClusterOptions options) : options_(options) {
         blocks.push_back(
             std::make_unique<local_query::LocalQueryBlock>(part, memory, topology, lqh));
       }
+      if (opts.membership) {
+        membership::MembershipOptions qmgr;
+        qmgr.heartbeat_interval_ms = opts.heartbeat_interval_ms;
+        qmgr.arbitration_timeout_ms = opts.arbitration_timeout_ms;
+        qmgr.arbitrator = {kArbitratorNode, protocol::kArbitratorBlock, 0};
+        blocks.push_back(std::make_unique<membership::MembershipBlock>(topology, qmgr));
+      }
+      return blocks;
+    });
+    if (!added.ok()) std::abort();
+  }
+  if (options.membership) {
+    Status added = sim_->add_node(kArbitratorNode, [](sim::NodeId) {
+      std::vector<std::unique_ptr<kernel::Block>> blocks;
+      blocks.push_back(std::make_unique<membership::SimArbitrator>());
       return blocks;
     });
     if (!added.ok()) std::abort();

@@ -8,7 +8,9 @@
 //   ASSERT_TRUE(cluster.run_until([&] { return client.has(kCreateTableConf); }));
 //
 // Data node ids are 1..groups*replicas (group g holds nodes g*replicas+1 ...); client
-// nodes start at kFirstClientNode. Each data node runs the real file system contract on
+// nodes start at kFirstClientNode. With `membership` on, every data node also runs the
+// membership block (heartbeats, agreed NODE_FAILREP, arbitration; NDB's QMGR) and a
+// SimArbitrator runs on node kArbitratorNode. Each data node runs the real file system contract on
 // a SimDisk (sim/sim_file_system.h) and has its own GlobalMemory; both outlive crashes
 // of the node's blocks, like a machine's disk and its memory budget. A data node starts
 // as duo_datad does: the distribution block runs the (system) restart, and the cluster
@@ -24,6 +26,8 @@
 #include <memory>
 #include <vector>
 
+#include "ndb-kernel/membership/membership_block.h"
+#include "ndb-kernel/membership/sim_arbitrator.h"
 #include "ndb-kernel/protocol/block_numbers.h"
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/protocol/messages.h"
@@ -35,6 +39,8 @@
 namespace duo::testing {
 
 inline constexpr uint16_t kFirstClientNode = 100;
+// The simulated arbitrator's node (SimClusterOptions::membership).
+inline constexpr uint16_t kArbitratorNode = 99;
 
 // A client node's block (kApiBlock) that records what it receives. Tests send through
 // send(), which injects the signal as if this block had sent it.
@@ -65,6 +71,12 @@ struct SimClusterOptions {
   uint64_t lock_wait_timeout_ms = 1200;
   uint64_t link_jitter_ns = 0;
   uint64_t gcp_interval_ms = 100;  // TimeBetweenGlobalCheckpoints (short: tests run fast)
+  // Run the membership block on every data node and a SimArbitrator on kArbitratorNode.
+  // Off, nothing tells the other data nodes that one crashed (the simulator has no link
+  // events), as before node failure handling existed.
+  bool membership = false;
+  uint64_t heartbeat_interval_ms = 100;   // HeartbeatIntervalDbDb (short: tests run fast)
+  uint64_t arbitration_timeout_ms = 750;  // ArbitrationTimeout
 };
 
 class SimCluster {
@@ -99,6 +111,14 @@ class SimCluster {
   // and starts them again: a system restart.
   void crash_and_restart_all();
   sim::SimDisk& disk(uint16_t node) { return *disk_.at(node); }
+  // The live membership block of `node` (null when the node is down or membership off).
+  membership::MembershipBlock* membership(uint16_t node) {
+    return block<membership::MembershipBlock>(node, protocol::kMembershipBlock);
+  }
+  // The arbitrator (null with membership off).
+  membership::SimArbitrator* arbitrator() {
+    return block<membership::SimArbitrator>(kArbitratorNode, protocol::kArbitratorBlock);
+  }
 
  private:
   const SimClusterOptions options_;

@@ -232,38 +232,70 @@ def scenario_stop_node(env):
     log = env.read(env.datad_log(2))
     check("stopping: stop ordered by the management server" in log and "Node 2: stopped" in log,
           "datad 2 log: %s" % log)
-    # Without takeover (the failover issue) its peer cannot go on alone: it stops too,
-    # cleanly, saying why.
-    check(wait_exit(nodes[1], what="datad 1") == 0, "datad 1 exit code")
-    check("data node 2 stopped; taking over its work is not implemented yet"
-          in env.read(env.datad_log(1)), "datad 1 log")
+    # Its peer agrees node 2 is gone (the membership block, with the arbitrator's grant:
+    # 1 of 2 nodes is no majority), takes over and goes on alone.
+    eventually(lambda: "Node 2 declared dead" in env.read(env.datad_log(1)), 20,
+               "datad 1 declares node 2 dead")
+    check(nodes[1].poll() is None, "datad 1 still runs")
     rc, out, _ = env.mgm("2 stop")
     check(rc == 1 and "node 2 is not connected" in out, "stop again: %r" % out)
     rc, out, _ = env.mgm("shutdown")
     check(rc == 0, "shutdown: %r" % out)
+    check(wait_exit(nodes[1], what="datad 1") == 0, "datad 1 exit code")
     check(wait_exit(env.mgmd, what="mgmd") == 0, "mgmd exit code")
 
 
 def scenario_kill_node(env):
+    """SIGKILL of data node 2 under a loaded table: node 1 sees the link close, agrees
+    node 2's failure (arbitration by mgmd: 1 of 2 nodes is no majority), takes over and
+    keeps serving every row; the cluster log records the decision."""
     nodes = start_cluster(env)
     check(env.datacheck("load", "--rows", "5000")[0] == 0, "load")
     time.sleep(1.5)  # a few global checkpoints
     nodes[2].send_signal(signal.SIGKILL)
     nodes[2].wait(timeout=10)
-    # Node 1 cannot take over yet: it stops with an error, saying why.
-    check(wait_exit(nodes[1], what="datad 1") == 1, "datad 1 exit code after its peer died")
-    check("data node 2 failed; taking over its work is not implemented yet"
-          in env.read(env.datad_log(1)), "datad 1 log")
+    eventually(lambda: "Node 2 declared dead" in env.read(env.datad_log(1)), 20,
+               "datad 1 declares node 2 dead")
+    check("suspects node 2 (link closed)" in env.read(env.datad_log(1)), "suspicion logged")
     eventually(lambda: "Node 2: not connected" in env.all_status(), 20, "node 2 not connected")
-    check("Node 2: data node lost (was STARTED)" in env.cluster_log(), "cluster log: lost")
-    # A system restart brings everything back.
-    nodes = {i: env.start_datad(i, initial=False) for i in (1, 2)}
-    env.wait_started([1, 2])
+    log = eventually(lambda: "Node 1: Node 2 declared dead" in env.cluster_log() and
+                     env.cluster_log(), 10, "cluster log: declared dead")
+    check("Node 2: data node lost (was STARTED)" in log, "cluster log: lost")
+    check("Node 1: Arbitration granted: data nodes {1} continue without {2}" in log,
+          "cluster log: arbitration")
+    check(nodes[1].poll() is None, "datad 1 still runs")
     rc, out, err = env.datacheck("verify", "--rows", "5000")
-    check(rc == 0, "verify after restart: %s %s" % (out, err))
-    for i in (1, 2):
-        check("Node %d: Start phase 4 completed (restored up to GCI" % i in env.read(env.datad_log(i)),
-              "phase 4 logged")
+    check(rc == 0, "verify with node 2 dead: %s %s" % (out, err))
+
+
+def scenario_heartbeat_sigstop(env):
+    """HeartbeatIntervalDbDb=200: a SIGSTOPped data node keeps its links open, so only
+    the heartbeats tell. Node 1 declares node 2 dead after missing 4 of them, the
+    arbitrator (mgmd) grants node 1 (1 of 2 is no majority), and the cluster log records
+    both. Node 2, continued, learns it was declared dead (or loses the arbitration) and
+    stops with an error. (What node 1 does next is takeover's business.)"""
+    with open(env.config_path) as f:
+        text = f.read()
+    with open(env.config_path, "w") as f:
+        f.write(text.replace("[ndbd default]\n", "[ndbd default]\nHeartbeatIntervalDbDb=200\n", 1))
+    nodes = start_cluster(env)
+    time.sleep(1.0)  # heartbeats flowing
+    start = time.time()
+    nodes[2].send_signal(signal.SIGSTOP)
+    log = eventually(lambda: "Node 2 declared dead" in env.read(env.datad_log(1)) and
+                     env.read(env.datad_log(1)), 20, "node 1 declares node 2 dead")
+    elapsed = time.time() - start
+    check(elapsed >= 0.6, "declared dead after %.2fs, before 4 heartbeat intervals" % elapsed)
+    check("suspects node 2 (missed 4 heartbeats)" in log, "suspicion logged: %s" % log)
+    eventually(lambda: "Node 1: Arbitration granted: data nodes {1} continue without {2}"
+               in env.cluster_log(), 10, "cluster log: arbitration granted")
+    eventually(lambda: "Node 1: Node 2 declared dead" in env.cluster_log(), 10,
+               "cluster log: declared dead")
+    nodes[2].send_signal(signal.SIGCONT)
+    check(wait_exit(nodes[2], timeout=30, what="datad 2") == 1, "datad 2 exit code after SIGCONT")
+    log2 = env.read(env.datad_log(2))
+    check("shutdown requested: " in log2, "datad 2 says why it stops: %s" % log2[-2000:])
+    print("declared dead after %.2fs (HeartbeatIntervalDbDb=200)" % elapsed)
 
 
 def transporter_port(env, node_id):
@@ -433,7 +465,12 @@ def scenario_sigterm(env):
     log = env.read(env.datad_log(1))
     check("stopping: stop signal received" in log and "Node 1: stopped" in log, "log: %s" % log)
     eventually(lambda: "Node 1: not connected" in env.all_status(), 10, "node 1 gone")
-    # Its peer cannot run alone yet (no takeover): it stops too, cleanly.
+    # Its peer agrees node 1 is gone (with the arbitrator's grant) and runs on alone
+    # until it is stopped the same way.
+    eventually(lambda: "Node 1 declared dead" in env.read(env.datad_log(2)), 20,
+               "datad 2 declares node 1 dead")
+    check(nodes[2].poll() is None, "datad 2 still runs")
+    nodes[2].send_signal(signal.SIGTERM)
     check(wait_exit(nodes[2], what="datad 2") == 0, "datad 2 exit code")
 
 

@@ -1,0 +1,64 @@
+// The coordinator's records of transactions, their operations and scans: private to
+// the CoordinatorBlock's translation units (coordinator_block.cc for the data path,
+// coordinator_takeover.cc for node failure handling).
+//
+// Thread-safety: plain data owned by one CoordinatorBlock.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ndb-kernel/coordinator/coordinator_block.h"
+
+namespace duo::coordinator {
+
+struct CoordinatorBlock::Operation {
+  uint32_t op_index = 0;
+  uint8_t flags = 0;
+  uint16_t primary = 0;
+  bool done = false;
+  std::vector<uint16_t> chain;  // where it was sent (a node failure there fails it)
+};
+
+struct CoordinatorBlock::Transaction {
+  enum class State : uint8_t { kActive, kCommitting, kAborting };
+
+  ApiKey key;
+  kernel::BlockAddress client;
+  uint64_t transid = 0;
+  State state = State::kActive;
+  std::vector<Operation> ops;
+  uint32_t outstanding = 0;  // operations sent, not yet answered
+  bool executing = false;    // the client ended a batch and waits for the answer
+  bool commit_requested = false;
+  bool rollback_requested = false;
+  ErrorCode error = ErrorCode::kOk;  // first fatal error: the transaction must abort
+  std::string error_message;
+  std::vector<std::pair<uint16_t, uint16_t>> participants;  // (node, log part)
+  std::vector<bool> answered;                  // per participant, from the commit / abort on
+  uint32_t awaiting = 0;                       // LQH_COMMITCONF / LQH_ABORTCONF still expected
+  uint32_t gci = 0;                            // the GCI it commits in (0 until the commit starts)
+  std::vector<protocol::OpResultMsg> results;  // of the current batch
+};
+
+struct CoordinatorBlock::Scan {
+  struct Fragment {
+    uint32_t fragment = 0;
+    uint16_t node = 0;
+    uint16_t log_part = 0;
+    bool done = false;
+    bool in_flight = false;  // a SCAN_FRAGREQ / NEXTREQ awaits its answer
+  };
+  uint32_t ptr = 0;
+  kernel::BlockAddress client;
+  uint64_t api_tx = 0;
+  uint32_t scan_id = 0;
+  uint64_t transid = 0;
+  std::vector<Fragment> fragments;
+  bool closing = false;      // the client closed it, or it failed: nothing more is forwarded
+  bool client_done = false;  // the client has had its final SCAN_TABCONF / SCAN_TABREF
+};
+
+}  // namespace duo::coordinator

@@ -1,0 +1,181 @@
+// MembershipBlock: heartbeats, failure detection, agreed node failure and arbitration
+// of one data node (NDB's QMGR; DESIGN.md §3 and §5). One instance per data node.
+//
+// Detection. The live data nodes form a ring sorted by id (membership_rules.h). Every
+// heartbeat_interval_ms each node sends HEARTBEAT to its right neighbour and counts an
+// interval in which nothing came from its left neighbour as missed; after
+// missed_heartbeats_max missed intervals in a row (NDB: 4) it suspects that neighbour.
+// Watching starts with the first heartbeat heard (nodes of one cluster start at
+// different times) and carries over to each new left neighbour after a failure, with a
+// grace of missed_heartbeats_max intervals until the first heartbeat from it. A link
+// that closes (LINK_DOWN_REP from the node's transport) is an immediate suspicion.
+//
+// Agreement. A suspicion goes to the president, the lowest live node this node does not
+// suspect (FAIL_REP); a node receiving FAIL_REP trusts it. The president runs one round
+// at a time over the survivors:
+//   1. PREP_FAILREQ(failed set: the suspects and every node the president already
+//      committed dead, so a survivor that missed a COMMIT catches up) -> every
+//      survivor: it stops accepting signals from the failed nodes (this block drops
+//      them; see "Late signals") and answers PREP_FAILCONF. A survivor silent for
+//      prep_fail_timeout_ms joins the failed set and the round restarts; so does a new suspicion
+//      arriving meanwhile.
+//   2. Viability (check_viability): a node group without survivors -> CLUSTER_SHUTDOWN_ORD
+//      to every survivor; no strict majority -> ARBIT_REQ to the arbitrator, which must
+//      grant (ARBIT_CONF) within arbitration_timeout_ms, else every survivor shuts down.
+//   3. COMMIT_FAILREQ -> every survivor and every failed node: a survivor removes each
+//      failed node from its membership and delivers NODE_FAILREP{node} (one per node,
+//      exactly once) to its coordinator, dictionary, distribution and every local_query
+//      instance, then answers COMMIT_FAILCONF; a failed node that still hears it
+//      learns it was declared dead and shuts down.
+// A president that fails is suspected like any node; the next lowest then takes over
+// with everything it knows (its suspicions include every failed set it prepared for).
+// A PREP/COMMIT is only accepted from a node whose failed set covers every live node
+// below it, i.e. from the rightful president. While a suspicion is pending, its reporter
+// repeats FAIL_REP every interval and the president answers each with FAIL_ACK (also
+// while it waits for the arbitrator); a reporter that hears nothing from the president
+// for missed_heartbeats_max intervals suspects the president too. That catches a
+// president whose own watcher died with it, and one cut off without a link event.
+//
+// Shutdown. A node that learns it was declared failed, or whose side lost a node group
+// or the arbitration, stops acting (every later signal is dropped) and raises
+// shutdown_requested(): duo_datad polls it and exits with the reason in its log.
+//
+// Late signals. Only this block filters the signals of nodes it declared (or is
+// declaring) dead. The other blocks and the transport do not yet: a declared-dead node
+// that still runs (frozen, cut off one way) can reach them until it learns its fate and
+// stops. Closing that gap belongs to the transport (refuse a declared-dead node's links
+// until it restarts). A restarted node rejoining the membership is not supported yet.
+//
+// Thread-safety: a Block; single-threaded. shutdown_requested() and shutdown_reason()
+// may be read from any thread (duo_datad's control loop).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ndb-kernel/membership/membership_messages.h"
+#include "ndb-kernel/protocol/distribution.h"
+#include "ndb-kernel/runtime/block.h"
+
+namespace duo::membership {
+
+struct MembershipOptions {
+  uint64_t heartbeat_interval_ms = 5000;   // HeartbeatIntervalDbDb
+  uint32_t missed_heartbeats_max = 4;      // NDB declares a node dead after missing 4
+  uint64_t arbitration_timeout_ms = 7500;  // ArbitrationTimeout
+  // How long the president waits for PREP_FAILCONF; 0: twice the heartbeat interval.
+  uint64_t prep_fail_timeout_ms = 0;
+  // The arbitrator (node_id 0: none is configured, ArbitrationRank 0 everywhere).
+  kernel::BlockAddress arbitrator;
+  // A block on this node that gets a copy of every NODE_FAILREP (duo_datad's cluster log
+  // reporting); node_id 0: none.
+  kernel::BlockAddress failure_observer;
+};
+
+class MembershipBlock : public kernel::Block {
+ public:
+  MembershipBlock(protocol::ClusterTopology topology, MembershipOptions options);
+
+  void on_start() override;
+
+  // ---- Observers (block thread; tests read them between simulator steps) ----
+  // The agreed live data nodes.
+  const NodeSet& live_nodes() const { return live_; }
+  // The president this node would report to now.
+  uint16_t president() const;
+  uint64_t rounds_started() const { return rounds_started_; }
+  uint64_t failures_committed() const { return failures_committed_; }
+
+  // ---- Any thread ----
+  bool shutdown_requested() const { return shutdown_requested_.load(std::memory_order_acquire); }
+  // Why (empty until shutdown_requested()).
+  std::string shutdown_reason() const {
+    return shutdown_requested() ? shutdown_reason_ : std::string();
+  }
+
+ private:
+  struct Round {
+    enum class Phase : uint8_t { kPrepare, kArbitrating, kCommitting };
+    uint32_t id = 0;
+    Phase phase = Phase::kPrepare;
+    NodeSet before;  // the membership when the round started
+    NodeSet failed;
+    NodeSet survivors;
+    NodeSet confirmed;  // survivors that answered PREP_FAILCONF
+  };
+
+  void on_tick(kernel::Signal& signal);
+  void on_heartbeat(kernel::Signal& signal);
+  void on_link_down(kernel::Signal& signal);
+  void on_fail_rep(kernel::Signal& signal);
+  void on_fail_ack(kernel::Signal& signal);
+  void on_prep_fail_req(kernel::Signal& signal);
+  void on_prep_fail_conf(kernel::Signal& signal);
+  void on_prep_fail_timeout(kernel::Signal& signal);
+  void on_commit_fail_req(kernel::Signal& signal);
+  void on_commit_fail_conf(kernel::Signal& signal);
+  void on_cluster_shutdown_ord(kernel::Signal& signal);
+  void on_arbit_conf(kernel::Signal& signal);
+  void on_arbit_ref(kernel::Signal& signal);
+  void on_arbit_timeout(kernel::Signal& signal);
+
+  // True if the signal must be ignored: this node is shutting down, or it comes from a
+  // node this node has declared (or is declaring) dead.
+  bool drop(const kernel::Signal& signal) const;
+  // Records a suspicion of `node` and reports it to the president (or, as president,
+  // starts or restarts a round).
+  void suspect(uint16_t node, const std::string& why);
+  // As president: starts a round if suspicions are pending and none runs, or restarts
+  // one still preparing whose failed set has grown.
+  void drive_rounds();
+  void start_round();
+  void decide(Round& round);
+  void commit_round(Round& round);
+  void order_shutdown(const Round& round, ShutdownReason reason, uint32_t detail);
+  // A PREP/COMMIT from `president` naming `failed` may be acted on.
+  bool from_rightful_president(uint16_t president, const NodeSet& failed) const;
+  void deliver_node_failure(uint16_t node);
+  void send_or_retry(const kernel::BlockAddress& to, kernel::Signal signal);
+  // Re-derives the left neighbour after the ring changed.
+  void reset_watch();
+  void request_shutdown(const std::string& why);
+  // Suspicions of live nodes not yet committed.
+  NodeSet pending_suspicions() const;
+  kernel::BlockAddress membership_of(uint16_t node) const;
+
+  // Constant after construction.
+  const protocol::ClusterTopology topology_;
+  const MembershipOptions options_;
+  const uint64_t prep_fail_timeout_ms_;
+
+  NodeSet live_;       // agreed membership
+  NodeSet blocked_;    // nodes named failed by an accepted PREP_FAILREQ: signals dropped
+  NodeSet suspected_;  // suspicions: this node's, reported ones, and PREP_FAILREQ failed sets
+  // Last sign of life (FAIL_ACK, PREP/COMMIT) from the president this node reports to.
+  uint64_t president_heard_ns_ = 0;
+  // Watching the left neighbour.
+  uint16_t left_ = 0;
+  bool watching_ = false;  // started after the first heartbeat heard
+  bool heard_since_tick_ = false;
+  // Intervals missed in a row; negative after the ring changed: a grace of as many
+  // intervals, because the new neighbour may not yet know the ring changed (the
+  // PREP_FAILREQ that changed it here may have died with its president).
+  int64_t missed_ = 0;
+  bool heard_any_ = false;
+
+  // As president.
+  std::optional<Round> round_;
+  uint32_t round_counter_ = 0;
+
+  uint64_t rounds_started_ = 0;
+  uint64_t failures_committed_ = 0;
+
+  // Written once before shutdown_requested_ is set (release), read after it (acquire).
+  std::string shutdown_reason_;
+  std::atomic<bool> shutdown_requested_{false};
+};
+
+}  // namespace duo::membership
