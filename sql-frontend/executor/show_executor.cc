@@ -333,10 +333,17 @@ server::StatementResult execute_show(StatementContext& context, const ShowStatem
     case ShowKind::kProcesslist:
       return show_processlist(context, show);
     case ShowKind::kWarnings:
-    case ShowKind::kErrors:
-      // The session keeps no warnings yet (SqlEngine); an empty list is what a
-      // statement without warnings shows.
-      return text_result({"Level", "Code", "Message"}, {});
+    case ShowKind::kErrors: {
+      // The previous statement's diagnostics; SHOW ERRORS lists only its errors.
+      std::vector<std::vector<std::optional<std::string>>> rows;
+      if (context.previous_diagnostics != nullptr) {
+        for (const StatementContext::Warning& w : *context.previous_diagnostics) {
+          if (show.what == ShowKind::kErrors && w.level != "Error") continue;
+          rows.push_back({w.level, std::to_string(w.code), w.message});
+        }
+      }
+      return text_result({"Level", "Code", "Message"}, rows);
+    }
     case ShowKind::kEngines:
       return text_result(
           {"Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"},

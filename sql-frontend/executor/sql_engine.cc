@@ -81,10 +81,20 @@ server::StatementResult SqlEngine::run_statement(server::SessionState& session,
                                                  const std::vector<SqlValue>& params) {
   Connection& c = connection(session);
   StatementActivity activity(session, statement.kind, source);
+  // SHOW WARNINGS / SHOW ERRORS read the diagnostics area and leave it as it is.
+  const bool keeps_diagnostics =
+      statement.kind == StatementKind::kShow &&
+      (statement.as<ShowStatement>().what == ShowKind::kWarnings ||
+       statement.as<ShowStatement>().what == ShowKind::kErrors);
+  if (!keeps_diagnostics) c.diagnostics.clear();
   try {
     return run_with_retry(statement_retry_safe(statement, session),
                           [&] { return dispatch(session, c, statement, source, params); });
   } catch (const SqlException& e) {
+    if (!keeps_diagnostics) {
+      c.diagnostics.clear();
+      c.diagnostics.push_back(StatementContext::Warning{"Error", e.code(), e.what()});
+    }
     // A cluster transaction that aborted is over: NDB rolls back the whole transaction
     // on an operation error, so the session leaves its transaction too.
     if (c.transaction) {
@@ -118,6 +128,8 @@ server::StatementResult SqlEngine::dispatch(server::SessionState& session, Conne
   StatementContext context{session, catalog_, *c.api_session, params};
   context.source_text = source;
   context.last_insert_id = c.last_insert_id;
+  const std::vector<StatementContext::Warning> previous_diagnostics = c.diagnostics;
+  context.previous_diagnostics = &previous_diagnostics;
   if (is_data_statement(statement.kind) && (session.in_transaction || !session.autocommit)) {
     // With autocommit=0 the first data statement opens the transaction.
     session.in_transaction = true;
@@ -164,6 +176,15 @@ server::StatementResult SqlEngine::dispatch(server::SessionState& session, Conne
       throw_not_supported("this statement");
   }
   c.last_insert_id = context.last_insert_id;
+  if (!context.warnings.empty() || context.warning_count > 0) {
+    c.diagnostics = context.warnings;
+    const auto count = static_cast<uint16_t>(std::min<uint64_t>(context.warning_count, UINT16_MAX));
+    if (auto* ok = std::get_if<server::OkResult>(&result); ok && ok->warnings == 0) {
+      ok->warnings = count;
+    } else if (auto* rows = std::get_if<server::ResultSet>(&result); rows && rows->warnings == 0) {
+      rows->warnings = count;
+    }
+  }
   return result;
 }
 

@@ -26,6 +26,7 @@
 #include "ndb-kernel/api/cluster_connection.h"
 #include "sql-frontend/catalog/catalog.h"
 #include "sql-frontend/executor/sql_value.h"
+#include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/parser/parser.h"
 #include "sql-frontend/server/query_handler.h"
 
@@ -64,6 +65,9 @@ class SqlEngine : public server::QueryHandler {
     std::map<uint64_t, Prepared> prepared;
     uint64_t next_token = 1;
     uint64_t last_insert_id = 0;
+    // The last statement's warnings or error (MySQL's diagnostics area), kept until the
+    // next statement that is not SHOW WARNINGS / SHOW ERRORS.
+    std::vector<StatementContext::Warning> diagnostics;
   };
 
   Connection& connection(server::SessionState& session);

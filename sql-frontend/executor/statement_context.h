@@ -69,6 +69,9 @@ struct StatementContext {
   std::vector<Warning> warnings;
   uint64_t warning_count = 0;
   void add_warning(uint16_t code, std::string message, std::string level = "Warning");
+  // The previous statement's diagnostics (its warnings, or its error with level
+  // "Error"), which SHOW WARNINGS / SHOW ERRORS list; null when there are none.
+  const std::vector<Warning>* previous_diagnostics = nullptr;
 
   // The transaction to define operations in, begun on first use.
   api::Transaction& transaction(const ::duo::protocol::TableDef* hint = nullptr,
