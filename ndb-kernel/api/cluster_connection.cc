@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "mgmd/client/mgm_commands.h"
 #include "ndb-kernel/common/logging.h"
 #include "ndb-kernel/transport/tls_files.h"
 
@@ -271,6 +272,17 @@ void Cluster::poll_mgm_status() {
     mgm_->close();
     return;
   }
+  if (Result<std::vector<mgm::NodeStatus>> nodes = mgm::parse_status_reply(*reply); nodes.ok()) {
+    std::set<uint16_t> started;
+    for (const mgm::NodeStatus& node : *nodes) {
+      if (node.type == "NDB" && node.status == "STARTED") {
+        started.insert(static_cast<uint16_t>(node.node_id));
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    mgm_started_ = std::move(started);
+    links_changed_.notify_all();
+  }
   Result<std::map<uint16_t, uint16_t>> ports = mgm::reported_ports(*reply);
   if (!ports.ok()) {
     DUO_LOG(WARNING, kLog) << "API node " << node_id_ << ": " << ports.status().message();
@@ -290,7 +302,11 @@ void Cluster::poll_mgm_status() {
 Result<size_t> Cluster::wait_until_ready(uint64_t timeout_ms) {
   std::unique_lock<std::mutex> lock(mutex_);
   links_changed_.wait_until(lock, deadline_after(timeout_ms), [this] {
-    return disconnected_ || core_.connected_nodes().size() == peers_.size();
+    const std::vector<uint16_t> linked = core_.connected_nodes();  // ascending
+    if (disconnected_ || linked.size() == peers_.size()) return true;
+    return !linked.empty() && mgm_started_ && !mgm_started_->empty() &&
+           std::includes(linked.begin(), linked.end(), mgm_started_->begin(),
+                         mgm_started_->end());
   });
   const size_t linked = core_.connected_nodes().size();
   if (linked == 0) {

@@ -29,6 +29,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,9 +84,10 @@ class Cluster {
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
-  // Waits until every data node is linked, or `timeout_ms` passed. Returns the number
-  // of linked data nodes: all of them, or at the timeout at least one; kTemporary when
-  // none is linked by then.
+  // Waits until every data node is linked — or every one mgmd reports STARTED, when at
+  // least one is linked: a data node that is down (or stays out after failing while the
+  // others went on) is not waited for — or `timeout_ms` passed. Returns the number of
+  // linked data nodes (at least one); kTemporary when none is linked by then.
   Result<size_t> wait_until_ready(uint64_t timeout_ms);
   // Stops the links and ends the mgmd session (freeing the API node id). Idempotent;
   // in-flight requests fail with kTemporary.
@@ -138,6 +141,8 @@ class Cluster {
   std::condition_variable links_changed_;  // a link came up or went down
   ApiCore core_;                           // GUARDED_BY(mutex_)
   bool disconnected_ = false;              // GUARDED_BY(mutex_)
+  // Data nodes mgmd last reported STARTED; nullopt before its first answer.
+  std::optional<std::set<uint16_t>> mgm_started_;  // GUARDED_BY(mutex_)
 
   // The mgmd session: the poller thread's, after connect().
   mgm::ConnectString mgm_target_;

@@ -96,6 +96,9 @@ constexpr uint64_t kReconnectDelayMinMs = 100;
 constexpr uint64_t kReconnectDelayMaxMs = 5000;
 // How long a stopping node lets its links carry the stop announcement.
 constexpr uint64_t kStopAnnounceMs = 100;
+// A planned stop waits for the open GCI to complete: two GCP intervals and this margin.
+constexpr uint64_t kFinalGcpMarginMs = 1000;
+constexpr uint64_t kFinalGcpPollMs = 20;
 
 struct Options {
   std::string connect_string = "localhost:1186";
@@ -259,6 +262,7 @@ class DataNode {
   // Tells every peer data node this node stops on purpose, and gives the links a moment
   // to carry that before they close.
   void announce_stop();
+  void wait_for_final_gcp();
 
   const Options options_;
   const mgm::ConnectString target_;
@@ -661,8 +665,16 @@ void DataNode::check_links() {
   }
   if (state_ != "STARTING") return;
   if (phase_ < 3) {
-    if (missing.empty()) {
-      complete_phase(3, "links up to data nodes " + format_ids(connected));
+    // The distribution block restores without the data nodes its sysfile records as
+    // dead (they stay out until node restart exists): once it restores, their links
+    // are not waited for.
+    const distribution::NodeStartState restart = distribution_->start_state();
+    const bool restoring = restart == distribution::NodeStartState::kRestoring ||
+                           restart == distribution::NodeStartState::kWaitingForStart ||
+                           restart == distribution::NodeStartState::kStarted;
+    if (missing.empty() || restoring) {
+      complete_phase(3, "links up to data nodes " + format_ids(connected) +
+                            (missing.empty() ? "" : "; not waiting for " + format_ids(missing)));
     } else if (now >= next_progress_ms_) {
       next_progress_ms_ = now + kProgressLogIntervalMs;
       DUO_LOG(INFO, kLog) << "Node " << config_.node_id
@@ -723,10 +735,35 @@ void DataNode::announce_stop() {
   if (sent_any) sleep_ms(kStopAnnounceMs);
 }
 
+// A planned stop keeps what was committed before it: wait (bounded) until the GCI open
+// now is complete on every live node, so a restart recovers every transaction
+// acknowledged before the stop. Without it a `duo down` right after a commit could lose
+// it (a crash still loses at most what committed after the last complete GCI).
+void DataNode::wait_for_final_gcp() {
+  if (distribution_ == nullptr || exit_code_ != 0 ||
+      distribution_->start_state() != distribution::NodeStartState::kStarted) {
+    return;
+  }
+  const uint32_t gci = distribution_->current_gci();
+  const uint64_t deadline = monotonic_ms() + 2 * config_.gcp_interval_ms + kFinalGcpMarginMs;
+  while (distribution_->last_complete_gci() < gci && monotonic_ms() < deadline) {
+    sleep_ms(kFinalGcpPollMs);
+  }
+  if (distribution_->last_complete_gci() >= gci) {
+    DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": GCI " << gci
+                        << " complete: everything committed before the stop is durable";
+  } else {
+    DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": GCI " << gci
+                           << " did not complete before the stop; a restart recovers to GCI "
+                           << distribution_->last_complete_gci();
+  }
+}
+
 void DataNode::shut_down(const std::string& why) {
   DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": stopping: " << why;
   state_ = "STOPPING";
   send_report();
+  wait_for_final_gcp();
   announce_stop();
   if (transporter_) transporter_->stop();
   if (runtime_) runtime_->stop();

@@ -125,7 +125,13 @@ bool parse_args(int argc, char** argv, Options* options) {
 // start: a schema change sent to a starting master never completes (see the report), so
 // sqld asks for the system tables only once the cluster is started, as mysqld waits for
 // the cluster to be ready.
-Status wait_for_started_data_nodes(const std::string& connect_string, uint64_t timeout_ms) {
+// Waits until the cluster is started as mgmd sees it: at least one data node STARTED
+// and none still starting or stopping. A data node mgmd has no contact with is not
+// waited for: it is down, or it died while the others went on and stays out until node
+// restart exists (a starting node contacts mgmd before anything else). Returns how many
+// data nodes are STARTED.
+Result<size_t> wait_for_started_data_nodes(const std::string& connect_string,
+                                           uint64_t timeout_ms) {
   DUO_ASSIGN_OR_RETURN(mgm::ConnectString target, mgm::parse_connect_string(connect_string));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::string last_state = "no answer from the management server";
@@ -138,16 +144,19 @@ Status wait_for_started_data_nodes(const std::string& connect_string, uint64_t t
       if (reply.ok()) {
         Result<std::vector<mgm::NodeStatus>> nodes = mgm::parse_status_reply(*reply);
         if (nodes.ok()) {
-          bool all_started = true;
-          size_t data_nodes = 0;
+          bool settled = true;
+          size_t started = 0;
           last_state.clear();
           for (const mgm::NodeStatus& node : *nodes) {
             if (node.type != "NDB") continue;
-            ++data_nodes;
-            all_started &= node.status == "STARTED";
+            if (node.status == "STARTED") {
+              ++started;
+            } else if (node.status != "NO_CONTACT") {
+              settled = false;
+            }
             last_state += "node " + std::to_string(node.node_id) + " " + node.status + " ";
           }
-          if (all_started && data_nodes > 0) return Status::OK();
+          if (settled && started > 0) return started;
         }
       }
     }
@@ -209,18 +218,20 @@ int run_sqld(int argc, char** argv) {
     DUO_LOG(ERROR, kLog) << "cannot connect to the cluster: " << cluster.status().message();
     return finish(kExitError);
   }
+  Result<size_t> started = wait_for_started_data_nodes(options.connect_string,
+                                                       kClusterReadyTimeoutMs);
+  if (!started.ok()) {
+    DUO_LOG(ERROR, kLog) << started.status().message();
+    return finish(kExitError);
+  }
+  // Links to every started data node (one that is down is not waited for).
   Result<size_t> ready = (*cluster)->wait_until_ready(kClusterReadyTimeoutMs);
   if (!ready.ok()) {
     DUO_LOG(ERROR, kLog) << "no data node reachable: " << ready.status().message();
     return finish(kExitError);
   }
   DUO_LOG(INFO, kLog) << "API node " << (*cluster)->node_id() << ": linked to " << *ready
-                      << " data node(s)";
-  if (Status started = wait_for_started_data_nodes(options.connect_string, kClusterReadyTimeoutMs);
-      !started.ok()) {
-    DUO_LOG(ERROR, kLog) << started.message();
-    return finish(kExitError);
-  }
+                      << " data node(s), " << *started << " started";
   // A data node may still fail a request right after its start: retry a while.
   sql::catalog::Catalog catalog(cluster->get());
   Status system_tables;

@@ -5,11 +5,18 @@ errors, then checks that the tables are still whole (oltp_read_write deletes and
 re-inserts rows by id, so every table still holds exactly table-size rows and every id),
 and `cleanup`.
 
+With --kill-data-node-at S, data node 2 is SIGKILLed S seconds into the run: sysbench
+must keep going on the surviving replica (errors 1297 "node failure caused abort" are
+what sysbench is told to retry, as with NDB), commit transactions after the kill, and
+the tables must still be whole afterwards. The seconds in which no transaction
+committed around the kill are printed (not asserted: machines are noisy).
+
 Starts the cluster with the `duo` launcher on free ports in a temporary directory and
 always stops it. No timing is asserted: throughput is printed, not judged.
 
 Usage: sysbench_test.py --bin build/<dir>/bin [--threads 4] [--seconds 30]
-                        [--tables 2] [--table-size 10000]      (CTest label `cluster`)
+                        [--tables 2] [--table-size 10000] [--kill-data-node-at S]
+                                                               (CTest label `cluster`)
 """
 
 import argparse
@@ -36,16 +43,47 @@ def sql(port, statement):
     return proc.stdout
 
 
+def sysbench_command(args, port, command):
+    return ["sysbench", "oltp_read_write", "--mysql-host=127.0.0.1", "--mysql-port=%d" % port,
+            "--mysql-user=root", "--mysql-db=sbtest", "--tables=%d" % args.tables,
+            "--table-size=%d" % args.table_size, "--threads=%d" % args.threads,
+            "--time=%d" % args.seconds, "--rand-seed=1", command]
+
+
 def sysbench(args, port, command):
-    cmd = ["sysbench", "oltp_read_write", "--mysql-host=127.0.0.1", "--mysql-port=%d" % port,
-           "--mysql-user=root", "--mysql-db=sbtest", "--tables=%d" % args.tables,
-           "--table-size=%d" % args.table_size, "--threads=%d" % args.threads,
-           "--time=%d" % args.seconds, "--rand-seed=1", command]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=args.seconds + 600)
+    proc = subprocess.run(sysbench_command(args, port, command), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=args.seconds + 600)
     print(proc.stdout[-3000:] if command == "run" else proc.stdout[-600:], flush=True)
     check(proc.returncode == 0, "sysbench %s failed (exit %d)" % (command, proc.returncode))
     return proc.stdout
+
+
+def sysbench_with_kill(args, port, cluster):
+    """`run` with data node 2 SIGKILLed after --kill-data-node-at seconds; returns the output."""
+    cmd = sysbench_command(args, port, "run") + [
+        "--report-interval=1", "--mysql-ignore-errors=1213,1020,1205,1297"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(args.kill_data_node_at)
+        pid_file = os.path.join(cluster.data_dir, "datad", "ndb_2.pid")
+        with open(pid_file) as f:
+            pid = int(f.read().split()[0])
+        print("SIGKILL data node 2 (pid %d)" % pid, flush=True)
+        os.kill(pid, signal.SIGKILL)
+        out, _ = proc.communicate(timeout=args.seconds + 600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    print(out[-6000:], flush=True)
+    check(proc.returncode == 0, "sysbench run failed (exit %d) after the kill" % proc.returncode)
+    seconds = [(int(m.group(1)), float(m.group(2))) for m in
+               re.finditer(r"^\[ (\d+)s \] thds: \d+ tps: ([\d.]+)", out, re.M)]
+    after = [tps for second, tps in seconds if second > args.kill_data_node_at + 1]
+    check(after and sum(after) > 0, "no transaction committed after the data node was killed")
+    stalled = [second for second, tps in seconds if tps == 0]
+    print("seconds without a committed transaction: %s" % (stalled or "none"), flush=True)
+    return out
 
 
 def run(args, work_dir):
@@ -55,11 +93,15 @@ def run(args, work_dir):
         port = cluster.sql_port
         sql(port, "CREATE DATABASE sbtest")
         sysbench(args, port, "prepare")
-        out = sysbench(args, port, "run")
+        if args.kill_data_node_at:
+            out = sysbench_with_kill(args, port, cluster)
+        else:
+            out = sysbench(args, port, "run")
         errors = re.search(r"^\s+ignored errors:\s+(\d+)", out, re.M)
         transactions = re.search(r"^\s+transactions:\s+(\d+)", out, re.M)
         check(errors and transactions, "unexpected sysbench output")
-        check(int(errors.group(1)) == 0, "sysbench reported %s errors" % errors.group(1))
+        if not args.kill_data_node_at:
+            check(int(errors.group(1)) == 0, "sysbench reported %s errors" % errors.group(1))
         check(int(transactions.group(1)) > 0, "sysbench committed no transaction")
         for t in range(1, args.tables + 1):
             counts = sql(port, "SELECT COUNT(*), COUNT(DISTINCT id), MIN(id), MAX(id) "
@@ -81,6 +123,8 @@ def main():
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--tables", type=int, default=2)
     parser.add_argument("--table-size", type=int, default=10000)
+    parser.add_argument("--kill-data-node-at", type=int, default=0,
+                        help="SIGKILL data node 2 this many seconds into the run")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda s, f: sys.exit("terminated by signal %d" % s))
     work_dir = tempfile.mkdtemp(prefix="duo-sysbench-")
