@@ -328,6 +328,15 @@ SqlColumn column_from_def(const ColumnDef& def) {
   return column;
 }
 
+void set_default(SqlColumn* column, const Expr& value) {
+  std::optional<std::string> text = default_text(value, column->name);
+  if (!text && !column->nullable) {
+    throw_error(1067, "42000", "Invalid default value for '" + column->name + "'");
+  }
+  column->has_default = true;
+  column->default_value = std::move(text);
+}
+
 SqlTable table_from_create(const CreateTableStatement& statement, const std::string& db) {
   if (statement.like) throw_not_supported("CREATE TABLE ... LIKE");
   if (statement.temporary) throw_not_supported("CREATE TEMPORARY TABLE");

@@ -74,6 +74,9 @@ SqlTable table_from_create(const CreateTableStatement& statement, const std::str
 // One column of CREATE TABLE / ALTER TABLE ADD COLUMN, storage derived (its PRIMARY KEY
 // and UNIQUE attributes are the caller's). Throws like table_from_create.
 SqlColumn column_from_def(const ColumnDef& def);
+// DEFAULT `value` for `column` (ALTER COLUMN ... SET DEFAULT): 1067 when it is not a
+// literal or is NULL for a NOT NULL column.
+void set_default(SqlColumn* column, const Expr& value);
 
 // The storage ColumnDef and character length of a declared type (lower-case text as
 // produced by declared_type_text). Throws SqlException 1235 for an unsupported type.

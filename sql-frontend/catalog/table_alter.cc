@@ -65,6 +65,30 @@ void insert_column(TableChange* change, size_t at, SqlColumn column, int origin)
   }
 }
 
+// Moves column `from` to position `to` (an index into the columns without it),
+// renumbering the index columns.
+void move_column(TableChange* change, size_t from, size_t to) {
+  SqlTable& table = change->table;
+  std::vector<size_t> order;  // order[new position] = old position
+  for (size_t i = 0; i < table.columns.size(); ++i) {
+    if (i != from) order.push_back(i);
+  }
+  order.insert(order.begin() + static_cast<std::ptrdiff_t>(to), from);
+  std::vector<uint16_t> new_position(order.size());
+  std::vector<SqlColumn> columns;
+  std::vector<int> origin;
+  for (size_t i = 0; i < order.size(); ++i) {
+    new_position[order[i]] = static_cast<uint16_t>(i);
+    columns.push_back(std::move(table.columns[order[i]]));
+    origin.push_back(change->origin[order[i]]);
+  }
+  table.columns = std::move(columns);
+  change->origin = std::move(origin);
+  for (SqlIndex& index : table.indexes) {
+    for (uint16_t& id : index.columns) id = new_position[id];
+  }
+}
+
 }  // namespace
 
 TableChange::TableChange(SqlTable old) : table(std::move(old)) {
@@ -165,6 +189,69 @@ void drop_column(TableChange* change, const std::string& name) {
   change->copy_rows = true;
 }
 
+void modify_column(TableChange* change, const AlterAction& action) {
+  SqlTable& table = change->table;
+  const ColumnDef& def = action.column;
+  const std::string& old_name =
+      action.kind == AlterActionKind::kChangeColumn ? action.name.name : def.name.name;
+  const int found = table.find_column(old_name);
+  if (found < 0) throw_unknown_column(old_name, table.name);
+  const uint16_t id = static_cast<uint16_t>(found);
+  const int taken = table.find_column(def.name.name);
+  if (taken >= 0 && taken != found) {
+    throw SqlException(1060, "42S21", "Duplicate column name '" + def.name.name + "'");
+  }
+  if (def.primary_key) throw SqlException(1068, "42000", "Multiple primary key defined");
+  SqlColumn column = column_from_def(def);
+  if (table.is_key_column(id)) {
+    // MySQL makes a key column NOT NULL unless NULL is asked for explicitly.
+    if (def.nullable == true) {
+      throw SqlException(1171, "42000",
+                         "All parts of a PRIMARY KEY must be NOT NULL; if you need NULL in a "
+                         "key, use UNIQUE instead");
+    }
+    column.nullable = false;
+    column.storage.nullable = false;
+  }
+  if (column.auto_increment && !table.columns[id].auto_increment) {
+    throw_not_supported("ALTER TABLE MODIFY/CHANGE to AUTO_INCREMENT");
+  }
+  table.columns[id] = std::move(column);
+  change->copy_rows = true;
+  if (action.position != ColumnPosition::kDefault) {
+    size_t to = 0;
+    if (action.position == ColumnPosition::kAfter) {
+      // Looked up among the other columns: AFTER itself is an unknown column in MySQL.
+      int after = action.after ? table.find_column(action.after->name) : -1;
+      if (after == found) after = -1;
+      if (after < 0) {
+        throw_unknown_column(action.after ? action.after->name : std::string(), table.name);
+      }
+      to = static_cast<size_t>(after) + (after < found ? 1 : 0);
+    }
+    move_column(change, id, to);
+  }
+  if (def.unique) {
+    IndexDef unique;
+    unique.kind = IndexKind::kUnique;
+    unique.columns.push_back(IndexColumn{def.name, std::nullopt, false});
+    add_index(change, unique);
+  }
+}
+
+void set_column_default(TableChange* change, const AlterAction& action) {
+  SqlTable& table = change->table;
+  const int found = table.find_column(action.name.name);
+  if (found < 0) throw_unknown_column(action.name.name, table.name);
+  SqlColumn& column = table.columns[static_cast<size_t>(found)];
+  if (action.kind == AlterActionKind::kDropDefault) {
+    column.has_default = false;
+    column.default_value.reset();
+    return;
+  }
+  set_default(&column, *action.default_value);
+}
+
 TableChange plan_alter(const SqlTable& table, const AlterTableStatement& statement) {
   TableChange change(table);
   for (const AlterAction& action : statement.actions) {
@@ -183,6 +270,17 @@ TableChange plan_alter(const SqlTable& table, const AlterTableStatement& stateme
         break;
       case AlterActionKind::kDropPrimaryKey:
         throw_not_supported("dropping the PRIMARY KEY");
+      case AlterActionKind::kModifyColumn:
+      case AlterActionKind::kChangeColumn:
+        modify_column(&change, action);
+        break;
+      case AlterActionKind::kSetDefault:
+      case AlterActionKind::kDropDefault:
+        set_column_default(&change, action);
+        break;
+      case AlterActionKind::kRenameTable:
+        change.new_name = *action.new_name;
+        break;
       case AlterActionKind::kTableOptions:
         if (action.options.engine) {
           const std::string engine = upper(*action.options.engine);

@@ -29,7 +29,9 @@ inline constexpr size_t kSecondaryIndexesMax = 63;
 struct TableChange {
   SqlTable table;
   std::vector<int> origin;  // per column of `table`: the old column id, or -1
-  bool copy_rows = false;   // a column was added or dropped
+  bool copy_rows = false;   // a column was added, dropped or redefined
+  // RENAME [TO] in ALTER TABLE: applied by the executor after the other actions.
+  std::optional<ObjectName> new_name;
 
   explicit TableChange(SqlTable old);
 };
@@ -46,6 +48,16 @@ void add_column(TableChange* change, const AlterAction& action);
 // DROP COLUMN: also from the indexes using it (an index left without columns goes).
 // 1091 unknown column, 1090 the last column, 1235 a primary key column.
 void drop_column(TableChange* change, const std::string& name);
+
+// MODIFY [COLUMN] / CHANGE [COLUMN] (action.name: the old name) [FIRST | AFTER c]: the
+// column gets its new definition and place; its rows are converted while copied
+// (executor: strict mode, so a value that does not fit fails the ALTER). 1054 unknown
+// column, 1060 new name taken, 1068 PRIMARY KEY, 1171 NULL on a key column, 1235 a new
+// AUTO_INCREMENT (the rows would need numbering).
+void modify_column(TableChange* change, const AlterAction& action);
+// ALTER [COLUMN] c SET DEFAULT v / DROP DEFAULT: the definition only, no copy. 1054
+// unknown column, 1067 invalid default.
+void set_column_default(TableChange* change, const AlterAction& action);
 
 // Applies every action of ALTER TABLE in order (ENGINE in table options is checked:
 // 1286; other options are accepted and ignored, as the storage has no use for them).

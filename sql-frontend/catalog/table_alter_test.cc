@@ -87,6 +87,56 @@ TEST(TableAlterTest, ColumnChangesCopyRowsAndRenumberIndexes) {
   EXPECT_EQ(alter_error(one, "ALTER TABLE t2 DROP COLUMN id"), 1090);
 }
 
+TEST(TableAlterTest, ModifyAndChangeRedefineAndMoveColumns) {
+  const SqlTable t = create(kBase);
+  TableChange change = alter(t, "ALTER TABLE t1 MODIFY name VARCHAR(40) NOT NULL");
+  EXPECT_TRUE(change.copy_rows);
+  EXPECT_EQ(change.origin, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(change.table.columns[3].declared_type, "varchar(40)");
+  EXPECT_FALSE(change.table.columns[3].nullable);
+
+  // CHANGE renames; FIRST / AFTER move the column and the index follows it.
+  change = alter(t, "ALTER TABLE t1 CHANGE k kk BIGINT NOT NULL AFTER name");
+  EXPECT_EQ(change.origin, (std::vector<int>{0, 2, 3, 1}));
+  EXPECT_EQ(change.table.columns[3].name, "kk");
+  EXPECT_EQ(change.table.indexes[1].columns, std::vector<uint16_t>{3});
+  change = alter(t, "ALTER TABLE t1 MODIFY name VARCHAR(20) FIRST");
+  EXPECT_EQ(change.origin, (std::vector<int>{3, 0, 1, 2}));
+  EXPECT_EQ(change.table.primary_key().columns, std::vector<uint16_t>{1});
+  EXPECT_EQ(change.table.indexes[1].columns, std::vector<uint16_t>{2});
+  change = alter(t, "ALTER TABLE t1 MODIFY id INT AUTO_INCREMENT AFTER k");
+  EXPECT_EQ(change.origin, (std::vector<int>{1, 0, 2, 3}));
+  // A key column stays NOT NULL.
+  EXPECT_FALSE(change.table.columns[1].nullable);
+  EXPECT_EQ(change.table.primary_key().columns, std::vector<uint16_t>{1});
+
+  EXPECT_EQ(alter_error(t, "ALTER TABLE t1 MODIFY nope INT"), 1054);
+  EXPECT_EQ(alter_error(t, "ALTER TABLE t1 CHANGE nope x INT"), 1054);
+  EXPECT_EQ(alter_error(t, "ALTER TABLE t1 CHANGE k name INT"), 1060);
+  EXPECT_EQ(alter_error(t, "ALTER TABLE t1 MODIFY k INT AFTER k"), 1054);
+  EXPECT_EQ(alter_error(t, "ALTER TABLE t1 MODIFY k INT PRIMARY KEY"), 1068);
+  EXPECT_EQ(alter_error(t, "ALTER TABLE t1 MODIFY id INT NULL"), 1171);
+  EXPECT_EQ(alter_error(t, "ALTER TABLE t1 MODIFY k INT AUTO_INCREMENT"), 1235);
+}
+
+TEST(TableAlterTest, DefaultsAndRenameChangeOnlyTheDefinition) {
+  const SqlTable t = create(kBase);
+  TableChange change = alter(t, "ALTER TABLE t1 ALTER COLUMN k SET DEFAULT 5");
+  EXPECT_FALSE(change.copy_rows);
+  EXPECT_EQ(change.table.columns[1].default_value, std::optional<std::string>("5"));
+  change = alter(t, "ALTER TABLE t1 ALTER k DROP DEFAULT");
+  EXPECT_FALSE(change.copy_rows);
+  EXPECT_FALSE(change.table.columns[1].has_default);
+  EXPECT_EQ(alter_error(t, "ALTER TABLE t1 ALTER k SET DEFAULT NULL"), 1067);
+  EXPECT_EQ(alter_error(t, "ALTER TABLE t1 ALTER nope DROP DEFAULT"), 1054);
+
+  change = alter(t, "ALTER TABLE t1 RENAME TO db2.t9");
+  EXPECT_FALSE(change.copy_rows);
+  ASSERT_TRUE(change.new_name.has_value());
+  EXPECT_EQ(change.new_name->name.name, "t9");
+  EXPECT_EQ(change.new_name->db->name, "db2");
+}
+
 TEST(TableAlterTest, ShowCreateTableIsMySqls) {
   SqlTable t = create(
       "CREATE TABLE t1 (id INT NOT NULL AUTO_INCREMENT, k INT NOT NULL DEFAULT '0',"

@@ -143,7 +143,10 @@ bool push(const Expr& conjunct, const catalog::SqlTable& table, const EvalContex
   bool flipped = false;
   if (!column_vs_constant(binary, table, &column, &constant, &flipped)) return false;
   std::string encoded;
-  if (!exact_encoding(table.columns[column], evaluate(*constant, context), &encoded)) return false;
+  if (!exact_encoding(table.columns[column],
+                      evaluate_for_column(*constant, context, table.columns[column]), &encoded)) {
+    return false;
+  }
   nodes->push_back(builder->cmp(column, cmp_of(binary.op, flipped), encoded));
   return true;
 }
@@ -242,7 +245,7 @@ std::vector<ColumnFacts> gather_facts(const catalog::SqlTable& table,
       const Expr* constant = nullptr;
       bool flipped = false;
       if (!column_vs_constant(binary, table, &column, &constant, &flipped)) continue;
-      const SqlValue value = evaluate(*constant, context);
+      const SqlValue value = evaluate_for_column(*constant, context, table.columns[column]);
       if (binary.op == BinaryOp::kEq) {
         add_equality(table, column, {value}, c, &facts[column]);
       } else {
@@ -257,7 +260,9 @@ std::vector<ColumnFacts> gather_facts(const catalog::SqlTable& table,
       const std::optional<uint16_t> column = plan_column(in.operand->as<ColumnExpr>(), table);
       if (!column) continue;
       std::vector<SqlValue> values;
-      for (const ExprPtr& item : in.list) values.push_back(evaluate(*item, context));
+      for (const ExprPtr& item : in.list) {
+        values.push_back(evaluate_for_column(*item, context, table.columns[*column]));
+      }
       add_equality(table, *column, values, c, &facts[*column]);
     } else if (e.kind == ExprKind::kBetween && !e.as<BetweenExpr>().negated &&
                e.as<BetweenExpr>().operand->kind == ExprKind::kColumn &&
@@ -266,10 +271,10 @@ std::vector<ColumnFacts> gather_facts(const catalog::SqlTable& table,
       const std::optional<uint16_t> id = plan_column(between.operand->as<ColumnExpr>(), table);
       if (!id) continue;
       const uint16_t column = *id;
-      add_range(table, column, storage::CmpOp::kGe, evaluate(*between.low, context),
-                &facts[column]);
-      add_range(table, column, storage::CmpOp::kLe, evaluate(*between.high, context),
-                &facts[column]);
+      add_range(table, column, storage::CmpOp::kGe,
+                evaluate_for_column(*between.low, context, table.columns[column]), &facts[column]);
+      add_range(table, column, storage::CmpOp::kLe,
+                evaluate_for_column(*between.high, context, table.columns[column]), &facts[column]);
     }
   }
   return facts;

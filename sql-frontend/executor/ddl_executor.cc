@@ -3,14 +3,15 @@
 // runs it against the cluster.
 //
 // Two kinds of ALTER, as in NDB:
-//   - In place (indexes, names): one schema transaction (ALTER_TABLEREQ); every data
-//     node rebuilds the table's ordered indexes from its rows before the statement
-//     returns; concurrent statements on the table from any sqld see the old indexes or
-//     the new ones (briefly getting a temporary error, 1297, while the build waits for
-//     their transactions to end).
-//   - Copying (ADD/DROP COLUMN): a new table under a temporary name gets the new
-//     definition; the rows are copied in batched transactions of kCopyBatchRows (each
-//     committed on its own, so memory stays bounded whatever the table's size); then
+//   - In place (indexes, names, column defaults): one schema transaction
+//     (ALTER_TABLEREQ); every data node rebuilds the table's ordered indexes from its
+//     rows before the statement returns; concurrent statements on the table from any
+//     sqld see the old indexes or the new ones (briefly getting a temporary error, 1297,
+//     while the build waits for their transactions to end).
+//   - Copying (ADD/DROP/MODIFY/CHANGE COLUMN): a new table under a temporary name gets
+//     the new definition; the rows are copied (a redefined column's values converted as
+//     strict mode does) in batched transactions of kCopyBatchRows (each committed on
+//     its own, so memory stays bounded whatever the table's size); then
 //     the old table is renamed away, the new one renamed in, and the old one dropped.
 //     NDB holds a global schema lock for the whole copy, so no other mysqld writes the
 //     table meanwhile. We have no such lock yet: rows written by other sqlds (or other
@@ -127,10 +128,20 @@ uint64_t copy_rows(StatementContext& context, const catalog::BoundTable& from,
         continue;
       }
       const int at = old_row.find(static_cast<uint16_t>(origin[i]));
+      const catalog::SqlColumn& old_column = from.sql.columns[static_cast<size_t>(origin[i])];
+      const catalog::SqlColumn& new_column = to.sql.columns[i];
       if (at < 0 || old_row.entry(at).is_null) {
+        // MODIFY ... NOT NULL over a NULL: strict mode refuses it.
+        if (!new_column.nullable) throw SqlException(1138, "22004", "Invalid use of NULL value");
         row.add_null(id);
-      } else {
+      } else if (old_column.declared_type == new_column.declared_type) {
         row.add(id, old_row.value(at));
+      } else {
+        // MODIFY/CHANGE to another type: MySQL's conversion as for an INSERT of the
+        // value, strict (1264/1265/1366/1406 abort the ALTER; the copy is dropped).
+        const uint64_t row_number = copied + batch.size() + 1;
+        row.add(id,
+                to_storage(new_column, from_storage(old_column, old_row.value(at)), row_number));
       }
     }
     batch.push_back(std::move(row));
@@ -247,15 +258,15 @@ server::StatementResult apply_change(StatementContext& context, const catalog::B
   return alter_info(rows);
 }
 
-server::StatementResult rename_tables(StatementContext& context,
-                                      const RenameTableStatement& statement) {
-  // Checked all first, with the renames before each applied, so that a bad pair in the
-  // middle changes nothing (MySQL renames atomically).
+// Checks RENAME TABLE's (from, to) pairs all first, with the renames before each
+// applied, so that a bad pair in the middle changes nothing (MySQL renames atomically).
+void check_renames(StatementContext& context,
+                   const std::vector<std::pair<ObjectName, ObjectName>>& renames) {
   std::vector<std::pair<std::string, std::string>> gone, added;  // (db, name)
   const auto in = [](const auto& list, const std::string& db, const std::string& t) {
     return std::find(list.begin(), list.end(), std::make_pair(db, t)) != list.end();
   };
-  for (const auto& [from, to] : statement.renames) {
+  for (const auto& [from, to] : renames) {
     const std::string from_db = context.database_of(from);
     const std::string to_db = context.database_of(to);
     check_writable_database(from_db);
@@ -277,6 +288,11 @@ server::StatementResult rename_tables(StatementContext& context,
     std::erase(gone, std::make_pair(to_db, to.name.name));
     added.emplace_back(to_db, to.name.name);
   }
+}
+
+server::StatementResult rename_tables(StatementContext& context,
+                                      const RenameTableStatement& statement) {
+  check_renames(context, statement.renames);
   for (const auto& [from, to] : statement.renames) {
     const std::string from_db = context.database_of(from);
     const catalog::BoundTable bound = context.catalog.get_table(from_db, from.name.name);
@@ -312,7 +328,22 @@ server::StatementResult execute_ddl(StatementContext& context, const Statement& 
                            "ALGORITHM=INPLACE is not supported. Reason: adding or dropping a "
                            "column needs a copy of the rows. Try ALGORITHM=COPY.");
       }
-      return apply_change(context, bound, change);
+      const bool renamed =
+          change.new_name && (context.database_of(*change.new_name) != bound.sql.db ||
+                              change.new_name->name.name != bound.sql.name);
+      if (!renamed) return apply_change(context, bound, change);
+      // RENAME [TO]: checked before anything changes, applied last (as MySQL does).
+      check_renames(context, {{alter.table, *change.new_name}});
+      const bool rename_only = std::all_of(
+          alter.actions.begin(), alter.actions.end(),
+          [](const AlterAction& action) { return action.kind == AlterActionKind::kRenameTable; });
+      server::StatementResult result = rename_only ? server::StatementResult{server::OkResult{}}
+                                                   : apply_change(context, bound, change);
+      const catalog::BoundTable changed = context.catalog.get_table(bound.sql.db, bound.sql.name);
+      context.catalog.rename_table(context.api_session, changed,
+                                   context.database_of(*change.new_name),
+                                   change.new_name->name.name);
+      return result;
     }
     case StatementKind::kRenameTable:
       return rename_tables(context, statement.as<RenameTableStatement>());

@@ -46,7 +46,7 @@ bool add_interpreted_action(const Assignment& a, uint16_t column, const catalog:
   const Expr& value = *a.value;
   if (is_constant(value)) {
     // `c = <integer>` / `c = NULL`: changes the row unless it already holds that value.
-    const SqlValue v = evaluate(value, eval);
+    const SqlValue v = evaluate_for_column(value, eval, def);
     if (v.is_null()) {
       if (!def.nullable) return false;  // the general path raises 1048
       program->set_null(column);
@@ -112,6 +112,8 @@ bool add_interpreted_action(const Assignment& a, uint16_t column, const catalog:
 
 server::StatementResult execute_update(StatementContext& context,
                                        const UpdateStatement& statement) {
+  // Strict mode: a function's warning (1292 ...) fails the UPDATE unless IGNORE.
+  context.warnings_are_errors = !statement.ignore;
   if (statement.tables.size() != 1 || statement.tables[0]->kind != TableRefKind::kTable) {
     throw_not_supported("multi-table UPDATE");
   }
@@ -218,7 +220,7 @@ server::StatementResult execute_update(StatementContext& context,
         v = column.has_default && column.default_value ? SqlValue::of_string(*column.default_value)
                                                        : SqlValue::null();
       } else {
-        v = evaluate(*statement.set[i].value, context.eval(&table, &row));
+        v = evaluate_for_column(*statement.set[i].value, context.eval(&table, &row), column);
       }
       if (v.is_null()) {
         if (!column.nullable) {

@@ -7,6 +7,7 @@
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/functions.h"
+#include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/parser/ast_printer.h"
 
 #ifndef DUO_VERSION
@@ -63,7 +64,15 @@ bool is_integer_kind(const SqlValue& v) {
   throw SqlException(1690, "22003", "BIGINT value is out of range in '" + to_sql(expr) + "'");
 }
 
-SqlValue arithmetic(BinaryOp op, const SqlValue& a, const SqlValue& b, const Expr& expr) {
+// x / 0, x DIV 0, x % 0: NULL, with MySQL's warning 1365 (an error in strict INSERT
+// and UPDATE).
+SqlValue division_by_zero(const EvalContext& context) {
+  if (context.statement) context.statement->expression_warning(1365, "Division by 0", "Warning");
+  return SqlValue::null();
+}
+
+SqlValue arithmetic(BinaryOp op, const SqlValue& a, const SqlValue& b, const Expr& expr,
+                    const EvalContext& context) {
   if (a.is_null() || b.is_null()) return SqlValue::null();
   const bool integers = is_integer_kind(a) && is_integer_kind(b);
   const bool exact = (a.kind == SqlValue::Kind::kDecimal || is_integer_kind(a)) &&
@@ -86,7 +95,7 @@ SqlValue arithmetic(BinaryOp op, const SqlValue& a, const SqlValue& b, const Exp
   }
   if (op == BinaryOp::kIntDiv || (integers && op == BinaryOp::kMod)) {
     const int64_t y = b.to_int();
-    if (y == 0) return SqlValue::null();
+    if (y == 0) return division_by_zero(context);
     const int64_t x = a.to_int();
     return SqlValue::of_int(op == BinaryOp::kIntDiv ? x / y : x % y);
   }
@@ -103,11 +112,11 @@ SqlValue arithmetic(BinaryOp op, const SqlValue& a, const SqlValue& b, const Exp
       r = x * y;
       break;
     case BinaryOp::kDiv:
-      if (y == 0) return SqlValue::null();
+      if (y == 0) return division_by_zero(context);
       r = x / y;
       break;
     case BinaryOp::kMod:
-      if (y == 0) return SqlValue::null();
+      if (y == 0) return division_by_zero(context);
       r = std::fmod(x, y);
       break;
     default:
@@ -175,6 +184,29 @@ std::string written_name(const ColumnExpr& column) {
 }
 
 }  // namespace
+
+std::optional<SqlValue> hex_literal_number(const Expr& expr) {
+  if (expr.kind != ExprKind::kLiteral) return std::nullopt;
+  const auto& literal = expr.as<LiteralExpr>();
+  if (literal.literal_kind != LiteralKind::kHex && literal.literal_kind != LiteralKind::kBit) {
+    return std::nullopt;
+  }
+  if (literal.value.size() > 8) return std::nullopt;
+  uint64_t v = 0;
+  for (char byte : literal.value) v = (v << 8) | static_cast<unsigned char>(byte);
+  return SqlValue::of_uint(v);
+}
+
+SqlValue evaluate_for_column(const Expr& expr, const EvalContext& context,
+                             const catalog::SqlColumn& column) {
+  const storage::ColumnType type = column.storage.type;
+  const bool numeric = storage::is_integer(type) || type == storage::ColumnType::kDecimal ||
+                       type == storage::ColumnType::kFloat || type == storage::ColumnType::kDouble;
+  if (numeric) {
+    if (std::optional<SqlValue> number = hex_literal_number(expr)) return std::move(*number);
+  }
+  return evaluate(expr, context);
+}
 
 bool is_aggregate_call(const Expr& expr) {
   if (expr.kind != ExprKind::kFunction) return false;
@@ -319,6 +351,26 @@ bool like_match(std::string_view text, std::string_view pattern, char escape) {
   return p == pattern.size();
 }
 
+namespace {
+
+// @@warning_count and @@error_count: the previous statement's diagnostics (all its
+// conditions, or its errors), as MySQL counts them; nullopt for other variables.
+std::optional<SqlValue> diagnostics_count(const std::string& variable, const EvalContext& context) {
+  const std::string name = lower(variable);
+  if (name != "warning_count" && name != "error_count") return std::nullopt;
+  const StatementContext* statement = context.statement;
+  if (statement == nullptr || statement->previous_diagnostics == nullptr) {
+    return SqlValue::of_int(0);
+  }
+  int64_t count = 0;
+  for (const StatementContext::Warning& w : *statement->previous_diagnostics) {
+    count += name == "warning_count" || w.level == "Error";
+  }
+  return SqlValue::of_int(count);
+}
+
+}  // namespace
+
 SqlValue system_variable(const std::string& raw_name, const server::SessionState* session) {
   const std::string name = lower(raw_name);
   const bool autocommit = session == nullptr || session->autocommit;
@@ -394,13 +446,18 @@ SqlValue evaluate(const Expr& expr, const EvalContext& context) {
       }
       return (*context.params)[index];
     }
-    case ExprKind::kSystemVariable:
-      return system_variable(expr.as<SystemVariableExpr>().name, context.session);
+    case ExprKind::kSystemVariable: {
+      const std::string& name = expr.as<SystemVariableExpr>().name;
+      if (std::optional<SqlValue> count = diagnostics_count(name, context)) return *count;
+      return system_variable(name, context.session);
+    }
     case ExprKind::kUserVariable:
       return SqlValue::null();
     case ExprKind::kUnary: {
       const auto& unary = expr.as<UnaryExpr>();
-      SqlValue v = evaluate(*unary.operand, context);
+      std::optional<SqlValue> number;
+      if (unary.op == UnaryOp::kNegate) number = hex_literal_number(*unary.operand);
+      SqlValue v = number ? std::move(*number) : evaluate(*unary.operand, context);
       if (unary.op == UnaryOp::kNot) {
         std::optional<bool> t = truth(v);
         return of_bool(t ? std::optional<bool>(!*t) : std::nullopt);
@@ -447,6 +504,16 @@ SqlValue evaluate(const Expr& expr, const EvalContext& context) {
       }
       SqlValue a = evaluate(*binary.left, context);
       SqlValue b = evaluate(*binary.right, context);
+      const bool comparison = binary.op == BinaryOp::kEq || binary.op == BinaryOp::kNullSafeEq ||
+                              binary.op == BinaryOp::kNe || binary.op == BinaryOp::kLt ||
+                              binary.op == BinaryOp::kLe || binary.op == BinaryOp::kGt ||
+                              binary.op == BinaryOp::kGe;
+      if (!comparison || b.is_numeric()) {
+        if (std::optional<SqlValue> n = hex_literal_number(*binary.left)) a = std::move(*n);
+      }
+      if (!comparison || a.is_numeric()) {
+        if (std::optional<SqlValue> n = hex_literal_number(*binary.right)) b = std::move(*n);
+      }
       switch (binary.op) {
         case BinaryOp::kEq:
         case BinaryOp::kNullSafeEq:
@@ -457,7 +524,7 @@ SqlValue evaluate(const Expr& expr, const EvalContext& context) {
         case BinaryOp::kGe:
           return of_bool(compare_op(binary.op, a, b));
         default:
-          return arithmetic(binary.op, a, b, expr);
+          return arithmetic(binary.op, a, b, expr, context);
       }
     }
     case ExprKind::kIs: {

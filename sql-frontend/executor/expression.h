@@ -31,6 +31,7 @@
 namespace duo::sql::executor {
 
 struct EvalContext;
+struct StatementContext;
 
 // One table of a SELECT's FROM as expressions see it: its columns, the name that
 // qualifies them (the alias, else the table's name) and the current row (null while
@@ -79,6 +80,10 @@ struct EvalContext {
   const std::vector<AggregateValue>* aggregates = nullptr;  // a group's aggregate values
   const std::vector<SqlValue>* params = nullptr;            // ? values of a prepared statement
   const server::SessionState* session = nullptr;
+  // The statement being run: its diagnostics area (functions' warnings), its start
+  // time (NOW()) and RAND(N)'s sequences. Null outside a statement (unit tests, SET
+  // autocommit): warnings are dropped, NOW() reads the clock.
+  StatementContext* statement = nullptr;
   uint64_t last_insert_id = 0;
   const char* clause = "field list";  // for 1054's "in '...'"
 };
@@ -102,6 +107,14 @@ std::optional<ColumnRef> find_in_scopes(const ColumnExpr& column, const std::vec
 bool is_aggregate_call(const Expr& expr);
 
 SqlValue evaluate(const Expr& expr, const EvalContext& context);
+// X'0A', 0x0A, b'1010' are binary strings, but numbers where a number is wanted
+// (arithmetic, a comparison with a number, CAST to a number): X'0A' + 0 is 10, as in
+// MySQL. nullopt when `expr` is not such a literal or is longer than 8 bytes.
+std::optional<SqlValue> hex_literal_number(const Expr& expr);
+// evaluate() for a value stored into or compared with `column`: a hex literal is a
+// number for a numeric column (INSERT INTO t (int_col) VALUES (0x03)), bytes otherwise.
+SqlValue evaluate_for_column(const Expr& expr, const EvalContext& context,
+                             const catalog::SqlColumn& column);
 // NULL -> nullopt; else whether the value is true (non-zero).
 std::optional<bool> truth(const SqlValue& value);
 // True when the condition is TRUE for the context's row (FALSE and NULL reject).

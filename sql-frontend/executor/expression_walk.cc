@@ -40,9 +40,15 @@ void for_each_child(const Expr& expr, const std::function<void(const Expr&)>& vi
       visit_if(pattern.escape);
       break;
     }
-    case ExprKind::kFunction:
-      for (const ExprPtr& arg : expr.as<FunctionExpr>().args) visit_if(arg);
+    case ExprKind::kFunction: {
+      const auto& call = expr.as<FunctionExpr>();
+      // TIMESTAMPDIFF(DAY, a, b), TIMESTAMPADD(MONTH, n, t): the unit is a bare word
+      // the parser gives as a column reference; it is not one (no 1054 for it).
+      const bool unit_first = !call.db && !call.args.empty() &&
+                              (call.name == "TIMESTAMPDIFF" || call.name == "TIMESTAMPADD");
+      for (size_t i = unit_first ? 1 : 0; i < call.args.size(); ++i) visit_if(call.args[i]);
       break;
+    }
     case ExprKind::kCase: {
       const auto& c = expr.as<CaseExpr>();
       visit_if(c.operand);

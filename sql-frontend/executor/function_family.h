@@ -16,9 +16,9 @@
 
 namespace duo::sql::executor::functions_internal {
 
-// Reports MySQL warning `code` (1292 truncated value, 1365 division by 0 ...) for the
-// statement. EvalContext does not carry the statement's warnings yet, so this drops
-// them; the call sites already give MySQL's codes and texts.
+// Reports MySQL warning `code` (1292 truncated value, 1365 division by 0 ...) to the
+// statement (EvalContext::statement; dropped outside one). In strict INSERT/UPDATE it
+// throws the statement's error instead.
 void warn(const EvalContext& context, uint16_t code, const std::string& message,
           const char* level = "Warning");
 

@@ -4,9 +4,11 @@
 #include "sql-frontend/executor/functions.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/function_family.h"
+#include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/parser/ast_printer.h"
 
 namespace duo::sql::executor {
@@ -18,9 +20,9 @@ void throw_parameter_count(const std::string& name) {
                      "Incorrect parameter count in the call to native function '" + name + "'");
 }
 
-void warn(const EvalContext& /*context*/, uint16_t /*code*/, const std::string& /*message*/,
-          const char* /*level*/) {
-  // Dropped until EvalContext carries the statement's warnings (see function_family.h).
+void warn(const EvalContext& context, uint16_t code, const std::string& message,
+          const char* level) {
+  if (context.statement) context.statement->expression_warning(code, message, level);
 }
 
 void Args::need_between(size_t low, size_t high) const {
@@ -180,6 +182,28 @@ std::optional<SqlValue> call_control_function(const Args& args) {
   return std::nullopt;
 }
 
+// 1305 for a call no family knows: MySQL takes it for a stored function of the current
+// database (1046 without one), named as written (the AST keeps it upper case).
+[[noreturn]] void throw_unknown_function(const FunctionExpr& f, const EvalContext& context) {
+  std::string name = f.name;
+  if (const StatementContext* statement = context.statement) {
+    const std::string_view text = statement->source_text;
+    if (f.pos.offset + name.size() <= text.size()) {
+      const std::string_view written = text.substr(f.pos.offset, name.size());
+      const bool same =
+          std::equal(written.begin(), written.end(), name.begin(), [](char a, char b) {
+            return std::toupper(static_cast<unsigned char>(a)) == static_cast<unsigned char>(b);
+          });
+      if (same) name = written;
+    }
+  }
+  if (f.db)
+    throw SqlException(1305, "42000", "FUNCTION " + f.db->name + "." + name + " does not exist");
+  if (context.session == nullptr || context.session->database.empty()) throw_no_database_selected();
+  throw SqlException(1305, "42000",
+                     "FUNCTION " + context.session->database + "." + name + " does not exist");
+}
+
 }  // namespace functions_internal
 
 SqlValue call_function(const FunctionExpr& f, const EvalContext& context) {
@@ -190,7 +214,7 @@ SqlValue call_function(const FunctionExpr& f, const EvalContext& context) {
   if (std::optional<SqlValue> v = call_numeric_function(args)) return std::move(*v);
   if (std::optional<SqlValue> v = call_temporal_function(args)) return std::move(*v);
   if (std::optional<SqlValue> v = call_information_function(args)) return std::move(*v);
-  throw_not_supported("function " + f.name);
+  throw_unknown_function(f, context);
 }
 
 }  // namespace duo::sql::executor

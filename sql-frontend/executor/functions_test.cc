@@ -346,7 +346,24 @@ TEST(FunctionsTest, PatternsAndInformation) {
   EXPECT_EQ(text("USER()"), "root@localhost");
   EXPECT_EQ(text("CURRENT_USER()"), "root@%");
   EXPECT_EQ(text("LAST_INSERT_ID()"), "0");
-  EXPECT_EQ(error_of("NO_SUCH_FUNCTION_XYZ(1)"), 1235);
+  EXPECT_EQ(error_of("NO_SUCH_FUNCTION_XYZ(1)"), 1305);
+}
+
+TEST(FunctionsTest, TrimSidesAndHexNumbers) {
+  EXPECT_EQ(text("TRIM(LEADING 'x' FROM 'xxaxx')"), "axx");
+  EXPECT_EQ(text("TRIM(TRAILING 'x' FROM 'xxaxx')"), "xxa");
+  EXPECT_EQ(text("TRIM(BOTH 'ab' FROM 'ababcab')"), "c");
+  EXPECT_EQ(text("TRIM('x' FROM 'xax')"), "a");
+  EXPECT_EQ(text("TRIM(LEADING FROM '  a ')"), "a ");
+  EXPECT_EQ(text("TRIM(BOTH NULL FROM 'a')"), "NULL");
+  EXPECT_EQ(text("TRIM(BOTH '' FROM ' a ')"), " a ");
+  EXPECT_EQ(text("X'0a' + 0"), "10");
+  EXPECT_EQ(text("0x0100 * 2"), "512");
+  EXPECT_EQ(text("-0x0a"), "-10");
+  EXPECT_EQ(text("0x0a = 10"), "1");
+  EXPECT_EQ(text("0x41 = 'A'"), "1");
+  EXPECT_EQ(text("CAST(0x41 AS UNSIGNED)"), "65");
+  EXPECT_EQ(text("0x41"), "A");
 }
 
 TEST(FunctionsTest, DecimalRoundingIsExact) {

@@ -371,6 +371,8 @@ WriteCounts write_statement_atomic(StatementContext& context, const catalog::Bou
 
 server::StatementResult execute_insert(StatementContext& context,
                                        const InsertStatement& statement) {
+  // Strict mode: a function's warning (1292 ...) fails the INSERT unless IGNORE.
+  context.warnings_are_errors = !statement.ignore;
   const std::string db = context.database_of(statement.table);
   const catalog::BoundTable bound = context.catalog.get_table(db, statement.table.name.name);
   const catalog::SqlTable& table = bound.sql;
@@ -406,7 +408,7 @@ server::StatementResult execute_insert(StatementContext& context,
       if (values != nullptr) {
         row[targets[i]] = (*values)[i];
       } else if (exprs[i]->kind != ExprKind::kDefault) {
-        row[targets[i]] = evaluate(*exprs[i], eval);
+        row[targets[i]] = evaluate_for_column(*exprs[i], eval, table.columns[targets[i]]);
       }
     }
     row_values.push_back(std::move(row));

@@ -4,13 +4,14 @@
 // everything else is DOUBLE. Out-of-domain arguments (SQRT(-1), LN(0)) give NULL.
 //
 // Thread-safety: pure functions, except RAND() without a seed, which draws from a
-// per-thread generator.
+// per-thread generator, and RAND(N), which keeps its sequence in the statement.
 #include <algorithm>
 #include <cmath>
 #include <random>
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/function_family.h"
+#include "sql-frontend/executor/statement_context.h"
 
 namespace duo::sql::executor::functions_internal {
 
@@ -27,6 +28,7 @@ struct MysqlRandom {
   explicit MysqlRandom(int64_t seed)
       : seed1((static_cast<uint64_t>(seed) * 0x10001ULL + 55555555ULL) % kMax),
         seed2((static_cast<uint64_t>(seed) * 0x10000001ULL) % kMax) {}
+  MysqlRandom(uint64_t state1, uint64_t state2) : seed1(state1), seed2(state2) {}
   double next() {
     seed1 = (seed1 * 3 + seed2) % kMax;
     seed2 = (seed1 + seed2 + 33) % kMax;
@@ -296,10 +298,25 @@ std::optional<SqlValue> call_numeric_function(const Args& args) {
   if (name == "RAND") {
     args.need_between(0, 1);
     if (args.size() == 1) {
-      // RAND(N): the first value of MySQL's sequence for seed N. (MySQL continues the
-      // sequence row by row; that needs per-statement state the context lacks.)
+      // RAND(N): MySQL's sequence for seed N. A constant N seeds the call site once per
+      // statement and the sequence goes on row by row; RAND(col) reseeds on every call.
+      StatementContext* statement =
+          args.expr(0).kind == ExprKind::kLiteral ? args.context().statement : nullptr;
+      const Expr* site = &args.expr(0);
+      if (statement) {
+        if (auto at = statement->random_sequences.find(site);
+            at != statement->random_sequences.end()) {
+          MysqlRandom random(at->second.first, at->second.second);
+          const double value = random.next();
+          at->second = {random.seed1, random.seed2};
+          return SqlValue::of_double(value);
+        }
+      }
       SqlValue seed = args.value(0);
-      return SqlValue::of_double(MysqlRandom(seed.is_null() ? 0 : seed.to_int()).next());
+      MysqlRandom random(seed.is_null() ? 0 : seed.to_int());
+      const double value = random.next();
+      if (statement) statement->random_sequences[site] = {random.seed1, random.seed2};
+      return SqlValue::of_double(value);
     }
     thread_local std::mt19937_64 generator{std::random_device{}()};
     return SqlValue::of_double(std::uniform_real_distribution<double>(0.0, 1.0)(generator));

@@ -83,7 +83,7 @@ SqlValue evaluate_with_insert_values(const Expr& expr, const EvalContext& contex
   }
 }
 
-std::optional<storage::AttrValues> on_duplicate_changes(const StatementContext& context,
+std::optional<storage::AttrValues> on_duplicate_changes(StatementContext& context,
                                                         const catalog::SqlTable& table,
                                                         const std::vector<Assignment>& assignments,
                                                         const Row& existing, const Row& inserted) {

@@ -20,7 +20,7 @@ namespace duo::sql::executor {
 // when nothing changes. `inserted` is the completed row of the INSERT (by column id).
 // Throws 1054 for unknown columns, 1048 for NULL into NOT NULL, 1235 for a change of a
 // primary-key column and for VALUES() nested where it cannot be evaluated.
-std::optional<storage::AttrValues> on_duplicate_changes(const StatementContext& context,
+std::optional<storage::AttrValues> on_duplicate_changes(StatementContext& context,
                                                         const catalog::SqlTable& table,
                                                         const std::vector<Assignment>& assignments,
                                                         const Row& existing, const Row& inserted);

@@ -81,6 +81,13 @@ server::ColumnDefinition41 computed_column_definition(const std::string& label,
       def.character_set = 63;
       def.flags = protocol::kBinaryFlag;
       break;
+    case protocol::FieldType::kTime:
+    case protocol::FieldType::kDateTime:
+    case protocol::FieldType::kTimestamp:
+      // NOW(6), CAST(x AS TIME(3)) ...: the value's own fractional digits.
+      def.decimals = protocol::kDecimalsNotFixed;
+      def.column_length = 1024;
+      break;
     default:
       def.column_length = 1024;
       break;

@@ -19,7 +19,7 @@ constexpr size_t kProcesslistInfoChars = 100;
 
 // Applies LIKE (to the first column) and WHERE (columns by name) to text rows.
 std::vector<TextRow> filter_rows(const ShowStatement& show, const std::vector<std::string>& names,
-                                 std::vector<TextRow> rows, const StatementContext& context) {
+                                 std::vector<TextRow> rows, StatementContext& context) {
   std::vector<TextRow> out;
   catalog::SqlTable table;
   if (show.where) {
@@ -47,7 +47,7 @@ std::vector<TextRow> filter_rows(const ShowStatement& show, const std::vector<st
 }
 
 server::StatementResult filtered(const ShowStatement& show, const std::vector<std::string>& names,
-                                 std::vector<TextRow> rows, const StatementContext& context) {
+                                 std::vector<TextRow> rows, StatementContext& context) {
   return text_result(names, filter_rows(show, names, std::move(rows), context));
 }
 

@@ -295,6 +295,13 @@ SqlValue evaluate_special_form(const Expr& expr, const EvalContext& context) {
     case ExprKind::kCast: {
       const auto& cast = expr.as<CastExpr>();
       if (cast.type.name == TypeName::kJson) throw_not_supported("CAST to JSON");
+      const bool to_number =
+          cast.type.name == TypeName::kSigned || cast.type.name == TypeName::kUnsigned ||
+          cast.type.name == TypeName::kDecimal || cast.type.name == TypeName::kDouble ||
+          cast.type.name == TypeName::kFloat;
+      if (std::optional<SqlValue> number = hex_literal_number(*cast.operand); number && to_number) {
+        return cast_value(*number, cast.type, context);
+      }
       return cast_value(evaluate(*cast.operand, context), cast.type, context);
     }
     case ExprKind::kConvertUsing: {

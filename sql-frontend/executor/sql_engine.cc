@@ -82,14 +82,17 @@ server::StatementResult SqlEngine::run_statement(server::SessionState& session,
   Connection& c = connection(session);
   StatementActivity activity(session, statement.kind, source);
   // SHOW WARNINGS / SHOW ERRORS read the diagnostics area and leave it as it is.
-  const bool keeps_diagnostics =
-      statement.kind == StatementKind::kShow &&
-      (statement.as<ShowStatement>().what == ShowKind::kWarnings ||
-       statement.as<ShowStatement>().what == ShowKind::kErrors);
+  const bool keeps_diagnostics = statement.kind == StatementKind::kShow &&
+                                 (statement.as<ShowStatement>().what == ShowKind::kWarnings ||
+                                  statement.as<ShowStatement>().what == ShowKind::kErrors);
+  // What the statement sees as the previous statement's diagnostics (SHOW WARNINGS,
+  // @@warning_count), taken before the statement starts its own.
+  const std::vector<StatementContext::Warning> previous = c.diagnostics;
   if (!keeps_diagnostics) c.diagnostics.clear();
   try {
-    return run_with_retry(statement_retry_safe(statement, session),
-                          [&] { return dispatch(session, c, statement, source, params); });
+    return run_with_retry(statement_retry_safe(statement, session), [&] {
+      return dispatch(session, c, statement, source, params, previous);
+    });
   } catch (const SqlException& e) {
     if (!keeps_diagnostics) {
       c.diagnostics.clear();
@@ -108,9 +111,10 @@ server::StatementResult SqlEngine::run_statement(server::SessionState& session,
   }
 }
 
-server::StatementResult SqlEngine::dispatch(server::SessionState& session, Connection& c,
-                                            const Statement& statement, std::string_view source,
-                                            const std::vector<SqlValue>& params) {
+server::StatementResult SqlEngine::dispatch(
+    server::SessionState& session, Connection& c, const Statement& statement,
+    std::string_view source, const std::vector<SqlValue>& params,
+    const std::vector<StatementContext::Warning>& previous_diagnostics) {
   if (statement.kind == StatementKind::kTransaction) {
     return transaction_statement(session, c, statement.as<TransactionStatement>());
   }
@@ -128,7 +132,6 @@ server::StatementResult SqlEngine::dispatch(server::SessionState& session, Conne
   StatementContext context{session, catalog_, *c.api_session, params};
   context.source_text = source;
   context.last_insert_id = c.last_insert_id;
-  const std::vector<StatementContext::Warning> previous_diagnostics = c.diagnostics;
   context.previous_diagnostics = &previous_diagnostics;
   if (is_data_statement(statement.kind) && (session.in_transaction || !session.autocommit)) {
     // With autocommit=0 the first data statement opens the transaction.

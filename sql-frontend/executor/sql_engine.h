@@ -76,9 +76,11 @@ class SqlEngine : public server::QueryHandler {
   server::StatementResult run_statement(server::SessionState& session, const Statement& statement,
                                         std::string_view source,
                                         const std::vector<SqlValue>& params);
-  server::StatementResult dispatch(server::SessionState& session, Connection& connection,
-                                   const Statement& statement, std::string_view source,
-                                   const std::vector<SqlValue>& params);
+  // `previous_diagnostics`: the diagnostics area before this statement.
+  server::StatementResult dispatch(
+      server::SessionState& session, Connection& connection, const Statement& statement,
+      std::string_view source, const std::vector<SqlValue>& params,
+      const std::vector<StatementContext::Warning>& previous_diagnostics);
   server::StatementResult transaction_statement(server::SessionState& session,
                                                 Connection& connection,
                                                 const TransactionStatement& statement);

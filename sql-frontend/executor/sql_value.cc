@@ -12,46 +12,12 @@ namespace duo::sql::executor {
 
 namespace {
 
-// A double as MySQL's my_gcvt prints it: the shortest digits that read back as the
-// same value, in fixed notation unless the point is more than 15 digits right of the
-// digits ("1e20", "1.5e16") or more than 14 zeros left of them ("1e-16"); the exponent
-// has no '+' and no leading zeros.
-std::string mysql_double_text(double v) {
-  if (v == 0 || !std::isfinite(v)) return "0";
-  char buffer[64];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof(buffer), "%.*e", precision - 1, v);
-    if (std::strtod(buffer, nullptr) == v) break;
-  }
-  // buffer is "[-]d.ddde[+-]xx": split it into digits and the point position.
-  std::string text = buffer;
-  const bool negative = text[0] == '-';
-  if (negative) text.erase(0, 1);
-  const size_t e = text.find('e');
-  const int exponent = std::atoi(text.c_str() + e + 1);
-  std::string digits;
-  for (size_t k = 0; k < e; ++k) {
-    if (text[k] != '.') digits += text[k];
-  }
-  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
-  const int length = static_cast<int>(digits.size());
-  const int point = exponent + 1;  // digits before the decimal point
-  std::string out;
-  if (point >= -14 && (point <= 15 || length > point)) {
-    if (point <= 0) {
-      out = "0." + std::string(static_cast<size_t>(-point), '0') + digits;
-    } else if (point >= length) {
-      out = digits + std::string(static_cast<size_t>(point - length), '0');
-    } else {
-      out = digits.substr(0, static_cast<size_t>(point)) + "." +
-            digits.substr(static_cast<size_t>(point));
-    }
-  } else {
-    out = digits.substr(0, 1);
-    if (length > 1) out += "." + digits.substr(1);
-    out += "e" + std::to_string(exponent);
-  }
-  return negative ? "-" + out : out;
+// True when `s` starts (after spaces and a sign) with a digit: MySQL reads a number
+// from it, so a failed conversion is a truncation (1265), not an incorrect value.
+bool has_number_prefix(const std::string& s) {
+  size_t at = s.find_first_not_of(' ');
+  if (at != std::string::npos && (s[at] == '+' || s[at] == '-')) ++at;
+  return at < s.size() && std::isdigit(static_cast<unsigned char>(s[at]));
 }
 
 // MySQL's string-to-number: the longest numeric prefix, else 0.
@@ -139,7 +105,7 @@ std::string SqlValue::to_text() const {
     case Kind::kUInt:
       return std::to_string(u);
     case Kind::kDouble:
-      return mysql_double_text(d);
+      return protocol::mysql_double_text(d);
     case Kind::kDecimal:
     case Kind::kString:
       return s;
@@ -236,6 +202,12 @@ std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, 
         Result<std::string> parsed = storage::parse_value(def, value.s);
         if (parsed.ok()) return std::move(parsed).value();
         if (parsed.status().is(ErrorCode::kOutOfRange)) out_of_range(column, row);
+        if (has_number_prefix(value.s)) {
+          // '12abc': a number then garbage, which strict mode refuses as truncation.
+          throw SqlException(
+              1265, "01000",
+              "Data truncated for column '" + column.name + "' at row " + std::to_string(row));
+        }
         throw SqlException(1366, "HY000",
                            "Incorrect integer value: '" + value.s + "' for column '" + column.name +
                                "' at row " + std::to_string(row));

@@ -1,6 +1,7 @@
 // StatementContext: the statement's transaction plumbing; see statement_context.h.
 #include "sql-frontend/executor/statement_context.h"
 
+#include "ndb-kernel/common/clock.h"
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/statement_retry.h"
 
@@ -44,6 +45,45 @@ void StatementContext::commit_checked(api::Transaction& tx) {
   }
 }
 
+namespace {
+
+// The SQLSTATE MySQL gives the warnings functions raise when strict mode makes them
+// errors (sql/share/messages_to_clients.txt).
+const char* warning_sqlstate(uint16_t code) {
+  switch (code) {
+    case 1264:
+      return "22003";
+    case 1265:
+      return "01000";
+    case 1292:
+      return "22007";
+    case 1365:
+      return "22012";
+    case 3020:
+      return "2201E";
+    default:
+      return "HY000";
+  }
+}
+
+}  // namespace
+
+StatementContext::StatementContext(server::SessionState& s, catalog::Catalog& c, api::Session& a,
+                                   const std::vector<SqlValue>& p)
+    : session(s),
+      catalog(c),
+      api_session(a),
+      params(p),
+      start_time_us(real_clock().wall_time_ns() / 1000) {}
+
+void StatementContext::expression_warning(uint16_t code, const std::string& message,
+                                          const char* level) {
+  if (warnings_are_errors && std::string_view(level) == "Warning") {
+    throw SqlException(code, warning_sqlstate(code), message);
+  }
+  add_warning(code, message, level);
+}
+
 void StatementContext::add_warning(uint16_t code, std::string message, std::string level) {
   ++warning_count;
   if (warnings.size() >= kStatementWarningsMax) return;
@@ -60,7 +100,7 @@ std::string StatementContext::database_of(const ObjectName& name) const {
   return current_database();
 }
 
-uint64_t limit_value(const Expr* expr, const StatementContext& context) {
+uint64_t limit_value(const Expr* expr, StatementContext& context) {
   if (expr == nullptr) return 0;
   SqlValue v = evaluate(*expr, context.eval());
   if (v.is_null() || (v.kind == SqlValue::Kind::kInt && v.i < 0)) {

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,8 +46,10 @@ inline constexpr size_t kStatementWarningsMax = 1024;
 
 struct StatementContext {
   StatementContext(server::SessionState& s, catalog::Catalog& c, api::Session& a,
-                   const std::vector<SqlValue>& p)
-      : session(s), catalog(c), api_session(a), params(p) {}
+                   const std::vector<SqlValue>& p);
+  // eval() hands out pointers to this statement's state.
+  StatementContext(const StatementContext&) = delete;
+  StatementContext& operator=(const StatementContext&) = delete;
 
   server::SessionState& session;
   catalog::Catalog& catalog;
@@ -69,6 +72,18 @@ struct StatementContext {
   std::vector<Warning> warnings;
   uint64_t warning_count = 0;
   void add_warning(uint16_t code, std::string message, std::string level = "Warning");
+  // A function's warning (1292, 1365 ...; EvalContext::statement). In an INSERT or
+  // UPDATE without IGNORE, MySQL's strict mode makes it the statement's error.
+  void expression_warning(uint16_t code, const std::string& message, const char* level);
+  bool warnings_are_errors = false;  // set by INSERT/UPDATE (strict mode, no IGNORE)
+
+  // When the statement started, in microseconds since the Unix epoch: NOW(),
+  // CURRENT_TIMESTAMP, CURDATE() ... give it on every row, as MySQL fixes them per
+  // statement (SYSDATE() reads the clock per call).
+  const int64_t start_time_us;
+  // RAND(N)'s generator state per call site (MySQL's my_rnd_struct: seed1, seed2),
+  // seeded at the site's first call: the sequence goes on from row to row.
+  std::map<const Expr*, std::pair<uint64_t, uint64_t>> random_sequences;
   // The previous statement's diagnostics (its warnings, or its error with level
   // "Error"), which SHOW WARNINGS / SHOW ERRORS list; null when there are none.
   const std::vector<Warning>* previous_diagnostics = nullptr;
@@ -85,12 +100,13 @@ struct StatementContext {
   void finish();
 
   EvalContext eval(const catalog::SqlTable* table = nullptr,
-                   const std::vector<SqlValue>* row = nullptr) const {
+                   const std::vector<SqlValue>* row = nullptr) {
     EvalContext context;
     context.table = table;
     context.row = row;
     context.params = &params;
     context.session = &session;
+    context.statement = this;
     context.last_insert_id = last_insert_id;
     return context;
   }
@@ -133,7 +149,7 @@ server::ColumnDefinition41 computed_column_definition(const std::string& label,
 protocol::FieldType infer_type(const std::vector<std::vector<SqlValue>>& rows, size_t column);
 
 // The value of a LIMIT/OFFSET expression; 1210 for NULL or a negative value.
-uint64_t limit_value(const Expr* expr, const StatementContext& context);
+uint64_t limit_value(const Expr* expr, StatementContext& context);
 // 1038: a statement would hold more than kStatementRowsMax rows in sqld.
 [[noreturn]] void throw_too_many_rows();
 

@@ -287,6 +287,27 @@ std::optional<SqlValue> call_string_function(const Args& args) {
     if (name != "LTRIM") s.erase(s.find_last_not_of(' ') + 1);
     return SqlValue::of_string(std::move(s));
   }
+  if (name == "TRIM LEADING" || name == "TRIM TRAILING" || name == "TRIM BOTH") {
+    // TRIM(side [remstr] FROM s): whole copies of remstr (default ' ') come off, compared
+    // byte by byte as MySQL does.
+    args.need_between(1, 2);
+    std::vector<SqlValue> v;
+    if (!values(&v)) return SqlValue::null();
+    std::string s = v[0].to_text();
+    const std::string cut = v.size() > 1 ? v[1].to_text() : std::string(" ");
+    if (cut.empty()) return SqlValue::of_string(std::move(s));
+    size_t begin = 0, end = s.size();
+    if (name != "TRIM TRAILING") {
+      while (end - begin >= cut.size() && s.compare(begin, cut.size(), cut) == 0)
+        begin += cut.size();
+    }
+    if (name != "TRIM LEADING") {
+      while (end - begin >= cut.size() && s.compare(end - cut.size(), cut.size(), cut) == 0) {
+        end -= cut.size();
+      }
+    }
+    return SqlValue::of_string(s.substr(begin, end - begin));
+  }
   if (name == "REPLACE") {
     args.need(3);
     std::vector<SqlValue> v;

@@ -324,15 +324,16 @@ std::optional<Temporal> parse_time(const SqlValue& v) {
   return t;
 }
 
-Temporal current_datetime(int fraction_digits) {
-  // The process clock (logging's); MySQL fixes NOW() at the statement's start, which
-  // needs the start time in the evaluation context.
-  const int64_t micros = real_clock().wall_time_ns() / 1000;
-  int64_t shown = micros;
+int64_t wall_clock_us() {
+  return real_clock().wall_time_ns() / 1000;
+}
+
+Temporal datetime_at(int64_t epoch_us, int fraction_digits) {
+  int64_t shown = epoch_us;
   if (fraction_digits < 6) {
     int64_t unit = 1;
     for (int k = fraction_digits; k < 6; ++k) unit *= 10;
-    shown -= micros % unit;
+    shown -= epoch_us % unit;
   }
   std::optional<Temporal> t =
       datetime_from_microseconds(shown + kUnixEpochDayNumber * kMicrosPerDay, fraction_digits);

@@ -51,8 +51,11 @@ int64_t days_in_month(int64_t year, int64_t month);
 // 0 = Monday ... 6 = Sunday.
 int64_t weekday(const Temporal& date);
 
-// The current time (UTC, the server's time zone) with `fraction_digits` shown, from the
-// process's real clock.
-Temporal current_datetime(int fraction_digits);
+// The process's real clock: microseconds since the Unix epoch (UTC, the server's time
+// zone).
+int64_t wall_clock_us();
+// The datetime `epoch_us` microseconds after the Unix epoch, with `fraction_digits`
+// shown (the rest truncated, as NOW(fsp)).
+Temporal datetime_at(int64_t epoch_us, int fraction_digits);
 
 }  // namespace duo::sql::executor

@@ -4,7 +4,8 @@
 // Invalid dates give NULL (and MySQL's warning 1292 through warn()). The server's time
 // zone is UTC.
 //
-// Thread-safety: pure functions, except that NOW() and friends read the clock.
+// Thread-safety: pure functions, except that SYSDATE() reads the clock (NOW() and
+// friends read the statement's start time, EvalContext::statement).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -12,6 +13,7 @@
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/function_family.h"
+#include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/executor/temporal.h"
 #include "sql-frontend/executor/temporal_format.h"
 #include "sql-frontend/parser/ast_printer.h"
@@ -48,6 +50,13 @@ int fsp_argument(const Args& args) {
                            "'. Maximum is 6.");
   }
   return static_cast<int>(fsp);
+}
+
+// NOW() and friends: the statement's start time, the same on every row (MySQL); the
+// clock when evaluated outside a statement.
+Temporal current_datetime(const Args& args, int fraction_digits) {
+  const StatementContext* statement = args.context().statement;
+  return datetime_at(statement ? statement->start_time_us : wall_clock_us(), fraction_digits);
 }
 
 // The unit named by TIMESTAMPDIFF/TIMESTAMPADD's first argument (written as a bare
@@ -326,25 +335,26 @@ SqlValue add_interval(const SqlValue& v, const SqlValue& amount, IntervalUnit un
 
 std::optional<SqlValue> call_temporal_function(const Args& args) {
   const std::string& name = args.name();
+  if (name == "SYSDATE") return text_of(datetime_at(wall_clock_us(), fsp_argument(args)));
   if (name == "NOW" || name == "CURRENT_TIMESTAMP" || name == "LOCALTIME" ||
-      name == "LOCALTIMESTAMP" || name == "SYSDATE" || name == "UTC_TIMESTAMP") {
-    return text_of(current_datetime(fsp_argument(args)));
+      name == "LOCALTIMESTAMP" || name == "UTC_TIMESTAMP") {
+    return text_of(current_datetime(args, fsp_argument(args)));
   }
   if (name == "CURDATE" || name == "CURRENT_DATE" || name == "UTC_DATE") {
     args.need(0);
-    Temporal t = current_datetime(0);
+    Temporal t = current_datetime(args, 0);
     t.kind = Temporal::Kind::kDate;
     return text_of(t);
   }
   if (name == "CURTIME" || name == "CURRENT_TIME" || name == "UTC_TIME") {
-    Temporal t = current_datetime(fsp_argument(args));
+    Temporal t = current_datetime(args, fsp_argument(args));
     t.kind = Temporal::Kind::kTime;
     return text_of(t);
   }
   if (name == "UNIX_TIMESTAMP") {
     args.need_between(0, 1);
     if (args.size() == 0) {
-      const Temporal now = current_datetime(0);
+      const Temporal now = current_datetime(args, 0);
       return SqlValue::of_int(now.total_microseconds() / kMicrosPerSecond -
                               Temporal{Temporal::Kind::kDate, 1970, 1, 1}.day_number() * 86400);
     }

@@ -723,18 +723,26 @@ enum class AlterActionKind : uint8_t {
   kDropIndex,
   kDropPrimaryKey,
   kTableOptions,  // ENGINE=..., COMMENT=... inside ALTER TABLE
+  kRenameTable,   // RENAME [TO|AS] new_name
+  kModifyColumn,  // MODIFY [COLUMN] def [FIRST|AFTER c]
+  kChangeColumn,  // CHANGE [COLUMN] old def [FIRST|AFTER c]
+  kSetDefault,    // ALTER [COLUMN] c SET DEFAULT v
+  kDropDefault,   // ALTER [COLUMN] c DROP DEFAULT
 };
 
 enum class ColumnPosition : uint8_t { kDefault, kFirst, kAfter };
 
 struct AlterAction {
   AlterActionKind kind = AlterActionKind::kAddColumn;
-  ColumnDef column;  // kAddColumn
+  ColumnDef column;  // kAddColumn, kModifyColumn, kChangeColumn (the new definition)
   ColumnPosition position = ColumnPosition::kDefault;
-  std::optional<Identifier> after;  // kAddColumn ... AFTER col
-  Identifier name;                  // kDropColumn, kDropIndex
-  IndexDef index;                   // kAddIndex
-  TableOptions options;             // kTableOptions
+  std::optional<Identifier> after;  // kAdd/Modify/ChangeColumn ... AFTER col
+  // kDropColumn, kDropIndex; the column of kChangeColumn (old name), kSet/DropDefault.
+  Identifier name;
+  IndexDef index;                      // kAddIndex
+  TableOptions options;                // kTableOptions
+  std::optional<ObjectName> new_name;  // kRenameTable
+  ExprPtr default_value;               // kSetDefault
 };
 
 struct AlterTableStatement : Statement {

@@ -483,6 +483,18 @@ void Printer::expr(const Expr& e) {
     }
     case ExprKind::kFunction: {
       const auto& f = e.as<FunctionExpr>();
+      if (f.name.starts_with("TRIM ")) {
+        // TRIM(side [remstr] FROM s): args are s[, remstr] (see parse_function_call).
+        out += "TRIM(" + f.name.substr(5) + ' ';
+        if (f.args.size() > 1) {
+          expr(*f.args[1]);
+          out += ' ';
+        }
+        out += "FROM ";
+        expr(*f.args[0]);
+        out += ')';
+        return;
+      }
       out += f.name;
       if (f.no_parens) return;
       out += '(';
@@ -980,13 +992,37 @@ void Printer::statement(const Statement& s) {
         sep();
         switch (act.kind) {
           case AlterActionKind::kAddColumn:
-            out += "ADD COLUMN ";
+          case AlterActionKind::kModifyColumn:
+          case AlterActionKind::kChangeColumn:
+            if (act.kind == AlterActionKind::kAddColumn) out += "ADD COLUMN ";
+            if (act.kind == AlterActionKind::kModifyColumn) out += "MODIFY COLUMN ";
+            if (act.kind == AlterActionKind::kChangeColumn) {
+              out += "CHANGE COLUMN ";
+              ident(act.name);
+              out += ' ';
+            }
             column_def(act.column);
             if (act.position == ColumnPosition::kFirst) out += " FIRST";
             if (act.position == ColumnPosition::kAfter) {
               out += " AFTER ";
               ident(*act.after);
             }
+            break;
+          case AlterActionKind::kRenameTable:
+            out += "RENAME TO ";
+            object(*act.new_name);
+            break;
+          case AlterActionKind::kSetDefault:
+            out += "ALTER COLUMN ";
+            ident(act.name);
+            out += " SET DEFAULT (";
+            expr(*act.default_value);
+            out += ')';
+            break;
+          case AlterActionKind::kDropDefault:
+            out += "ALTER COLUMN ";
+            ident(act.name);
+            out += " DROP DEFAULT";
             break;
           case AlterActionKind::kDropColumn:
             out += "DROP COLUMN ";

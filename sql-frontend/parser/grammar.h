@@ -143,6 +143,8 @@ class Parser {
   StatementPtr parse_rename();
   StatementPtr parse_truncate();
   ColumnDef parse_column_def();
+  // [FIRST | AFTER c] after a column definition of ALTER TABLE.
+  void parse_column_position(AlterAction* action);
   DataType parse_data_type();
   void parse_charset_collate(DataType& type);
   IndexDef parse_index_def();  // PRIMARY KEY / UNIQUE / KEY / INDEX ... (cols)

@@ -540,12 +540,41 @@ StatementPtr Parser::parse_alter() {
         }
         action.kind = AlterActionKind::kAddColumn;
         action.column = parse_column_def();
-        if (accept(Keyword::kFirst)) {
-          action.position = ColumnPosition::kFirst;
-        } else if (accept(Keyword::kAfter)) {
-          action.position = ColumnPosition::kAfter;
-          action.after = parse_identifier();
+        parse_column_position(&action);
+      }
+    } else if (accept(Keyword::kModify)) {
+      accept(Keyword::kColumn);
+      action.kind = AlterActionKind::kModifyColumn;
+      action.column = parse_column_def();
+      parse_column_position(&action);
+    } else if (accept(Keyword::kChange)) {
+      accept(Keyword::kColumn);
+      action.kind = AlterActionKind::kChangeColumn;
+      action.name = parse_identifier();
+      action.column = parse_column_def();
+      parse_column_position(&action);
+    } else if (accept(Keyword::kRename)) {
+      if (!accept(Keyword::kTo)) accept(Keyword::kAs);
+      action.kind = AlterActionKind::kRenameTable;
+      action.new_name = parse_object_name();
+    } else if (accept(Keyword::kAlter)) {
+      accept(Keyword::kColumn);
+      action.name = parse_identifier();
+      if (accept(Keyword::kSet)) {
+        expect(Keyword::kDefault);
+        action.kind = AlterActionKind::kSetDefault;
+        // A literal, a signed number or (expr), as DEFAULT in a column definition.
+        if (peek().is(TokenKind::kLeftParen)) {
+          take();
+          action.default_value = parse_expr();
+          expect(TokenKind::kRightParen);
+        } else {
+          action.default_value = parse_unary();
         }
+      } else {
+        expect(Keyword::kDrop);
+        expect(Keyword::kDefault);
+        action.kind = AlterActionKind::kDropDefault;
       }
     } else if (accept(Keyword::kDrop)) {
       if (peek().is(Keyword::kPrimary)) {
@@ -573,6 +602,15 @@ StatementPtr Parser::parse_alter() {
     stmt->actions.push_back(std::move(action));
   } while (accept(TokenKind::kComma));
   return stmt;
+}
+
+void Parser::parse_column_position(AlterAction* action) {
+  if (accept(Keyword::kFirst)) {
+    action->position = ColumnPosition::kFirst;
+  } else if (accept(Keyword::kAfter)) {
+    action->position = ColumnPosition::kAfter;
+    action->after = parse_identifier();
+  }
 }
 
 StatementPtr Parser::parse_rename() {

@@ -666,6 +666,38 @@ ExprPtr Parser::parse_function_call(std::string name, SourcePos pos) {
     expect(TokenKind::kRightParen);
     return f;
   }
+  if (f->name == "TRIM") {
+    // TRIM([LEADING | TRAILING | BOTH] [remstr] FROM s) and TRIM(remstr FROM s) become
+    // the function "TRIM <side>" with arguments (s[, remstr]): a name no query can
+    // spell, so a plain TRIM(s) call stays what it is.
+    std::string side;
+    if (accept(Keyword::kLeading)) {
+      side = "LEADING";
+    } else if (accept(Keyword::kTrailing)) {
+      side = "TRAILING";
+    } else if (accept(Keyword::kBoth)) {
+      side = "BOTH";
+    }
+    if (!side.empty() && accept(Keyword::kFrom)) {
+      f->name = "TRIM " + side;
+      f->args.push_back(parse_expr());
+      expect(TokenKind::kRightParen);
+      return f;
+    }
+    ExprPtr first = parse_expr();
+    if (!side.empty() || peek().is(Keyword::kFrom)) {
+      expect(Keyword::kFrom);
+      f->name = "TRIM " + (side.empty() ? std::string("BOTH") : side);
+      f->args.push_back(parse_expr());
+      f->args.push_back(std::move(first));
+      expect(TokenKind::kRightParen);
+      return f;
+    }
+    f->args.push_back(std::move(first));
+    while (accept(TokenKind::kComma)) f->args.push_back(parse_expr());
+    expect(TokenKind::kRightParen);
+    return f;
+  }
   if (f->name == "POSITION") {
     // POSITION(sub IN s) is LOCATE(sub, s). The operand must not swallow IN.
     f->name = "LOCATE";

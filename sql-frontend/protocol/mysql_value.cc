@@ -1,8 +1,9 @@
 // Text and binary encodings of MySQL values; see mysql_value.h.
 #include "sql-frontend/protocol/mysql_value.h"
 
-#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace duo::sql::protocol {
@@ -44,7 +45,7 @@ bool is_time_type(FieldType type) {
   return type == FieldType::kTime || type == FieldType::kTime2;
 }
 
-std::string format_time(const MysqlTime& t, FieldType type) {
+std::string format_time(const MysqlTime& t, FieldType type, uint8_t decimals) {
   char buffer[64];
   int n;
   if (is_time_type(type)) {
@@ -57,19 +58,64 @@ std::string format_time(const MysqlTime& t, FieldType type) {
                       t.day, t.hour, t.minute, t.second);
   }
   std::string out(buffer, static_cast<size_t>(n));
-  if (t.microsecond != 0 && type != FieldType::kDate && type != FieldType::kNewDate) {
+  if (type == FieldType::kDate || type == FieldType::kNewDate) return out;
+  if (decimals <= 6) {
+    if (decimals == 0) return out;
+    n = std::snprintf(buffer, sizeof buffer, ".%06u", t.microsecond);
+    out.append(buffer, static_cast<size_t>(1 + decimals));  // the point and `decimals` digits
+    return out;
+  }
+  if (t.microsecond != 0) {
     n = std::snprintf(buffer, sizeof buffer, ".%06u", t.microsecond);
     out.append(buffer, static_cast<size_t>(n));
   }
   return out;
 }
 
-template <typename T>
-std::string shortest(T value) {
+// my_gcvt's layout of `digits` (no trailing zeros) whose first digit is worth
+// 10^exponent.
+std::string gcvt_layout(const std::string& digits, int exponent, bool negative) {
+  const int length = static_cast<int>(digits.size());
+  const int point = exponent + 1;  // digits before the decimal point
+  std::string out;
+  if (point >= -14 && (point <= 15 || length > point)) {
+    if (point <= 0) {
+      out = "0." + std::string(static_cast<size_t>(-point), '0') + digits;
+    } else if (point >= length) {
+      out = digits + std::string(static_cast<size_t>(point - length), '0');
+    } else {
+      out = digits.substr(0, static_cast<size_t>(point)) + "." +
+            digits.substr(static_cast<size_t>(point));
+    }
+  } else {
+    out = digits.substr(0, 1);
+    if (length > 1) out += "." + digits.substr(1);
+    out += "e" + std::to_string(exponent);
+  }
+  return negative ? "-" + out : out;
+}
+
+// The shortest "%e" form of `v` that `reads_back` accepts, laid out as my_gcvt does.
+template <typename ReadsBack>
+std::string gcvt_text(double v, int precision_max, ReadsBack reads_back) {
+  if (v == 0 || !std::isfinite(v)) return "0";
   char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  (void)ec;  // 64 bytes hold any float or double
-  return std::string(buffer, end);
+  for (int precision = 1; precision <= precision_max; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*e", precision - 1, v);
+    if (reads_back(buffer)) break;
+  }
+  // buffer is "[-]d.ddde[+-]xx": split it into digits and the exponent.
+  std::string text = buffer;
+  const bool negative = text[0] == '-';
+  if (negative) text.erase(0, 1);
+  const size_t e = text.find('e');
+  const int exponent = std::atoi(text.c_str() + e + 1);
+  std::string digits;
+  for (size_t k = 0; k < e; ++k) {
+    if (text[k] != '.') digits += text[k];
+  }
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  return gcvt_layout(digits, exponent, negative);
 }
 
 int64_t as_int64(const Value& value) {
@@ -88,14 +134,23 @@ double as_double(const Value& value) {
 
 }  // namespace
 
-std::string format_text_value(const Value& value, FieldType type) {
+std::string mysql_double_text(double v) {
+  return gcvt_text(v, 17, [v](const char* text) { return std::strtod(text, nullptr) == v; });
+}
+
+std::string mysql_float_text(float v) {
+  return gcvt_text(v, 9, [v](const char* text) { return std::strtof(text, nullptr) == v; });
+}
+
+std::string format_text_value(const Value& value, FieldType type, uint8_t decimals) {
   if (auto* v = std::get_if<int64_t>(&value)) return std::to_string(*v);
   if (auto* v = std::get_if<uint64_t>(&value)) return std::to_string(*v);
   if (auto* v = std::get_if<double>(&value)) {
-    return type == FieldType::kFloat ? shortest(static_cast<float>(*v)) : shortest(*v);
+    return type == FieldType::kFloat ? mysql_float_text(static_cast<float>(*v))
+                                     : mysql_double_text(*v);
   }
   if (auto* v = std::get_if<std::string>(&value)) return *v;
-  if (auto* v = std::get_if<MysqlTime>(&value)) return format_time(*v, type);
+  if (auto* v = std::get_if<MysqlTime>(&value)) return format_time(*v, type, decimals);
   throw std::invalid_argument("NULL has no text form");
 }
 

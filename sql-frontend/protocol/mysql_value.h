@@ -43,9 +43,25 @@ inline bool is_null(const Value& value) {
 // True for the types whose binary form is a length-encoded string.
 bool is_string_encoded(FieldType type);
 
+// MySQL's NOT_FIXED_DEC: the decimals of a column whose values carry their own
+// (DOUBLE, a computed DATETIME).
+inline constexpr uint8_t kDecimalsNotFixed = 31;
+
 // The text-protocol form of `value` in a column of `type` (never called for NULL).
-// Throws std::invalid_argument when the value cannot be shown as that type.
-std::string format_text_value(const Value& value, FieldType type);
+// TIME, DATETIME and TIMESTAMP get exactly `decimals` fractional digits when it is 0..6
+// (a DATETIME(3) column prints .120 for .12), else the value's own (none when its
+// microseconds are 0). Throws std::invalid_argument when the value cannot be shown as
+// that type.
+std::string format_text_value(const Value& value, FieldType type,
+                              uint8_t decimals = kDecimalsNotFixed);
+
+// A DOUBLE as MySQL's my_gcvt prints it: the shortest digits that read back as the
+// same value, in fixed notation unless the point is more than 15 digits right of the
+// digits ("1e20", "1.5e16") or more than 14 zeros left of them ("1e-16"); the exponent
+// has no '+' and no leading zeros. Also SqlValue's text form of a double.
+std::string mysql_double_text(double v);
+// The same for a FLOAT: the shortest digits that read back as the same float.
+std::string mysql_float_text(float v);
 
 // Binary-protocol encoding of a non-NULL value (binary result rows, execute params).
 // Throws std::invalid_argument when the value does not fit the type.

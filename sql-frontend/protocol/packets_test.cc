@@ -461,5 +461,29 @@ TEST(PacketsTest, TextFormatting) {
             "-49:02:03");
 }
 
+TEST(PacketsTest, DoublesAsMySqlPrintsThem) {
+  EXPECT_EQ(format_text_value(Value(1e20), FieldType::kDouble), "1e20");
+  EXPECT_EQ(format_text_value(Value(0.00001), FieldType::kDouble), "0.00001");
+  EXPECT_EQ(format_text_value(Value(1e-16), FieldType::kDouble), "1e-16");
+  EXPECT_EQ(format_text_value(Value(1.5e16), FieldType::kDouble), "1.5e16");
+  EXPECT_EQ(format_text_value(Value(123456789012345.0), FieldType::kDouble), "123456789012345");
+  EXPECT_EQ(format_text_value(Value(-2.5), FieldType::kDouble), "-2.5");
+  EXPECT_EQ(format_text_value(Value(0.0), FieldType::kDouble), "0");
+  EXPECT_EQ(format_text_value(Value(static_cast<double>(1e20f)), FieldType::kFloat), "1e20");
+  EXPECT_EQ(mysql_double_text(2.0 / 3), "0.6666666666666666");
+  EXPECT_EQ(mysql_float_text(0.1f), "0.1");
+}
+
+TEST(PacketsTest, TemporalColumnsShowTheirFractionalDigits) {
+  const MysqlTime t{false, 2024, 1, 2, 0, 3, 4, 5, 120000};
+  EXPECT_EQ(format_text_value(Value(t), FieldType::kDateTime, 3), "2024-01-02 03:04:05.120");
+  EXPECT_EQ(format_text_value(Value(t), FieldType::kDateTime, 0), "2024-01-02 03:04:05");
+  EXPECT_EQ(format_text_value(Value(t), FieldType::kDateTime), "2024-01-02 03:04:05.120000");
+  const MysqlTime whole{false, 0, 0, 0, 0, 10, 0, 0, 0};
+  EXPECT_EQ(format_text_value(Value(whole), FieldType::kTime, 2), "10:00:00.00");
+  EXPECT_EQ(format_text_value(Value(whole), FieldType::kTime), "10:00:00");
+  EXPECT_EQ(format_text_value(Value(t), FieldType::kDate, 3), "2024-01-02");
+}
+
 }  // namespace
 }  // namespace duo::sql::protocol

@@ -572,7 +572,8 @@ std::vector<std::string> Session::encode_result(const StatementResult& result, b
         if (protocol::is_null(row[i])) {
           text.cells.emplace_back(std::nullopt);
         } else {
-          text.cells.emplace_back(protocol::format_text_value(row[i], set.columns[i].type));
+          text.cells.emplace_back(
+              protocol::format_text_value(row[i], set.columns[i].type, set.columns[i].decimals));
         }
       }
       packets.push_back(protocol::encode(text));
