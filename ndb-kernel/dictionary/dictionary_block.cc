@@ -103,15 +103,25 @@ std::set<uint16_t> DictionaryBlock::send_to_every_dictionary(Signal signal) {
 // Client requests
 
 void DictionaryBlock::on_create_table_req(Signal& signal) {
+  queue_table_request(signal, protocol::kSchemaCreate, protocol::kCreateTableRef);
+}
+
+void DictionaryBlock::on_alter_table_req(Signal& signal) {
+  queue_table_request(signal, protocol::kSchemaAlter, protocol::kAlterTableRef);
+}
+
+// CREATE and ALTER carry a whole table definition; only the master runs them.
+void DictionaryBlock::queue_table_request(Signal& signal, uint32_t kind,
+                                          kernel::SignalId refuse) {
   Result<TableMsg> msg = TableMsg::from_signal(signal);
   if (!msg.ok()) {
-    answer(signal.sender(), protocol::kCreateTableRef,
+    answer(signal.sender(), refuse,
            DictMsg{signal.word(0), static_cast<uint32_t>(ErrorCode::kInvalidArgument), 0, 0,
                    msg.status().message()});
     return;
   }
   if (!is_master()) {
-    answer(signal.sender(), protocol::kCreateTableRef,
+    answer(signal.sender(), refuse,
            DictMsg{msg->request_id, static_cast<uint32_t>(ErrorCode::kTemporary), master_, 0,
                    "not the master dictionary; send schema changes to data node " +
                        std::to_string(master_)});
@@ -120,7 +130,7 @@ void DictionaryBlock::on_create_table_req(Signal& signal) {
   Request request;
   request.client = signal.sender();
   request.request_id = msg->request_id;
-  request.kind = protocol::kSchemaCreate;
+  request.kind = kind;
   request.table = std::move(msg->table);
   queue_.push_back(std::move(request));
   start_next();
@@ -145,29 +155,6 @@ void DictionaryBlock::on_drop_table_req(Signal& signal) {
   start_next();
 }
 
-void DictionaryBlock::on_alter_table_req(Signal& signal) {
-  Result<TableMsg> msg = TableMsg::from_signal(signal);
-  if (!msg.ok()) {
-    answer(signal.sender(), protocol::kAlterTableRef,
-           DictMsg{signal.word(0), static_cast<uint32_t>(ErrorCode::kInvalidArgument), 0, 0,
-                   msg.status().message()});
-    return;
-  }
-  if (!is_master()) {
-    answer(signal.sender(), protocol::kAlterTableRef,
-           DictMsg{msg->request_id, static_cast<uint32_t>(ErrorCode::kTemporary), master_, 0,
-                   "not the master dictionary; send schema changes to data node " +
-                       std::to_string(master_)});
-    return;
-  }
-  Request request;
-  request.client = signal.sender();
-  request.request_id = msg->request_id;
-  request.kind = protocol::kSchemaAlter;
-  request.table = std::move(msg->table);
-  queue_.push_back(std::move(request));
-  start_next();
-}
 
 void DictionaryBlock::on_get_table_req(Signal& signal) {
   DictMsg msg = DictMsg::from_signal(signal);

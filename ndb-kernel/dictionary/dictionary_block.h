@@ -104,6 +104,9 @@ class DictionaryBlock : public kernel::Block {
   void on_create_table_req(kernel::Signal& signal);
   void on_drop_table_req(kernel::Signal& signal);
   void on_alter_table_req(kernel::Signal& signal);
+  // Queues a CREATE (kSchemaCreate) or ALTER (kSchemaAlter) from a client; a malformed
+  // request or a non-master node answers `refuse`.
+  void queue_table_request(kernel::Signal& signal, uint32_t kind, kernel::SignalId refuse);
   void on_get_table_req(kernel::Signal& signal);
   void on_list_tables_req(kernel::Signal& signal);
   void on_subscribe_schema_req(kernel::Signal& signal);
