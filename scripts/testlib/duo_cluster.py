@@ -9,9 +9,11 @@ LauncherError with the launcher's output.
 """
 
 import os
+import random
 import socket
 import subprocess
 import sys
+import time
 
 UP_TIMEOUT_S = 150  # `duo up` waits 120 s for the data nodes itself
 DOWN_TIMEOUT_S = 90
@@ -32,19 +34,32 @@ def ports_free(ports):
     return True
 
 
+def ephemeral_port_range():
+    """The kernel's range for outgoing connections' local ports (and bind(port 0))."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(x) for x in f.read().split())
+            return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def pick_ports(count=4):
     """Returns the first of `count` consecutive free ports: mgmd on P, data nodes on P+1
     and P+2, duo_sqld on P+3, further ports for the caller.
 
-    The kernel's ephemeral port choice gives a start that differs between concurrent
-    runs; the block is then checked as a whole. A race with another process binding the
-    same ports between this check and `duo up` is possible but makes `duo up` fail
-    loudly, never a test pass wrongly."""
-    for _ in range(50):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + count - 1 <= 65535 and ports_free(range(base, base + count)):
+    The block is chosen below the kernel's ephemeral range: a port from that range may be
+    handed to some process's outgoing connection between this check and `duo up`
+    binding it (the cluster's own mgmd clients connect many times while it starts).
+    Concurrent runs pick random blocks and check each as a whole; a race with another
+    process binding the same ports is still possible but makes `duo up` fail loudly,
+    never a test pass wrongly."""
+    low, _ = ephemeral_port_range()
+    top = max(low - count - 1, 10000 + count)
+    rng = random.Random(os.getpid() ^ int(time.time() * 1000))
+    for _ in range(200):
+        base = rng.randint(10000, top - count)
+        if ports_free(range(base, base + count)):
             return base
     raise LauncherError("found no %d consecutive free ports on 127.0.0.1" % count)
 

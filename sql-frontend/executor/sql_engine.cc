@@ -196,6 +196,7 @@ void SqlEngine::end_transaction(server::SessionState& session, Connection& c, bo
   session.in_transaction = false;
   if (!tx) return;
   if (commit) {
+    throw_if_aborted_meanwhile(*tx);
     check(tx->execute(api::ExecType::kCommit));
   } else if (tx->state() == api::TxState::kOpen) {
     // Best effort: destroying the transaction rolls it back at the coordinator anyway.

@@ -11,10 +11,22 @@ api::Transaction& StatementContext::transaction(const ::duo::protocol::TableDef*
                                                 const storage::AttrValues* hint_key) {
   if (open_transaction != nullptr) {
     if (!*open_transaction) *open_transaction = check(api_session.begin(hint, hint_key));
+    throw_if_aborted_meanwhile(**open_transaction);
     return **open_transaction;
   }
   if (!own_) own_ = check(api_session.begin(hint, hint_key));
   return *own_;
+}
+
+void throw_if_aborted_meanwhile(api::Transaction& tx) {
+  // Between statements only the cluster aborts a transaction (a data node failed, or it
+  // timed out): the client gets the temporary error NDB gives, and retries the whole
+  // transaction, instead of a state error on the next statement.
+  if (tx.state() == api::TxState::kAborted) {
+    throw SqlException(kTemporaryErrorCode, "HY000",
+                       "Got temporary error 'the transaction was aborted by the cluster (node "
+                       "failure or timeout); run it again' from NDBCLUSTER");
+  }
 }
 
 void StatementContext::execute(bool last) {

@@ -123,6 +123,10 @@ struct StatementContext {
   bool committed_ = false;
 };
 
+// Throws MySQL 1297 when the cluster aborted `tx` while the session was not using it
+// (a data node failure, a timeout).
+void throw_if_aborted_meanwhile(api::Transaction& tx);
+
 // Statement executors (one per statement kind family).
 // The result columns of a SELECT (for COM_STMT_PREPARE), without reading rows.
 std::vector<server::ColumnDefinition41> describe_select(StatementContext& context,

@@ -488,7 +488,7 @@ def scenario_sigterm(env):
 
 def free_port_range(count):
     for _ in range(100):
-        base = random.randint(20000, 60000)
+        base = random.randint(20000, 32000)  # below the kernel's ephemeral ports
         sockets = []
         try:
             for port in range(base, base + count):

@@ -21,7 +21,6 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../..", "scripts", "testlib"))
 from cluster_testlib import TestFailure, check, eventually, read_line, reap  # noqa: E402
+from duo_cluster import pick_ports  # noqa: E402
 
 import pymysql  # noqa: E402  (python3-pymysql, installed by scripts/bootstrap)
 
@@ -65,9 +65,8 @@ NodeId=51
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    # Below the ephemeral range: see duo_cluster.pick_ports.
+    return pick_ports(1)
 
 
 class Env:
