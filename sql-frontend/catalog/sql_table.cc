@@ -353,18 +353,7 @@ SqlTable table_from_create(const CreateTableStatement& statement, const std::str
     if (table.find_column(def.name.name) >= 0) {
       throw_error(1060, "42S21", "Duplicate column name '" + def.name.name + "'");
     }
-    SqlColumn column;
-    column.name = def.name.name;
-    column.declared_type = declared_type_text(def.type);
-    column.nullable = def.nullable.value_or(true) && !def.primary_key;
-    column.auto_increment = def.auto_increment;
-    if (def.default_value) {
-      column.has_default = true;
-      column.default_value = default_text(*def.default_value, column.name);
-      if (!column.default_value && def.nullable == false) {
-        throw_error(1067, "42000", "Invalid default value for '" + column.name + "'");
-      }
-    }
+    SqlColumn column = column_from_def(def);
     const uint16_t id = static_cast<uint16_t>(table.columns.size());
     table.columns.push_back(std::move(column));
     if (def.primary_key) add_primary({id});
