@@ -157,6 +157,8 @@ Result<std::vector<NodeStatus>> parse_status_reply(const Message& reply) {
       node.nodegroup = parse_uint_arg(value, UINT64_MAX);
     else if (field == "startphase")
       node.start_phase = static_cast<uint32_t>(parse_uint_arg(value, 255).value_or(0));
+    else if (field == "startinfo")
+      node.start_info = value;
     else if (field == "port")
       node.port = static_cast<uint16_t>(parse_uint_arg(value, 65535).value_or(0));
     else if (const size_t sub = field.rfind('.'); sub != std::string::npos && sub > 0) {
@@ -241,7 +243,8 @@ std::string format_node_status(const NodeStatus& node) {
   if (node.status == "CONNECTED") return head + "connected (" + format_version(node.version) + ")";
   if (node.status == "STARTING") {
     return head + "starting (Last completed phase " + std::to_string(node.start_phase) + ") (" +
-           format_version(node.version) + ")";
+           format_version(node.version) + ")" +
+           (node.start_info.empty() ? std::string() : " " + node.start_info);
   }
   if (is_running_data_node(node)) {
     return head + state_words(node.status) + " (" + format_version(node.version) + ")";
@@ -296,8 +299,8 @@ std::string help_text() {
          "QUIT, EXIT                             Quit management client\n"
          "\n"
          "<severity> = ALERT | CRITICAL | ERROR | WARNING | INFO | DEBUG | ALL\n"
-         "Data nodes can be stopped (STOP, SHUTDOWN); RESTART of a data node is not\n"
-         "supported yet in this version.\n";
+         "A restarted data node copies its rows from the live replica while the\n"
+         "cluster keeps serving (node restart).\n";
 }
 
 std::string CommandRunner::target_text() const {
@@ -408,7 +411,8 @@ Status CommandRunner::run(const Command& command, std::string* out) {
       if (!reply.ok()) return failed(reply.take_status(), what);
       if (Status result = reply_result(*reply); !result.ok())
         return failed(std::move(result), what);
-      *out += "Node " + std::to_string(command.node_id) + " has shutdown.\n";
+      *out += "Node " + std::to_string(command.node_id) +
+              (restart ? ": Node is being restarted\n" : " has shutdown.\n");
       if (reply->find("shutting down") != nullptr) {
         *out += "Disconnecting to allow the management server to shutdown.\n";
         connection_.close();

@@ -57,6 +57,7 @@ struct NodeStatus {
   uint32_t version = 0;
   std::optional<uint64_t> nodegroup;
   uint32_t start_phase = 0;  // data nodes: last completed start phase
+  std::string start_info;    // data nodes starting: what they are doing (may be empty)
   uint16_t port = 0;         // data nodes: transporter port, 0 = not reported
   struct MemoryPages {
     uint64_t used = 0;   // 32 KiB pages in use

@@ -60,9 +60,9 @@ const CommandSpec kCommands[] = {
     {kBye, {}, {}},
     {kReportStatus,
      {"nodeid", "state"},
-     {"startphase", "port", "datamemory.used", "datamemory.total", "diskpagebuffer.used",
-      "diskpagebuffer.total", "transactionmemory.used", "transactionmemory.total",
-      "schemamemory.used", "schemamemory.total"}},
+     {"startphase", "startinfo", "port", "datamemory.used", "datamemory.total",
+      "diskpagebuffer.used", "diskpagebuffer.total", "transactionmemory.used",
+      "transactionmemory.total", "schemamemory.used", "schemamemory.total"}},
     {kArbitrate, {"nodeid", "survivors", "failed"}, {"round"}},
     {kReportEvent, {"nodeid", "text"}, {"severity"}},
 };
@@ -265,16 +265,24 @@ const MgmService::DataNodeReport* MgmService::data_node(uint32_t node_id) const 
   return it == data_nodes_.end() ? nullptr : &it->second;
 }
 
-void MgmService::order_stop(uint32_t node_id, const std::string& initiator) {
+void MgmService::order_stop(uint32_t node_id, const std::string& initiator, bool restart,
+                            bool initial) {
   DataNodeReport& report = data_nodes_.at(node_id);
   report.stop_ordered = true;
   Message order;
   order.head = std::string(kNodeStop);
   order.add("nodeid", node_id);
   order.add("initiator", initiator);
+  if (restart) {
+    order.add("restart", "1");
+    order.add("initialstart", initial ? "1" : "0");
+  }
   deliveries_.push_back({report.session_id, std::move(order), false});
-  cluster_log_->event(Severity::kInfo, "Node " + std::to_string(node_id) +
-                                           ": stop ordered (requested by " + initiator + ")");
+  cluster_log_->event(
+      Severity::kInfo,
+      "Node " + std::to_string(node_id) + ": " +
+          (restart ? std::string(initial ? "initial restart" : "restart") : std::string("stop")) +
+          " ordered (requested by " + initiator + ")");
 }
 
 void MgmService::complete(PendingStop& pending, bool expired) {
@@ -303,10 +311,11 @@ void MgmService::complete(PendingStop& pending, bool expired) {
     reply.add("data nodes stopped", pending.stopped);
     reply.add("management servers stopped", uint64_t{1});
   } else if (expired) {
-    reply = error_reply(kStop, "node " + not_stopped + " did not stop within " +
-                                   std::to_string(kStopWaitMs) + " ms");
+    reply = error_reply(
+        pending.restart ? kRestart : kStop,
+        "node " + not_stopped + " did not stop within " + std::to_string(kStopWaitMs) + " ms");
   } else {
-    reply = ok_reply(kStop);
+    reply = ok_reply(pending.restart ? kRestart : kStop);
     reply.add("stopped", pending.stopped);
   }
   if (pending.requester != 0) {
@@ -428,6 +437,9 @@ Message MgmService::handle_get_status(const Message& /*request*/) {
     }
     if (report != nullptr) {
       reply.add(prefix + "startphase", report->start_phase);
+      if (report->state == DataNodeState::kStarting && !report->start_info.empty()) {
+        reply.add(prefix + "startinfo", report->start_info);
+      }
       if (report->port != 0) reply.add(prefix + "port", report->port);
       for (std::string_view key : kMemoryAreaKeys) {
         auto pages = report->memory.find(key);
@@ -497,18 +509,16 @@ MgmService::Outcome MgmService::handle_stop_or_restart(uint64_t session_id, cons
                         "stopping or restarting another management server is not "
                         "supported yet");
   } else if (slot->type == NodeType::kData && report != nullptr) {
-    if (restart) {
-      // Honest refusal: a restart needs the node to come back by itself (an angel
-      // process, node recovery), which arrives with durability.
-      reply = error_reply(command,
-                          "restarting data nodes is not supported yet; stop the node and "
-                          "start duo_datad again");
-    } else if (report->stop_ordered) {
+    if (report->stop_ordered) {
       reply = error_reply(command, node + " is already stopping");
     } else {
-      order_stop(node_id, session.peer);
+      // A restart: the node stops cleanly, then starts again by itself (duo_datad
+      // re-executes itself) and rejoins by a node restart.
+      const std::string* initial = request.find("initialstart");
+      order_stop(node_id, session.peer, restart, initial != nullptr && *initial == "1");
       PendingStop pending;
       pending.requester = session_id;
+      pending.restart = restart;
       pending.waiting.push_back(node_id);
       pending.deadline_ms = now_ms_ + kStopWaitMs;
       pending_stops_.push_back(std::move(pending));
@@ -629,6 +639,14 @@ Message MgmService::handle_report_status(uint64_t session_id, const Message& req
   }
   report.state = *state;
   report.start_phase = phase;
+  if (const std::string* info = request.find("startinfo")) {
+    if (*info != report.start_info && *state == DataNodeState::kStarting && !info->empty()) {
+      cluster_log_->event(Severity::kInfo, who + *info);
+    }
+    report.start_info = *info;
+  } else {
+    report.start_info.clear();
+  }
   if (port != 0) report.port = port;
   if (!memory.empty()) report.memory = std::move(memory);
   return ok_reply(kReportStatus);

@@ -86,6 +86,7 @@ class MgmService {
     uint64_t session_id = 0;
     DataNodeState state = DataNodeState::kNotStarted;
     uint32_t start_phase = 0;   // last completed start phase
+    std::string start_info;     // what the starting node is doing (e.g. its node restart)
     uint16_t port = 0;          // transporter port; 0 = not reported
     bool stop_ordered = false;  // `node stop` sent: shown as STOPPING
     struct MemoryPages {
@@ -145,7 +146,10 @@ class MgmService {
   // `report event`: a line from a node for the cluster log ("Node 2: Node 1 declared dead").
   Message handle_report_event(uint64_t session_id, const Message& request);
   // Sends `node stop` to data node `node_id` and marks it stopping.
-  void order_stop(uint32_t node_id, const std::string& initiator);
+  // `restart`: the node starts again by itself once stopped (`N RESTART`), `initial`
+  // with its file system cleared.
+  void order_stop(uint32_t node_id, const std::string& initiator, bool restart = false,
+                  bool initial = false);
   // Replies to a finished (or expired) wait and forgets it.
   struct PendingStop;
   void complete(PendingStop& pending, bool expired);
@@ -166,6 +170,7 @@ class MgmService {
   struct PendingStop {
     uint64_t requester = 0;  // session to answer; 0 once it has gone
     bool shutdown = false;
+    bool restart = false;           // `restart`: answered as such (the node comes back by itself)
     std::vector<uint32_t> waiting;  // data nodes still running
     size_t stopped = 0;
     uint64_t deadline_ms = 0;

@@ -303,10 +303,9 @@ TEST_F(MgmServiceTest, StopIsForwardedAndAnsweredWhenTheNodeIsGone) {
   EXPECT_EQ(*deliveries[0].message.find("nodeid"), "2");
   EXPECT_FALSE(deliveries[0].completes_deferred);
   EXPECT_EQ(*call(3, "get status").find("node.2.status"), "STOPPING");
-  // A second stop while it stops, and restart of a running data node, are refused.
+  // A second stop or a restart while it stops are refused.
   EXPECT_EQ(result(call(3, "stop", {{"node", "2"}})), "node 2 is already stopping");
-  EXPECT_NE(result(call(3, "restart", {{"node", "2"}})).find("not supported yet"),
-            std::string::npos);
+  EXPECT_EQ(result(call(3, "restart", {{"node", "2"}})), "node 2 is already stopping");
   // Not answered until the node's session ends.
   service_->tick(5000);
   EXPECT_TRUE(service_->take_deliveries().empty());
@@ -319,6 +318,29 @@ TEST_F(MgmServiceTest, StopIsForwardedAndAnsweredWhenTheNodeIsGone) {
   EXPECT_EQ(result(deliveries[0].message), "Ok");
   EXPECT_EQ(*deliveries[0].message.find("stopped"), "1");
   EXPECT_FALSE(service_->shutdown_requested());
+}
+
+// `N RESTART [-i]` of a running data node: the node is told to stop and start again by
+// itself (initial: with its file system cleared); answered once its session ended.
+TEST_F(MgmServiceTest, RestartOrdersAStopThatComesBack) {
+  ASSERT_EQ(result(call(1, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "2"}})), "Ok");
+  ASSERT_EQ(result(call(1, "report status", {{"nodeid", "2"}, {"state", "started"}})), "Ok");
+  service_->tick(1000);
+  RequestParser::Parsed restart;
+  restart.request.head = "restart";
+  restart.request.args = {{"node", "2"}, {"initialstart", "1"}};
+  MgmService::Outcome outcome = service_->handle(2, restart);
+  EXPECT_TRUE(outcome.deferred);
+  std::vector<MgmService::Delivery> deliveries = service_->take_deliveries();
+  ASSERT_EQ(deliveries.size(), 1u);
+  EXPECT_EQ(deliveries[0].message.head, "node stop");
+  EXPECT_EQ(*deliveries[0].message.find("restart"), "1");
+  EXPECT_EQ(*deliveries[0].message.find("initialstart"), "1");
+  service_->on_session_closed(1, "bye");
+  deliveries = service_->take_deliveries();
+  ASSERT_EQ(deliveries.size(), 1u);
+  EXPECT_EQ(deliveries[0].message.head, "restart reply");
+  EXPECT_EQ(result(deliveries[0].message), "Ok");
 }
 
 TEST_F(MgmServiceTest, StopTimesOutWithAnError) {

@@ -268,6 +268,12 @@ void ApiCore::on_signal(Signal& signal) {
     case protocol::kSchemaEvent:
       on_schema_event(signal);
       return;
+    case protocol::kNodeFailRep:
+      // A data node told us the cluster declared a data node dead: its link may still
+      // be up (a frozen process), but it coordinates nothing any more. It is used
+      // again only after its link went down and came back (a restart).
+      set_node_connected(static_cast<uint16_t>(signal.word(0)), false);
+      return;
     case protocol::kPackedSignals: {
       Result<std::vector<Signal>> inner = protocol::unpack_signals(signal);
       if (!inner.ok()) {

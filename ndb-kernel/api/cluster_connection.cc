@@ -192,8 +192,8 @@ Status Cluster::start(const config::ClusterConfig& config, const std::string& se
                              bool disconnecting = false;
                              {
                                std::lock_guard<std::mutex> lock(mutex_);
-                               core_.set_node_connected(
-                                   event.node_id, event.state == transport::LinkState::kConnected);
+                               on_link_event(event.node_id,
+                                             event.state == transport::LinkState::kConnected);
                                disconnecting = disconnected_;
                              }
                              links_changed_.notify_all();
@@ -241,6 +241,22 @@ void Cluster::disconnect() {
   DUO_LOG(INFO, kLog) << "API node " << node_id_ << ": disconnected";
 }
 
+void Cluster::on_link_event(uint16_t node, bool connected) {
+  if (!connected) {
+    linked_not_started_.erase(node);
+    // Whatever mgmd said before, the node is not started now: after a restart it is
+    // used again only once mgmd reports it STARTED (it may be copying meanwhile).
+    if (mgm_started_) mgm_started_->erase(node);
+    core_.set_node_connected(node, false);
+    return;
+  }
+  if (mgm_started_ && mgm_started_->count(node) == 0) {
+    linked_not_started_.insert(node);
+    return;
+  }
+  core_.set_node_connected(node, true);
+}
+
 void Cluster::run_mgm_poller() {
   std::unique_lock<std::mutex> lock(poller_mutex_);
   while (!poller_stop_) {
@@ -281,6 +297,16 @@ void Cluster::poll_mgm_status() {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     mgm_started_ = std::move(started);
+    for (auto it = linked_not_started_.begin(); it != linked_not_started_.end();) {
+      if (mgm_started_->count(*it) == 0) {
+        ++it;
+        continue;
+      }
+      DUO_LOG(INFO, kLog) << "API node " << node_id_ << ": data node " << *it
+                          << " started; using it";
+      core_.set_node_connected(*it, true);
+      it = linked_not_started_.erase(it);
+    }
     links_changed_.notify_all();
   }
   Result<std::map<uint16_t, uint16_t>> ports = mgm::reported_ports(*reply);

@@ -143,6 +143,12 @@ class Cluster {
   bool disconnected_ = false;              // GUARDED_BY(mutex_)
   // Data nodes mgmd last reported STARTED; nullopt before its first answer.
   std::optional<std::set<uint16_t>> mgm_started_;  // GUARDED_BY(mutex_)
+  // Data nodes whose link is up but which mgmd does not report STARTED yet (a node in
+  // its node restart): the client library uses them once it does.
+  std::set<uint16_t> linked_not_started_;  // GUARDED_BY(mutex_)
+  // A link event: a newly linked node is used at once if mgmd reports it STARTED (or
+  // nothing is known yet), else once it does (poll_mgm_status). mutex_ held.
+  void on_link_event(uint16_t node, bool connected);
 
   // The mgmd session: the poller thread's, after connect().
   mgm::ConnectString mgm_target_;

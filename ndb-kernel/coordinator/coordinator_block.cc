@@ -48,6 +48,8 @@ CoordinatorBlock::CoordinatorBlock(protocol::ClusterTopology topology, Coordinat
   on(protocol::kGcpBlockReq, &CoordinatorBlock::on_gcp_block_req);
   on(protocol::kGcpSwitchReq, &CoordinatorBlock::on_gcp_switch_req);
   on(protocol::kLqhTransConf, &CoordinatorBlock::on_lqh_trans_conf);
+  on(protocol::kNodeStartingRep, &CoordinatorBlock::on_node_starting_rep);
+  on(protocol::kNodeStartedRep, &CoordinatorBlock::on_node_started_rep);
 }
 
 CoordinatorBlock::~CoordinatorBlock() = default;
@@ -154,6 +156,10 @@ void CoordinatorBlock::on_tc_key_req(Signal& signal) {
     return;
   }
   protocol::TcKeyReq& req = *parsed;
+  if (starting_here_) {
+    ++stats_.refused_starting;
+    return send_tc_error(signal.sender(), req.api_tx, ErrorCode::kTemporary, kNodeStartingMessage);
+  }
   const ApiKey key{signal.sender().node_id, req.api_tx};
   ErrorCode refusal = ErrorCode::kOk;
   Transaction* tx = find_or_create(key, &refusal);
@@ -212,8 +218,7 @@ void CoordinatorBlock::on_tc_key_req(Signal& signal) {
   Result<uint32_t> hash = protocol::distribution_hash(def.schema, key_values);
   if (!hash.ok()) return refuse_op(hash.status().code(), hash.status().message());
   const uint32_t fragment = *hash % def.fragment_count;
-  protocol::FragmentPlacement placement =
-      protocol::place_fragment_live(topology_, fragment, dead_nodes_);
+  protocol::FragmentPlacement placement = live_placement(fragment);
   if (placement.replicas.empty()) {
     // The distribution block stops the node when a node group dies; until it has, say so.
     return refuse_op(ErrorCode::kTemporary, "no live replica of fragment " +
@@ -575,6 +580,10 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
     out.set_receiver(signal.sender());
     send(signal.sender(), std::move(out)).ignore_error();
   };
+  if (starting_here_) {
+    ++stats_.refused_starting;
+    return refuse(ErrorCode::kTemporary, kNodeStartingMessage);
+  }
   if (scans_.size() >= options_.max_scans) {
     ++stats_.refused_overload;
     return refuse(ErrorCode::kTemporary,
@@ -599,8 +608,7 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
   scan->transid = tx != transactions_.end() ? tx->second->transid : next_transid();
   const uint32_t fragment_count = table->second.def.fragment_count;
   for (uint32_t f = 0; f < fragment_count; ++f) {
-    const protocol::FragmentPlacement placement =
-        protocol::place_fragment_live(topology_, f, dead_nodes_);
+    const protocol::FragmentPlacement placement = live_placement(f);
     if (placement.replicas.empty()) {
       return refuse(ErrorCode::kTemporary, "no live replica of fragment " + std::to_string(f) +
                                                " (node group " +

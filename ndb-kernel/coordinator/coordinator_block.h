@@ -41,6 +41,21 @@
 // distribution block when done (TAKEOVER_DONEREP), so no GCI completes with a takeover
 // commit unresolved.
 //
+// Node restart of a data node S (coordinator_node_restart.cc; docs/formats/
+// kernel-protocol.md "Node restart"): NODE_STARTINGREP{S} from the local distribution
+// block makes S a starting replica — no longer dead, placed last in every chain of its
+// fragments (protocol::place_fragment_live with the starting set), so it takes every
+// write of its fragments but is never primary: reads and scans never reach it — until
+// NODE_STARTEDREP{S} makes it an ordinary replica. A starting node is not the takeover
+// node either (that is the lowest live node not starting). On S itself, from its own
+// NODE_STARTINGREP to its own NODE_STARTEDREP, the coordinator takes no transaction:
+// key operations and scans from clients are refused with kTemporary "Node is starting,
+// try another data node", as overload refusals are. A starting node that dies
+// (NODE_FAILREP) is dead again: the failure handling above aborts what it took part in
+// and its takeover runs again. Both reports are answered to the sender
+// (NODE_STARTINGCONF / NODE_STARTEDCONF{S}). Without NODE_STARTINGREP for itself (a
+// system or initial start) the coordinator takes transactions as before.
+//
 // Limits (MaxNoOfConcurrentTransactions, MaxNoOfConcurrentOperations,
 // MaxNoOfConcurrentScans): a request beyond them is refused with kTemporary (MySQL
 // 1297), nothing else is disturbed.
@@ -63,6 +78,10 @@
 
 namespace duo::coordinator {
 
+// The refusal of a client's request at a node in a node restart (kTemporary): the
+// client retries through another data node.
+inline constexpr const char* kNodeStartingMessage = "Node is starting, try another data node";
+
 struct CoordinatorOptions {
   uint32_t max_transactions = 4096;   // MaxNoOfConcurrentTransactions
   uint32_t max_operations = 32768;    // MaxNoOfConcurrentOperations
@@ -83,6 +102,7 @@ struct CoordinatorStats {
   uint64_t node_failure_aborts = 0;  // transactions aborted by a data node's failure
   uint64_t takeover_commits = 0;     // dead coordinators' transactions committed
   uint64_t takeover_aborts = 0;      // ... and aborted
+  uint64_t refused_starting = 0;     // requests refused while this node is starting
 };
 
 class CoordinatorBlock : public kernel::Block {
@@ -98,6 +118,9 @@ class CoordinatorBlock : public kernel::Block {
   uint64_t taken_over_commits() const { return stats_.takeover_commits; }
   uint64_t taken_over_aborts() const { return stats_.takeover_aborts; }
   uint32_t current_gci() const { return current_gci_; }
+  // Node restart: this node is starting (takes no transactions), and the starting set.
+  bool starting() const { return starting_here_; }
+  const std::vector<uint16_t>& starting_nodes() const { return starting_nodes_; }
   const CoordinatorStats& stats() const { return stats_; }
 
  private:
@@ -144,6 +167,12 @@ class CoordinatorBlock : public kernel::Block {
   void on_table_drop_req(kernel::Signal& signal);
   void on_node_fail_rep(kernel::Signal& signal);
   void on_api_node_failed(uint16_t node);
+  // Node restart (coordinator_node_restart.cc).
+  void on_node_starting_rep(kernel::Signal& signal);
+  void on_node_started_rep(kernel::Signal& signal);
+  bool is_starting(uint16_t node) const;
+  // The replica chain of `fragment` over live and starting nodes (starting ones last).
+  protocol::FragmentPlacement live_placement(uint32_t fragment) const;
   // Node failure handling and the takeover (coordinator_takeover.cc).
   void on_data_node_failed(uint16_t node);
   bool is_data_node(uint16_t node) const;
@@ -212,6 +241,10 @@ class CoordinatorBlock : public kernel::Block {
   std::vector<uint16_t> takeover_queue_;  // dead nodes whose takeover is still to run
   std::vector<uint16_t> takeovers_done_;  // dead nodes this node took over
   std::unique_ptr<Takeover> takeover_;
+  // Node restart: data nodes between NODE_STARTINGREP and NODE_STARTEDREP (ascending),
+  // and whether this node is one of them (then it coordinates nothing).
+  std::vector<uint16_t> starting_nodes_;
+  bool starting_here_ = false;
 
   std::unordered_map<uint32_t, Table> tables_;
   std::unordered_map<ApiKey, std::unique_ptr<Transaction>, ApiKeyHash> transactions_;

@@ -36,14 +36,25 @@ bool CoordinatorBlock::is_dead(uint16_t node) const {
 }
 
 bool CoordinatorBlock::is_takeover_node() const {
+  // A starting node coordinates nothing, so neither does it take over.
   for (uint16_t node : data_nodes_) {
-    if (!is_dead(node)) return node == node_id();
+    if (!is_dead(node) && !is_starting(node)) return node == node_id();
   }
   return false;
 }
 
 void CoordinatorBlock::on_data_node_failed(uint16_t node) {
-  if (node == node_id() || is_dead(node)) return;
+  if (node == node_id()) return;
+  // A starting node that dies is dead again (its failure below ends its part in every
+  // transaction, as for any replica).
+  std::erase(starting_nodes_, node);
+  if (is_dead(node)) return;
+  if (starting_here_) {
+    // This node coordinated nothing the dead one could have taken part in before it
+    // started, and the takeover of the dead node's transactions belongs to the lowest
+    // live node that is not starting: nothing left for this node to take over later.
+    takeovers_done_.push_back(node);
+  }
   dead_nodes_.insert(std::upper_bound(dead_nodes_.begin(), dead_nodes_.end(), node), node);
   const std::string why = node_failure_message(node);
 

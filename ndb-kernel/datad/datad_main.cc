@@ -240,6 +240,9 @@ class DataNode {
 
   // Phases 1 and 2, then the loop until stopped. Returns the exit code.
   int run();
+  // `N RESTART [-i]`: once run() returned, the process starts the node again.
+  bool restart_ordered() const { return restart_ordered_; }
+  bool initial_restart_ordered() const { return initial_restart_ordered_; }
 
  private:
   Status create_memory();
@@ -249,6 +252,8 @@ class DataNode {
   void complete_phase(uint32_t phase, const std::string& detail);
   void send_report();
   void poll_status();
+  void tell_api_nodes_of_failure(uint16_t node);
+  bool peer_unlinked() const;
   void handle_message(const mgm::Message& message);
   void check_links();
   // Sends the membership block's arbitration requests to mgmd (`arbitrate`) and its
@@ -286,6 +291,8 @@ class DataNode {
   uint32_t phase_ = 0;
   std::map<uint16_t, uint16_t> peer_ports_;  // what we dial each peer at
   std::string stop_reason_;
+  bool restart_ordered_ = false;
+  bool initial_restart_ordered_ = false;
   int exit_code_ = 0;
 
   uint64_t next_report_ms_ = 0;
@@ -477,6 +484,14 @@ void DataNode::send_report() {
   request.add("nodeid", config_.node_id);
   request.add("state", state_);
   request.add("startphase", phase_);
+  if (state_ == "STARTING" && distribution_ != nullptr) {
+    // What phase 4 is doing, for `ALL STATUS` (the node restart's copy above all).
+    const distribution::NodeStartState start = distribution_->start_state();
+    if (start != distribution::NodeStartState::kReadingSysfile &&
+        start != distribution::NodeStartState::kStarted) {
+      request.add("startinfo", distribution::node_start_state_name(start));
+    }
+  }
   if (port_ != 0) request.add("port", port_);
   if (memory_) {
     // Per-area pages in use and the area's effective cap (docs/formats/mgm-protocol.md).
@@ -497,6 +512,13 @@ void DataNode::send_report() {
   }
 }
 
+bool DataNode::peer_unlinked() const {
+  for (const PeerDataNode& peer : config_.peers) {
+    if (!transporter_->is_connected(peer.node_id)) return true;
+  }
+  return false;
+}
+
 void DataNode::poll_status() {
   next_status_poll_ms_ = monotonic_ms() + kStatusPollIntervalMs;
   if (!connection_->connected()) return;
@@ -510,7 +532,12 @@ void DataNode::poll_status() {
 void DataNode::handle_message(const mgm::Message& message) {
   if (message.head == "node stop") {
     const std::string* initiator = message.find("initiator");
-    stop_reason_ = "stop ordered by the management server (requested by " +
+    const std::string* restart = message.find("restart");
+    const std::string* initial = message.find("initialstart");
+    restart_ordered_ = restart != nullptr && *restart == "1";
+    initial_restart_ordered_ = restart_ordered_ && initial != nullptr && *initial == "1";
+    stop_reason_ = std::string(restart_ordered_ ? "restart" : "stop") +
+                   " ordered by the management server (requested by " +
                    (initiator != nullptr ? *initiator : std::string("?")) + ")";
     return;
   }
@@ -556,10 +583,23 @@ void DataNode::handle_message(const mgm::Message& message) {
                        << "' from the management server";
 }
 
+// The API nodes linked to this node learn that the cluster declared `node` dead: a
+// frozen node keeps its links open, and a client must stop sending it transactions.
+void DataNode::tell_api_nodes_of_failure(uint16_t node) {
+  for (uint16_t api : config_.api_nodes) {
+    if (!transporter_->is_connected(api)) continue;
+    kernel::Signal signal(protocol::kNodeFailRep, {node});
+    signal.set_sender(kernel::BlockAddress{config_.node_id, protocol::kDistributionBlock, 0});
+    signal.set_receiver(kernel::BlockAddress{api, protocol::kApiBlock, 0});
+    transporter_->send_remote(std::move(signal)).ignore_error();
+  }
+}
+
 void DataNode::forward_membership_requests() {
   for (ArbitratorProxy::Request& request : arbitrator_proxy_->take_requests()) {
     if (request.failed_node != 0) {
       report_event("warning", "Node " + std::to_string(request.failed_node) + " declared dead");
+      tell_api_nodes_of_failure(request.failed_node);
       continue;
     }
     const membership::ArbitReqMsg& arbit = request.request;
@@ -671,7 +711,9 @@ void DataNode::check_links() {
     const distribution::NodeStartState restart = distribution_->start_state();
     const bool restoring = restart == distribution::NodeStartState::kRestoring ||
                            restart == distribution::NodeStartState::kWaitingForStart ||
-                           restart == distribution::NodeStartState::kStarted;
+                           restart == distribution::NodeStartState::kStarted ||
+                           restart == distribution::NodeStartState::kJoining ||
+                           restart == distribution::NodeStartState::kCopying;
     if (missing.empty() || restoring) {
       complete_phase(3, "links up to data nodes " + format_ids(connected) +
                             (missing.empty() ? "" : "; not waiting for " + format_ids(missing)));
@@ -699,8 +741,12 @@ void DataNode::check_links() {
     }
     return;
   }
-  complete_phase(4, "restored up to GCI " + std::to_string(distribution_->restart_gci()) +
-                        ", committing from GCI " + std::to_string(distribution_->current_gci()));
+  complete_phase(4, !distribution_->started_by_node_restart()
+                        ? "restored up to GCI " + std::to_string(distribution_->restart_gci()) +
+                              ", committing from GCI " +
+                              std::to_string(distribution_->current_gci())
+                        : "node restart: copied from the live replicas, committing from GCI " +
+                              std::to_string(distribution_->current_gci()));
   state_ = "STARTED";
   DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": Started (DuoDB-" << DUO_VERSION << ")";
   send_report();
@@ -820,12 +866,35 @@ int DataNode::run() {
     }
     const uint64_t now = monotonic_ms();
     if (now >= next_report_ms_) send_report();
-    if (state_ == "STARTING" && now >= next_status_poll_ms_) poll_status();
+    // Peers' transporter ports come from mgmd: polled while starting, and while a peer
+    // is unlinked (it may have restarted on another port: a node restart).
+    if ((state_ == "STARTING" || peer_unlinked()) && now >= next_status_poll_ms_) poll_status();
     forward_membership_requests();
     check_links();
   }
   shut_down(stop_reason_);
   return exit_code_;
+}
+
+// `N RESTART [-i]` after the clean stop: the same process image starts again with the
+// same arguments (so the launcher's pid and the node's log stay), in the foreground
+// (it is already a daemon if it was one), with --initial only if asked. The node then
+// rejoins the running cluster by a node restart. Returns only if exec failed.
+void restart_process(int argc, char** argv, bool initial) {
+  std::vector<std::string> args;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--initial" || arg == "--foreground" || arg == "--nodaemon") continue;
+    args.push_back(arg);
+  }
+  args.push_back("--foreground");
+  if (initial) args.push_back("--initial");
+  std::vector<char*> exec_argv;
+  for (std::string& arg : args) exec_argv.push_back(arg.data());
+  exec_argv.push_back(nullptr);
+  DUO_LOG(INFO, kLog) << "restarting: exec " << args.front() << (initial ? " --initial" : "");
+  ::execv("/proc/self/exe", exec_argv.data());
+  DUO_LOG(ERROR, kLog) << "cannot restart: exec: " << std::strerror(errno);
 }
 
 int run_datad(int argc, char** argv) {
@@ -967,12 +1036,21 @@ int run_datad(int argc, char** argv) {
     DUO_LOG(ERROR, kLog) << "Node " << node_id << ": " << topology.status().message();
     return kExitError;
   }
-  DataNode node(options, *target, std::move(own).value(), std::move(topology).value(), secret,
-                fs_dir);
-  node.adopt_session(&connection);
-  const int exit_code = node.run();
+  int exit_code = 0;
+  bool restart = false;
+  bool initial_restart = false;
+  {
+    DataNode node(options, *target, std::move(own).value(), std::move(topology).value(), secret,
+                  fs_dir);
+    node.adopt_session(&connection);
+    exit_code = node.run();
+    restart = exit_code == 0 && node.restart_ordered();
+    initial_restart = node.initial_restart_ordered();
+  }  // the node's threads, sockets and files are gone before a restart's exec
+  connection.close();
   ::unlink((prefix + ".pid").c_str());
   ::close(*pid_fd);
+  if (restart) restart_process(argc, argv, initial_restart);
   return exit_code;
 }
 

@@ -42,6 +42,13 @@ DictionaryBlock::DictionaryBlock(protocol::ClusterTopology topology)
   on(protocol::kTableAddConf, &DictionaryBlock::on_table_add_conf);
   on(protocol::kTableDropConf, &DictionaryBlock::on_table_drop_conf);
   on(protocol::kDictRestoreReq, &DictionaryBlock::on_dict_restore_req);
+  on(protocol::kDictLockReq, &DictionaryBlock::on_dict_lock_req);
+  on(protocol::kDictUnlockReq, &DictionaryBlock::on_dict_unlock_req);
+  on(protocol::kDictCopyReq, &DictionaryBlock::on_dict_copy_req);
+  on(protocol::kDictSchemaReq, &DictionaryBlock::on_dict_schema_req);
+  on(protocol::kDictSchemaData, &DictionaryBlock::on_dict_schema_data);
+  on(protocol::kNodeStartingRep, &DictionaryBlock::on_node_starting_rep);
+  on(protocol::kNodeStartedRep, &DictionaryBlock::on_node_started_rep);
   for (kernel::SignalId id : {protocol::kFsOpenConf, protocol::kFsRef, protocol::kFsWriteConf,
                               protocol::kFsReadConf, protocol::kFsCloseConf}) {
     on(id, &DictionaryBlock::on_fs_answer);
@@ -127,6 +134,7 @@ void DictionaryBlock::queue_table_request(Signal& signal, uint32_t kind,
                        std::to_string(master_)});
     return;
   }
+  if (refuse_if_locked(signal.sender(), msg->request_id, refuse)) return;
   Request request;
   request.client = signal.sender();
   request.request_id = msg->request_id;
@@ -145,6 +153,7 @@ void DictionaryBlock::on_drop_table_req(Signal& signal) {
                        std::to_string(master_)});
     return;
   }
+  if (refuse_if_locked(signal.sender(), msg.request_id, protocol::kDropTableRef)) return;
   Request request;
   request.client = signal.sender();
   request.request_id = msg.request_id;
@@ -205,13 +214,12 @@ void DictionaryBlock::on_node_fail_rep(Signal& signal) {
   const uint16_t node = static_cast<uint16_t>(signal.word(0));
   if (std::binary_search(data_nodes_.begin(), data_nodes_.end(), node)) {
     // A data node: its answers are no longer awaited; the lowest live node is master.
-    if (node == node_id() || !dead_nodes_.insert(node).second) return;
-    for (uint16_t n : data_nodes_) {
-      if (dead_nodes_.count(n) == 0) {
-        master_ = n;
-        break;
-      }
-    }
+    if (node == node_id()) return;
+    // Also for a node still dead here: a starting node dies before it stops being dead.
+    node_restart_on_node_failed(node);
+    starting_nodes_.erase(node);
+    if (!dead_nodes_.insert(node).second) return;
+    master_ = choose_master();
     if (running_ && running_->awaiting.erase(node) != 0 && running_->awaiting.empty()) {
       if (running_->committing || running_->aborting) {
         finish_running();
@@ -228,6 +236,14 @@ void DictionaryBlock::on_node_fail_rep(Signal& signal) {
   }
 }
 
+uint16_t DictionaryBlock::choose_master() const {
+  // A starting node is not master before it has the whole schema and has started.
+  for (uint16_t n : data_nodes_) {
+    if (dead_nodes_.count(n) == 0 && starting_nodes_.count(n) == 0) return n;
+  }
+  return master_;
+}
+
 // ---------------------------------------------------------------------------------------
 // Master: one schema transaction at a time
 
@@ -242,6 +258,12 @@ void DictionaryBlock::start_next() {
                                                      : protocol::kAlterTableRef,
              DictMsg{request.request_id, static_cast<uint32_t>(error), 0, 0, std::move(message)});
     };
+    // Queued before a node restart locked the schema: refused as if it came now. The
+    // master's own repairs (no client) still run, so the lock finds a consistent schema.
+    if (schema_locked() && request.client.node_id != 0) {
+      refuse(ErrorCode::kTemporary, kNodeRestartBusyMessage);
+      continue;
+    }
     if (request.kind == protocol::kSchemaAlter || request.kind == protocol::kSchemaAlterBack) {
       if (Status valid = check_alter(&request); !valid.ok()) {
         refuse(valid.code(), valid.message());
@@ -291,6 +313,7 @@ void DictionaryBlock::start_next() {
     }
     running_->awaiting = send_to_every_dictionary(std::move(prepare).value());
   }
+  confirm_lock_if_idle();
 }
 
 Status DictionaryBlock::check_alter(Request* request) const {
@@ -554,6 +577,7 @@ void DictionaryBlock::on_table_add_conf(Signal& signal) {
     restore_table_added();
     return;
   }
+  if (conf.request_id == kCopyRequest) return copy_local_done(conf, true);
   auto it = prepared_.find(conf.request_id);
   if (it == prepared_.end() || it->second.awaiting_local == 0) return;
   if (conf.c != 0) {
@@ -568,6 +592,7 @@ void DictionaryBlock::on_table_add_conf(Signal& signal) {
 
 void DictionaryBlock::on_table_drop_conf(Signal& signal) {
   DictMsg conf = DictMsg::from_signal(signal);
+  if (conf.request_id == kCopyRequest) return copy_local_done(conf, false);
   auto it = prepared_.find(conf.request_id);
   if (it == prepared_.end() || it->second.awaiting_local == 0) return;
   if (--it->second.awaiting_local == 0) local_done(conf.request_id);

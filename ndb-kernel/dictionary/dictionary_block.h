@@ -44,14 +44,40 @@
 // the dead master was running is not finished by the new one (its prepared state stays
 // on the participants until the next system restart).
 //
+// Node restart (dictionary_node_restart.cc; docs/formats/kernel-protocol.md "Node
+// restart"), S being the starting node:
+//   DICT_LOCKREQ{S}   the master's distribution block locks the schema: requests that
+//                     arrive (or are still queued) are refused with kTemporary "System
+//                     busy with node restart, schema operations not allowed" (NDB 711);
+//                     DICT_LOCKCONF once no schema transaction runs. DICT_UNLOCKREQ{S}
+//                     (or S's NODE_FAILREP) lifts it. A lock dies with the master that
+//                     held it (the new master's distribution block locks again).
+//   DICT_COPYREQ{M}   on S: the whole schema is pulled from M's dictionary, one table
+//                     per DICT_SCHEMAREQ / DICT_SCHEMADATA (a section is at most 64 KiB),
+//                     with M's next table id, master and dead set; it replaces S's own
+//                     schema: written to the schema file, then tables S had that differ
+//                     or are gone are dropped locally (TABLE_DROPREQ) and every copied
+//                     table is added (TABLE_ADDREQ) to the coordinator and every
+//                     local_query instance, as at a system restart; DICT_COPYCONF{tables}
+//                     or DICT_COPYREF{error, message}.
+//   NODE_STARTINGREP{S}  S is no longer dead but starting: later schema transactions
+//                     include it (none runs before the unlock); it cannot be chosen
+//                     master (a failure meanwhile picks the lowest live node not starting).
+//   NODE_STARTEDREP{S}   S is an ordinary live node: the master is again the lowest live
+//                     node (as the distribution block's master, possibly S). Both are
+//                     confirmed to the sender (NODE_STARTINGCONF / NODE_STARTEDCONF{S}).
+//
 // Thread-safety: a Block; single-threaded by the runtime's contract.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ndb-kernel/fs_client/dual_copy_file.h"
 #include "ndb-kernel/protocol/distribution.h"
@@ -59,6 +85,10 @@
 #include "ndb-kernel/runtime/block.h"
 
 namespace duo::dictionary {
+
+// The refusal text of a schema request while a node restarts (NDB error 711, kTemporary).
+inline constexpr const char* kNodeRestartBusyMessage =
+    "System busy with node restart, schema operations not allowed";
 
 class DictionaryBlock : public kernel::Block {
  public:
@@ -70,6 +100,8 @@ class DictionaryBlock : public kernel::Block {
   // The tables this node has installed (tests, the node's reports).
   const std::map<uint32_t, protocol::TableDef>& tables() const { return tables_; }
   bool is_master() const { return node_id() == master_; }
+  // Node restarts hold the schema lock (DICT_LOCKREQ): schema requests are refused.
+  bool schema_locked() const { return !lock_holders_.empty(); }
 
  private:
   // A client's request waiting at the master for its schema transaction.
@@ -111,6 +143,8 @@ class DictionaryBlock : public kernel::Block {
   void on_list_tables_req(kernel::Signal& signal);
   void on_subscribe_schema_req(kernel::Signal& signal);
   void on_node_fail_rep(kernel::Signal& signal);
+  // The lowest data node neither dead nor starting (the current master if none is).
+  uint16_t choose_master() const;
   // Master side.
   void start_next();
   // Checks an ALTER_TABLEREQ against the installed table and completes its definition
@@ -137,6 +171,29 @@ class DictionaryBlock : public kernel::Block {
   void on_dict_restore_req(kernel::Signal& signal);
   void restore_table_added();
   std::vector<kernel::BlockAddress> local_blocks() const;
+  // Node restart (dictionary_node_restart.cc).
+  void on_dict_lock_req(kernel::Signal& signal);
+  void on_dict_unlock_req(kernel::Signal& signal);
+  // Answers the DICT_LOCKREQs waiting for the running schema transaction to end.
+  void confirm_lock_if_idle();
+  // Refuses a client's schema request with NDB 711 while the schema is locked (true).
+  bool refuse_if_locked(const kernel::BlockAddress& client, uint32_t request_id,
+                        kernel::SignalId refuse);
+  // A node failure ends its lock and any copy of the schema from it.
+  void node_restart_on_node_failed(uint16_t node);
+  void on_dict_copy_req(kernel::Signal& signal);
+  void on_dict_schema_req(kernel::Signal& signal);
+  void on_dict_schema_data(kernel::Signal& signal);
+  void request_schema_table(uint32_t after_table_id);
+  // Every table is in: replace this node's schema by the copy.
+  void install_copy();
+  void on_copy_written(Status written);
+  void copy_add_tables();
+  // A local TABLE_ADDCONF / TABLE_DROPCONF of the copy's installation.
+  void copy_local_done(const protocol::DictMsg& conf, bool add);
+  void finish_copy(ErrorCode error, std::string message);
+  void on_node_starting_rep(kernel::Signal& signal);
+  void on_node_started_rep(kernel::Signal& signal);
 
   // To every live data node's dictionary; returns the nodes it was sent to.
   std::set<uint16_t> send_to_every_dictionary(kernel::Signal signal);
@@ -147,6 +204,8 @@ class DictionaryBlock : public kernel::Block {
   const std::vector<uint16_t> data_nodes_;
   uint16_t master_;                // the lowest live data node
   std::set<uint16_t> dead_nodes_;  // data nodes reported failed
+  // Data nodes in a node restart (NODE_STARTINGREP .. NODE_STARTEDREP), this one too.
+  std::set<uint16_t> starting_nodes_;
 
   std::map<uint32_t, protocol::TableDef> tables_;
   std::set<uint16_t> subscribers_;
@@ -164,6 +223,31 @@ class DictionaryBlock : public kernel::Block {
   // System restart in progress.
   kernel::BlockAddress restore_requester_;
   uint32_t restore_awaiting_ = 0;
+
+  // TABLE_ADDREQ / TABLE_DROPREQ request id of the tables installed by a schema copy.
+  static constexpr uint32_t kCopyRequest = 0xFFFFFFFE;
+  // Node restart, master side: starting nodes holding the schema lock, and the
+  // DICT_LOCKREQs to confirm once the running schema transaction ends.
+  std::set<uint16_t> lock_holders_;
+  std::vector<std::pair<kernel::BlockAddress, uint16_t>> lock_waiters_;  // (requester, S)
+  // Node restart, starting side: the schema being copied from the master (DICT_COPYREQ).
+  struct SchemaCopy {
+    kernel::BlockAddress requester;
+    uint16_t source = 0;   // the master's node
+    uint32_t copy_id = 0;  // tells this copy's DICT_SCHEMADATA from a failed earlier one
+    std::map<uint32_t, protocol::TableDef> tables;
+    uint32_t next_table_id = 1;
+    uint16_t master = 0;
+    std::set<uint16_t> dead_nodes;
+    std::map<uint32_t, protocol::TableDef> replaced;  // this node's tables before the copy
+    bool installing = false;  // every table is in; the schema file and local blocks next
+    bool adding = false;      // the local drops are done; TABLE_ADDREQs are out
+    uint32_t awaiting_local = 0;
+    ErrorCode error = ErrorCode::kOk;
+    std::string message;
+  };
+  std::unique_ptr<SchemaCopy> copy_;
+  uint32_t next_copy_id_ = 1;
 };
 
 }  // namespace duo::dictionary

@@ -17,6 +17,12 @@ constexpr uint16_t kSysfileTag = 1;
 // RESTART_GCIREP w1: 1 = refused by the master, kRestartRefusedDead = the sender's
 // sysfile lists the reporter dead.
 constexpr uint32_t kRestartRefusedDead = 2;
+// RESTART_GCIREP w1: the cluster runs without the reporter; w0 = the master to ask for a
+// node restart (distribution_node_restart.cc).
+constexpr uint32_t kRestartNodeRestart = 3;
+// RESTART_GCIREP w1: a cluster runs and has not yet declared the reporter dead (it
+// restarted within the failure detection): wait, then restart as above.
+constexpr uint32_t kRestartClusterRunning = 4;
 constexpr const char* kSysfilePath = "dih/sysfile";
 }  // namespace
 
@@ -34,6 +40,10 @@ const char* node_start_state_name(NodeStartState state) {
       return "started";
     case NodeStartState::kFailed:
       return "failed";
+    case NodeStartState::kJoining:
+      return "node restart: asking the master to start";
+    case NodeStartState::kCopying:
+      return "node restart: copying rows from the live replica";
   }
   return "?";
 }
@@ -69,6 +79,26 @@ DistributionBlock::DistributionBlock(protocol::ClusterTopology topology,
   on(protocol::kTakeoverDoneRep, &DistributionBlock::on_takeover_done_rep);
   on(protocol::kMasterGcpReq, &DistributionBlock::on_master_gcp_req);
   on(protocol::kMasterGcpConf, &DistributionBlock::on_master_gcp_conf);
+  on(protocol::kStartPermReq, &DistributionBlock::on_start_perm_req);
+  on(protocol::kStartPermConf, &DistributionBlock::on_start_perm_conf);
+  on(protocol::kStartPermRef, &DistributionBlock::on_start_perm_ref);
+  on(protocol::kNodeRestartInitConf, &DistributionBlock::on_node_restart_init_conf);
+  on(protocol::kDictCopyConf, &DistributionBlock::on_dict_copy_conf);
+  on(protocol::kDictCopyRef, &DistributionBlock::on_dict_copy_ref);
+  on(protocol::kLcpStartConf, &DistributionBlock::on_lcp_start_conf);
+  on(protocol::kDictLockConf, &DistributionBlock::on_dict_lock_conf);
+  on(protocol::kIncludeNodeConf, &DistributionBlock::on_include_node_conf);
+  on(protocol::kIncludeNodeRef, &DistributionBlock::on_include_node_ref);
+  on(protocol::kNodeRestartReadyRep, &DistributionBlock::on_node_restart_ready_rep);
+  on(protocol::kCopyNodeReq, &DistributionBlock::on_copy_node_req);
+  on(protocol::kCopyNodeConf, &DistributionBlock::on_copy_node_conf);
+  on(protocol::kCopyNodeRef, &DistributionBlock::on_copy_node_ref);
+  on(protocol::kNodeStartingRep, &DistributionBlock::on_node_starting_rep);
+  on(protocol::kNodeStartingConf, &DistributionBlock::on_node_starting_conf);
+  on(protocol::kNodeStartedRep, &DistributionBlock::on_node_started_rep);
+  on(protocol::kNodeStartedConf, &DistributionBlock::on_node_started_conf);
+  on(protocol::kNodeRecoverableRep, &DistributionBlock::on_node_recoverable_rep);
+  on(protocol::kNodeRestartTimer, &DistributionBlock::on_node_restart_timer);
   for (kernel::SignalId id : {protocol::kFsOpenConf, protocol::kFsRef, protocol::kFsWriteConf,
                               protocol::kFsReadConf, protocol::kFsCloseConf}) {
     on(id, &DistributionBlock::on_fs_answer);
@@ -134,8 +164,12 @@ void DistributionBlock::send_to_master(Signal signal) {
 void DistributionBlock::write_sysfile(uint32_t gci) {
   fs_client::Bytes payload;
   protocol::put_u32(&payload, gci);
-  protocol::put_u16(&payload, static_cast<uint16_t>(dead_since_.size()));
-  for (const auto& [node, since] : dead_since_) {
+  // Nodes back from a node restart stay recorded dead until they can recover by
+  // themselves (a system restart must not restore from a node that was copying).
+  std::map<uint16_t, uint32_t> recorded_dead = dead_since_;
+  recorded_dead.insert(unrecovered_.begin(), unrecovered_.end());
+  protocol::put_u16(&payload, static_cast<uint16_t>(recorded_dead.size()));
+  for (const auto& [node, since] : recorded_dead) {
     protocol::put_u16(&payload, node);
     protocol::put_u32(&payload, since);
   }
@@ -171,8 +205,9 @@ void DistributionBlock::repeat_report() {
   if (state == NodeStartState::kWaitingForNodes) {
     // To every data node, not only this node's master: a node that this one's sysfile
     // does not know dead may list it dead in its own, and refuses it then.
+    // Those recorded dead too: one of them may run the cluster (and answer).
     for (uint16_t node : data_nodes_) {
-      if (node == master_ || is_dead(node)) continue;
+      if (node == master_ || node == node_id()) continue;
       const BlockAddress target{node, protocol::kDistributionBlock, 0};
       Signal report(protocol::kRestartInfoRep, {sysfile_gci_});
       report.set_receiver(target);
@@ -195,40 +230,37 @@ void DistributionBlock::on_node_stopping_rep(Signal& signal) {
 
 void DistributionBlock::on_restart_info_rep(Signal& signal) {
   const uint16_t node = signal.sender().node_id;
-  if (is_dead(node)) {
-    // This node's sysfile records that node dead: the cluster ran on without it, and
-    // its disk is behind. Catching up from the live replica is node restart (not here).
-    size_t group = 0;
-    for (size_t g = 0; g < topology_.node_groups.size(); ++g) {
-      const auto& nodes = topology_.node_groups[g];
-      if (std::find(nodes.begin(), nodes.end(), node) != nodes.end()) group = g;
-    }
-    Signal refusal(protocol::kRestartGciRep, {0, kRestartRefusedDead});
-    const std::string why = "data node " + std::to_string(node) + " died at GCI " +
-                            std::to_string(dead_since_.at(node)) +
-                            " and the cluster went on without it: node restart not implemented; "
-                            "the cluster runs with one replica of node group " +
-                            std::to_string(group);
-    refusal.set_section(fs_client::Bytes(why.begin(), why.end()));
-    refusal.set_receiver(signal.sender());
-    send(signal.sender(), std::move(refusal)).ignore_error();
+  if (start_state_.load() == NodeStartState::kStarted) {
+    // A cluster runs: the reporter must not start one of its own. If it was declared
+    // dead it starts by a node restart (copying from the live replicas); if not yet (it
+    // restarted within the failure detection), it waits until it is.
+    Signal answer(protocol::kRestartGciRep,
+                  {master_, is_dead(node) ? kRestartNodeRestart : kRestartClusterRunning});
+    answer.set_receiver(signal.sender());
+    send(signal.sender(), std::move(answer)).ignore_error();
     return;
   }
+  // Recorded dead in this node's sysfile: its disk is behind; it waits (its report
+  // repeats) until this node runs, then starts by a node restart.
+  if (is_dead(node) || unrecovered_.count(node) != 0) return;
   if (!is_master()) return;
-  if (cluster_started_) {
-    // A node restarting alone while the cluster runs would need to catch up from its
-    // peers (node recovery, the failover issue); its own disk is behind.
-    Signal refusal(protocol::kRestartGciRep, {restart_gci_.load(), 1});
-    const std::string why = "data node " + std::to_string(node) +
-                            " cannot join a running cluster: node recovery is not "
-                            "implemented yet; stop every data node and restart the cluster";
-    refusal.set_section(fs_client::Bytes(why.begin(), why.end()));
-    refusal.set_receiver(signal.sender());
-    send(signal.sender(), std::move(refusal)).ignore_error();
-    return;
-  }
   reported_gci_[node] = signal.word(0);
   if (!restart_decided_ && reported_gci_.size() == data_nodes_.size() - dead_since_.size()) {
+    // Some configured data nodes are recorded dead here. One of them may run a cluster
+    // that went on without this node (its own record is older): before starting
+    // without them, give them StartPartialTimeout to say so (a running node answers
+    // every report), or two clusters would serve the same rows.
+    if (running_cluster_seen_) return;
+    if (reported_gci_.size() < data_nodes_.size()) {
+      const uint64_t now = clock().now_ns();
+      if (partial_start_since_ns_ == 0) {
+        partial_start_since_ns_ = now;
+        DUO_BLOCK_LOG(INFO) << "system restart without the data nodes recorded dead: waiting "
+                            << options_.partial_start_wait_ms
+                            << " ms for a running cluster to answer first";
+      }
+      if (now - partial_start_since_ns_ < options_.partial_start_wait_ms * 1'000'000) return;
+    }
     restart_decided_ = true;
     uint32_t gci = 0;
     for (const auto& [n, g] : reported_gci_) gci = std::max(gci, g);
@@ -260,11 +292,30 @@ void DistributionBlock::on_restart_gci_rep(Signal& signal) {
     // From any node whose sysfile lists this one dead (not only this node's master).
     return fail_start(std::string(signal.section().begin(), signal.section().end()));
   }
+  if (signal.word(1) == 1 && signal.sender().node_id == master_ &&
+      start_state_.load() == NodeStartState::kCopying) {
+    // The master gave up this node restart (a copy failed).
+    return fail_start(std::string(signal.section().begin(), signal.section().end()));
+  }
   if (start_state_.load() != NodeStartState::kWaitingForNodes) return;  // a repeated answer
+  if (signal.word(1) == kRestartNodeRestart) {
+    return begin_node_restart(static_cast<uint16_t>(signal.word(0)));
+  }
+  if (signal.word(1) == kRestartClusterRunning) {
+    if (!running_cluster_seen_) {
+      DUO_BLOCK_LOG(INFO) << "a cluster runs (node " << signal.sender().node_id
+                          << " answered) and has not yet declared this node's previous life "
+                             "dead: waiting to start by a node restart";
+    }
+    running_cluster_seen_ = true;
+    return;
+  }
   if (signal.sender().node_id != master_) return;  // a node that thinks itself master
   if (signal.word(1) != 0) {
     return fail_start(std::string(signal.section().begin(), signal.section().end()));
   }
+  // The master restores this node: whatever its own sysfile said, it is not dead.
+  dead_since_.erase(node_id());
   restart_gci_.store(signal.word(0));
   start_state_.store(NodeStartState::kRestoring);
   DUO_BLOCK_LOG(INFO) << "restoring schema and data up to GCI " << signal.word(0);
@@ -343,12 +394,12 @@ void DistributionBlock::on_cluster_started_rep(Signal& signal) {
   }
 }
 
-void DistributionBlock::send_to_every_node(kernel::SignalId id, uint32_t gci) {
+void DistributionBlock::send_to_every_node(kernel::SignalId id, uint32_t gci, uint32_t extra) {
   awaiting_.clear();
   for (uint16_t node : data_nodes_) {
     if (is_dead(node)) continue;
     const BlockAddress target{node, protocol::kDistributionBlock, 0};
-    Signal signal(id, {gci});
+    Signal signal(id, {gci, extra});
     signal.set_receiver(target);
     if (send(target, std::move(signal)).ok()) {
       awaiting_.insert(node);
@@ -372,7 +423,8 @@ void DistributionBlock::send_local(uint16_t block, uint16_t instance, kernel::Si
 }
 
 void DistributionBlock::answer_master(kernel::SignalId id, uint32_t gci) {
-  const BlockAddress target{master_, protocol::kDistributionBlock, 0};
+  const BlockAddress target{round_master_ != 0 ? round_master_ : master_,
+                            protocol::kDistributionBlock, 0};
   Signal signal(id, {gci});
   signal.set_receiver(target);
   send(target, std::move(signal)).ignore_error();
@@ -382,7 +434,14 @@ void DistributionBlock::answer_master(kernel::SignalId id, uint32_t gci) {
 // Master
 
 void DistributionBlock::on_gcp_timer(Signal&) {
-  if (phase_ != Phase::kIdle) return;
+  if (phase_ != Phase::kIdle || !is_master()) return;
+  // A restarted node is joining: the next round waits until every node knows it runs
+  // (finish_node_restart() starts the timer again).
+  if (node_restart_ && node_restart_->started_sent) {
+    return;
+  }
+  round_revive_ = revive_next_round_;
+  revive_next_round_ = 0;
   round_gci_ = current_gci_.load();
   phase_ = Phase::kPreparing;
   send_to_every_node(protocol::kGcpPrepareReq, round_gci_ + 1);
@@ -418,7 +477,7 @@ void DistributionBlock::advance_round_if_answered() {
       return;
     case Phase::kSaving:
       phase_ = Phase::kCompleting;
-      send_to_every_node(protocol::kGcpCompleteRep, round_gci_);
+      send_to_every_node(protocol::kGcpCompleteRep, round_gci_, round_revive_);
       return;
     case Phase::kCompleting:
       phase_ = Phase::kIdle;
@@ -450,6 +509,7 @@ void DistributionBlock::on_gcp_complete_conf(Signal& signal) {
 // Every node
 
 void DistributionBlock::on_gcp_prepare_req(Signal& signal) {
+  round_master_ = signal.sender().node_id;
   prepared_gci_ = signal.word(0);
   send_local(protocol::kCoordinatorBlock, 0, protocol::kGcpBlockReq, signal.word(0));
 }
@@ -459,6 +519,7 @@ void DistributionBlock::on_gcp_block_conf(Signal& signal) {
 }
 
 void DistributionBlock::on_gcp_commit_req(Signal& signal) {
+  round_master_ = signal.sender().node_id;
   prepared_gci_ = 0;
   current_gci_.store(signal.word(0));
   send_local(protocol::kCoordinatorBlock, 0, protocol::kGcpSwitchReq, signal.word(0));
@@ -469,6 +530,7 @@ void DistributionBlock::on_gcp_no_more_trans(Signal& signal) {
 }
 
 void DistributionBlock::on_gcp_save_req(Signal& signal) {
+  round_master_ = signal.sender().node_id;
   saving_gci_ = signal.word(0);
   saves_awaited_ = topology_.log_parts;
   for (uint16_t part = 0; part < topology_.log_parts; ++part) {
@@ -477,7 +539,15 @@ void DistributionBlock::on_gcp_save_req(Signal& signal) {
 }
 
 void DistributionBlock::on_gcp_complete_rep(Signal& signal) {
+  round_master_ = signal.sender().node_id;
   const uint32_t gci = signal.word(0);
+  if (const uint16_t revived = static_cast<uint16_t>(signal.word(1)); revived != 0) {
+    // A restarted node checkpointed before this round and saved its redo of `gci`:
+    // from this GCI on it recovers by itself, so the sysfile stops recording it dead.
+    if (unrecovered_.erase(revived) != 0 || revived == node_id()) {
+      DUO_BLOCK_LOG(INFO) << "data node " << revived << " is recoverable from GCI " << gci;
+    }
+  }
   if (gci <= last_complete_gci_.load()) {
     // A new master repeating the round's last phase: already durable here.
     return answer_master(protocol::kGcpCompleteConf, gci);

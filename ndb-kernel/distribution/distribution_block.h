@@ -57,11 +57,12 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
-#include <cstdint>
 #include <vector>
 
 #include "ndb-kernel/fs_client/dual_copy_file.h"
@@ -74,6 +75,10 @@ struct DistributionOptions {
   uint64_t gcp_interval_ms = 2000;  // TimeBetweenGlobalCheckpoints
   // How often a restarting node repeats its report to the master until answered.
   uint64_t restart_retry_ms = 200;
+  // StartPartialTimeout (NDB: 30000): how long a system restart that would go on without
+  // the data nodes its sysfile records dead first waits for one of them to answer that
+  // it runs a cluster (then this node starts by a node restart instead).
+  uint64_t partial_start_wait_ms = 3000;
 };
 
 // Where the node is in its start (read by duo_datad for its status reports).
@@ -83,7 +88,10 @@ enum class NodeStartState : uint8_t {
   kRestoring = 2,        // restoring schema and data up to the restart GCI
   kWaitingForStart = 3,  // restored, waiting for the other nodes
   kStarted = 4,
-  kFailed = 5,           // cannot start: see failure()
+  kFailed = 5,  // cannot start: see failure()
+  // Node restart (distribution_node_restart.cc): the cluster runs without this node.
+  kJoining = 6,  // asking the master to start (START_PERMREQ)
+  kCopying = 7,  // wiped, schema copied, rows being copied from the live replica
 };
 const char* node_start_state_name(NodeStartState state);
 
@@ -109,6 +117,14 @@ class DistributionBlock : public kernel::Block {
   uint16_t master() const { return master_; }
   // Dead data nodes and the GCI each died in (the sysfile's record).
   const std::map<uint16_t, uint32_t>& dead_nodes() const { return dead_since_; }
+  // Live nodes back from a node restart whose own checkpoint is not yet complete: the
+  // sysfile still records them dead (a system restart must not restore from them).
+  const std::map<uint16_t, uint32_t>& unrecovered_nodes() const { return unrecovered_; }
+  // Node restarts this node (as master) has completed.
+  uint64_t node_restarts_completed() const { return node_restarts_completed_.load(); }
+  // This node started by a node restart (copying from the live replicas), not by
+  // restoring its own disk.
+  bool started_by_node_restart() const { return started_by_node_restart_.load(); }
 
  private:
   // Master side.
@@ -152,12 +168,51 @@ class DistributionBlock : public kernel::Block {
   void advance_round_if_answered();
   // After a restart: the blocks of this node learn which nodes the sysfile lists dead.
   void announce_dead_nodes_locally();
+  // A node group whose every node is dead or starting (its rows are gone), or -1.
+  int lost_node_group() const;
   void on_node_stopping_rep(kernel::Signal& signal);
+  // Node restart (distribution_node_restart.cc).
+  // Starting node.
+  void begin_node_restart(uint16_t master);
+  void send_start_perm_req();
+  void on_start_perm_conf(kernel::Signal& signal);
+  void on_start_perm_ref(kernel::Signal& signal);
+  void on_node_restart_init_conf(kernel::Signal& signal);
+  void on_dict_copy_conf(kernel::Signal& signal);
+  void on_dict_copy_ref(kernel::Signal& signal);
+  void on_lcp_start_conf(kernel::Signal& signal);
+  // Master.
+  void on_start_perm_req(kernel::Signal& signal);
+  void on_dict_lock_conf(kernel::Signal& signal);
+  void request_include();
+  void on_include_node_conf(kernel::Signal& signal);
+  void on_include_node_ref(kernel::Signal& signal);
+  void on_node_restart_ready_rep(kernel::Signal& signal);
+  void on_copy_node_conf(kernel::Signal& signal);  // also a node's own instances
+  void on_copy_node_ref(kernel::Signal& signal);
+  void send_node_started_if_idle();
+  void on_node_recoverable_rep(kernel::Signal& signal);
+  void abort_node_restart(const std::string& why);
+  void finish_node_restart();
+  // Every node.
+  void on_node_starting_rep(kernel::Signal& signal);
+  void on_node_starting_conf(kernel::Signal& signal);
+  void on_copy_node_req(kernel::Signal& signal);
+  void on_node_started_rep(kernel::Signal& signal);
+  void on_node_started_conf(kernel::Signal& signal);
+  void on_node_restart_timer(kernel::Signal& signal);
+  // The coordinator, dictionary and every local_query instance of this node.
+  std::vector<kernel::BlockAddress> local_blocks() const;
+  // Sends `id` {node, extra} to each of local_blocks(); returns how many were sent.
+  uint32_t tell_local_blocks(kernel::SignalId id, uint16_t node, uint32_t extra = 0);
+  uint16_t node_group_of(uint16_t node) const;
+
   void send_to_master(kernel::Signal signal);
   void write_sysfile(uint32_t gci);
   void on_sysfile_written(uint32_t gci);
 
-  void send_to_every_node(kernel::SignalId id, uint32_t gci);
+  // `extra` (word 1) rides along: GCP_COMPLETEREP's node that became recoverable.
+  void send_to_every_node(kernel::SignalId id, uint32_t gci, uint32_t extra = 0);
   void send_local(uint16_t block, uint16_t instance, kernel::SignalId id, uint32_t gci);
   void answer_master(kernel::SignalId id, uint32_t gci);
 
@@ -192,6 +247,51 @@ class DistributionBlock : public kernel::Block {
   bool master_takeover_ = false;
   std::map<uint16_t, NodeGcpState> master_gcp_states_;
 
+  // The node whose GCP request this node answers (the master that sent it: during a
+  // master handover after a node restart the two may briefly differ).
+  uint16_t round_master_ = 0;
+
+  // Node restart, on the starting node.
+  uint32_t node_restart_generation_ = 0;  // names the START_PERMREQ repeat timer
+  uint32_t inits_awaited_ = 0;
+  uint32_t lcps_awaited_ = 0;
+  std::atomic<bool> started_by_node_restart_{false};
+  uint64_t copy_start_ns_ = 0;
+  // Node restart, on the master: at most one at a time.
+  struct NodeRestart {
+    enum class Step : uint8_t {
+      kLockingSchema,
+      kIncluding,
+      kPreparing,
+      kStarting,
+      kCopying,
+      kStarted
+    };
+    uint16_t node = 0;
+    Step step = Step::kLockingSchema;
+    std::set<uint16_t> awaiting;  // nodes whose STARTING/COPY/STARTED answer is due
+    bool started_sent = false;    // NODE_STARTEDREP went out (step kStarted)
+    uint32_t include_attempts = 0;
+    uint64_t rows = 0;
+    uint64_t start_ns = 0;
+  };
+  std::optional<NodeRestart> node_restart_;
+  uint16_t revive_next_round_ = 0;  // recoverable: revived at the next round's completion
+  uint16_t round_revive_ = 0;       // ... revived at this round's GCP_COMPLETEREP
+  std::atomic<uint64_t> node_restarts_completed_{0};
+  // Every node: the requester of a COPY_NODEREQ and what its instances answered.
+  kernel::BlockAddress copy_requester_;
+  uint16_t copy_node_ = 0;
+  uint32_t copies_awaited_ = 0;
+  uint64_t copy_rows_ = 0;
+  uint32_t copy_fragments_ = 0;
+  // Every node: local blocks whose NODE_STARTING/STARTEDCONF is due, and the request.
+  uint32_t local_answers_awaited_ = 0;
+  kernel::BlockAddress local_answer_to_;
+  kernel::SignalId local_answer_id_ = 0;
+  uint16_t local_answer_node_ = 0;
+  std::map<uint16_t, uint32_t> unrecovered_;  // see unrecovered_nodes()
+
   // Every node: local save in progress.
   uint32_t saving_gci_ = 0;
   uint32_t saves_awaited_ = 0;
@@ -205,6 +305,8 @@ class DistributionBlock : public kernel::Block {
   std::map<uint16_t, uint32_t> reported_gci_;  // master: node -> its sysfile GCI
   std::set<uint16_t> restored_nodes_;          // master
   bool restart_decided_ = false;               // master
+  uint64_t partial_start_since_ns_ = 0;        // master: every live-recorded node reported
+  bool running_cluster_seen_ = false;          // a running node answered our report
   std::string restart_refusal_;                // master: why the cluster cannot start
   bool cluster_started_ = false;               // master: CLUSTER_STARTEDREP sent
   std::string failure_;  // written on the block thread before start_state_ = kFailed

@@ -24,13 +24,33 @@ uint16_t DistributionBlock::lowest_live_node() const {
 void DistributionBlock::on_node_fail_rep(Signal& signal) {
   const uint16_t node = static_cast<uint16_t>(signal.word(0));
   if (std::find(data_nodes_.begin(), data_nodes_.end(), node) == data_nodes_.end()) return;
+  if (start_state_.load() == NodeStartState::kCopying && node != node_id()) {
+    // This node is in a node restart and lost a node the restart depends on (the
+    // master, the replica it copies from): it cannot finish; start it again.
+    return fail_start("node restart: data node " + std::to_string(node) +
+                      " failed meanwhile; start this node again to retry");
+  }
   // Before the cluster runs, a peer's link going down is a peer (re)starting: the
   // restart reports are repeated until everyone is there.
   if (start_state_.load() != NodeStartState::kStarted) return;
-  if (node == node_id() || is_dead(node)) return;
+  if (node == node_id()) return;
+  if (node_restart_ && node_restart_->node == node) {
+    abort_node_restart("the starting node failed");
+  }
+  if (is_dead(node)) return;  // already recorded (a starting node failing again)
   const bool clean = stopping_nodes_.count(node) != 0;
+  unrecovered_.erase(node);
   dead_since_[node] = current_gci_.load();
   awaiting_.erase(node);
+  if (node_restart_) {
+    if (node_restart_->step == NodeRestart::Step::kStarted) {
+      // Handing over (or about to): the dead node's answer is no longer awaited.
+      node_restart_->awaiting.erase(node);
+      if (node_restart_->started_sent && node_restart_->awaiting.empty()) finish_node_restart();
+    } else {
+      abort_node_restart("data node " + std::to_string(node) + " failed meanwhile");
+    }
+  }
 
   // A node group without a live node: its rows are gone, the cluster cannot go on.
   for (size_t group = 0; group < topology_.node_groups.size(); ++group) {

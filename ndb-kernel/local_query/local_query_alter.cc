@@ -131,6 +131,10 @@ void LocalQueryBlock::run_pending_alters() {
 }
 
 bool LocalQueryBlock::table_has_transactions(uint32_t table_id) const {
+  // A node restart's copy transaction counts (no ALTER runs then: the schema is locked).
+  if (copy_ != nullptr && copy_->tx != storage::kNullId && copy_->table_id == table_id) {
+    return true;
+  }
   for (const auto& [transid, transaction] : transactions_) {
     for (const FragmentTx& ftx : transaction.fragments) {
       if (ftx.table_id == table_id) return true;

@@ -57,6 +57,13 @@ LocalQueryBlock::LocalQueryBlock(uint16_t log_part, storage::GlobalMemory* memor
   on(protocol::kLqhContinue, &LocalQueryBlock::on_continue);
   on(protocol::kNodeFailRep, &LocalQueryBlock::on_node_fail_rep);
   on(protocol::kLqhTransReq, &LocalQueryBlock::on_trans_req);
+  on(protocol::kNodeRestartInitReq, &LocalQueryBlock::on_node_restart_init);
+  on(protocol::kNodeStartingRep, &LocalQueryBlock::on_node_starting);
+  on(protocol::kNodeStartedRep, &LocalQueryBlock::on_node_started);
+  on(protocol::kCopyNodeReq, &LocalQueryBlock::on_copy_node);
+  on(protocol::kCopyRowsReq, &LocalQueryBlock::on_copy_rows);
+  on(protocol::kCopyRowsConf, &LocalQueryBlock::on_copy_rows_conf);
+  on(protocol::kCopyRowsRef, &LocalQueryBlock::on_copy_rows_ref);
   for (kernel::SignalId id : {protocol::kFsOpenConf, protocol::kFsRef, protocol::kFsWriteConf,
                               protocol::kFsReadConf, protocol::kFsSyncConf, protocol::kFsCloseConf,
                               protocol::kFsRemoveConf, protocol::kFsListConf}) {
@@ -65,9 +72,10 @@ LocalQueryBlock::LocalQueryBlock(uint16_t log_part, storage::GlobalMemory* memor
 }
 
 LocalQueryBlock::~LocalQueryBlock() {
-  // Scans (the checkpoint's too) point into fragments: they go first.
+  // Scans (the checkpoint's and the copy's too) point into fragments: they go first.
   scans_.clear();
   lcp_.reset();
+  copy_.reset();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -232,6 +240,9 @@ Status LocalQueryBlock::add_table(protocol::TableDef def) {
     }
     DUO_ASSIGN_OR_RETURN(std::unique_ptr<Fragment> fragment,
                          Fragment::create(&table->def.schema, memory_));
+    // A copying fragment holds rows of different moments until the copy is done
+    // (NODE_STARTEDREP turns enforcement on again).
+    if (copying_) fragment->set_enforce_unique(false);
     table->fragments.emplace(f, std::move(fragment));
   }
   DUO_BLOCK_LOG(INFO) << "table " << table_id << " '" << table->def.schema.name << "' version "
@@ -263,6 +274,7 @@ void LocalQueryBlock::drop_table(uint32_t table_id) {
     lcp_->scan.reset();
     lcp_->current_dropped = true;
   }
+  copy_table_dropped(table_id);
   Table* table = find_table(table_id);
   for (auto it = transactions_.begin(); it != transactions_.end();) {
     std::vector<FragmentTx>& held = it->second.fragments;
@@ -383,6 +395,11 @@ void LocalQueryBlock::conclude(LqhKeyReq request, const OpResult& result,
                                const AttrValues& values) {
   if (result.waiting) return park(std::move(request), result.op);
   if (!result.status.ok()) {
+    if (copying_ && request.type != OpType::kRead) {
+      if (std::optional<OpResult> lenient = copying_outcome(request, result)) {
+        return conclude(std::move(request), *lenient, values);
+      }
+    }
     return refuse(request, result.status.code(), result.status.message());
   }
   if (request.type == OpType::kRead) {
@@ -392,8 +409,12 @@ void LocalQueryBlock::conclude(LqhKeyReq request, const OpResult& result,
   // known here.
   uint32_t next = request.position + 1;
   while (next < request.chain.size() && is_dead(request.chain[next])) ++next;
-  if (next < request.chain.size()) return forward(std::move(request), next);
-  confirm(std::move(request), result.filtered ? protocol::kConfFiltered : 0, nullptr);
+  if (next < request.chain.size()) {
+    if (result.filtered) request.flags |= protocol::kOpFilteredUpstream;
+    return forward(std::move(request), next);
+  }
+  const bool filtered = result.filtered || (request.flags & protocol::kOpFilteredUpstream) != 0;
+  confirm(std::move(request), filtered ? protocol::kConfFiltered : 0, nullptr);
 }
 
 void LocalQueryBlock::forward(LqhKeyReq request, uint32_t next_position) {
@@ -475,6 +496,14 @@ Result<TxId> LocalQueryBlock::begin_fragment_tx(uint64_t transid, uint32_t table
 
 void LocalQueryBlock::on_commit_request(Signal& signal) {
   const uint64_t transid = protocol::transaction_of(signal);
+  if (is_dead(signal.sender().node_id)) {
+    // A coordinator declared dead that still runs (it was frozen): its transactions are
+    // the takeover's now, which may have aborted this one. Confirming would let it tell
+    // its client "committed" for a transaction that is not.
+    DUO_BLOCK_LOG(WARNING) << "dropped the commit of transaction " << transid << " from data node "
+                           << signal.sender().node_id << ", declared dead";
+    return;
+  }
   // Word 2: the GCI the coordinator committed the transaction in (0 from a sender that
   // predates GCIs).
   end_transaction(transid, true, signal.word(2));
@@ -483,6 +512,7 @@ void LocalQueryBlock::on_commit_request(Signal& signal) {
 
 void LocalQueryBlock::on_abort_request(Signal& signal) {
   const uint64_t transid = protocol::transaction_of(signal);
+  if (is_dead(signal.sender().node_id)) return;  // the takeover decides (see above)
   end_transaction(transid, false, 0);
   send_or_log(signal.sender(), protocol::transaction_signal(protocol::kLqhAbortConf, transid));
 }

@@ -32,6 +32,21 @@
 //     (a commit is remembered with its GCI until that GCI's GCP_SAVEREQ, by which time
 //     every participant of it has committed).
 //
+//   - Node restart (local_query_node_restart.cc; docs/formats/kernel-protocol.md "Node
+//     restart"). On the starting node S: NODE_RESTART_INITREQ wipes the old life (tables,
+//     checkpoint, redo) and puts the part in copying state until NODE_STARTEDREP{S}:
+//     unique indexes are not enforced and an operation on a row S does not have yet is
+//     lenient (update/delete/interpreted update of a missing row do nothing, an insert
+//     of an existing row overwrites it); COPY_ROWSREQ batches from the live replica are
+//     written at once (insert-or-overwrite, no redo: S's checkpoint after the restart
+//     covers them). On every node NODE_STARTINGREP{S} makes S a starting replica (no
+//     longer dead, last in every chain). On the live replicas COPY_NODEREQ{S} copies,
+//     fragment after fragment in slices, every fragment whose live chain starts here and
+//     holds S: each row is taken again by key under a shared lock in a copy transaction
+//     (a row being written is retried a little later, never waited for), sent to S, and
+//     the batch's locks are released once S confirmed it, so a writer's change reaches
+//     S either through the chain or through the copy.
+//
 //   - Packed signals (PACKED_SIGNALS, protocol/packed_signals.h): each inner signal is
 //     handled as if it came alone; what the block sends meanwhile to coordinators and
 //     other local_query instances (answers, forwarded writes) leaves as packs when the
@@ -103,6 +118,9 @@ struct LocalQueryOptions {
   // refused meanwhile) before the ALTER is refused with kTemporary and undone: an idle
   // open transaction must not make the table unavailable for long.
   uint64_t alter_wait_ms = 4000;
+  // Rows per node-restart copy batch (COPY_ROWSREQ), whose shared row locks are held
+  // until the starting node wrote it; a batch also stops once it passes 32 KiB.
+  uint32_t copy_batch_rows = 64;
 };
 
 // The largest scan_batch_bytes_max honoured: one more row of the maximum size (plus the
@@ -145,6 +163,13 @@ class LocalQueryBlock final : public kernel::Block {
   uint32_t saved_gci() const { return saved_gci_; }
   // Commits remembered for a takeover (transid -> GCI), see the file comment.
   size_t remembered_commit_count() const { return committed_.size(); }
+  // Node restart: this part is a starting node's, copying (see the file comment).
+  bool copying() const { return copying_; }
+  // Nodes in a node restart, as NODE_STARTINGREP / NODE_STARTEDREP told (ascending).
+  const std::vector<uint16_t>& starting_nodes() const { return starting_nodes_; }
+  // Whether a COPY_NODEREQ is being served here, and rows sent by this part's copies.
+  bool copy_running() const { return copy_ != nullptr; }
+  uint64_t rows_copied() const { return rows_copied_; }
 
  private:
   // A table this instance knows, with the fragments it holds. Heap-allocated and never
@@ -396,6 +421,77 @@ class LocalQueryBlock final : public kernel::Block {
   void remember_commit(uint64_t transid, uint32_t gci);
   void forget_commits(uint32_t saved_gci);
 
+  // ---- Node restart (local_query_node_restart.cc) ----
+  // LQH_CONTINUE kinds of the copy (w1: CopyRun::generation) and of a COPY_ROWSREQ
+  // retried on the starting node (w1: CopyWrite::generation).
+  static constexpr uint32_t kContinueCopy = 4;
+  static constexpr uint32_t kContinueCopyWrite = 5;
+  // One COPY_NODEREQ being served: the fragments to copy and where the copy is.
+  struct CopyRun {
+    uint16_t starting_node = 0;
+    kernel::BlockAddress requester;
+    uint32_t generation = 0;
+    // Transactions that held writes here when the copy was asked for: their writes may
+    // have gone down a chain without S (or be inserts the scan cannot see), so the copy
+    // starts once they have ended.
+    std::vector<uint64_t> older_transids;
+    std::vector<std::pair<uint32_t, uint32_t>> todo;  // (table, fragment)
+    size_t next = 0;
+    // The fragment being copied (started = its scan was opened).
+    bool started = false;
+    uint32_t table_id = 0;
+    uint32_t fragment_id = 0;
+    std::unique_ptr<storage::Fragment::Scan> scan;
+    std::deque<storage::AttrValues> keys;  // scanned, not yet copied, in scan order
+    storage::TxId tx = storage::kNullId;   // holds the shared locks of the batch in flight
+    uint32_t batch = 0;                    // sequence of the COPY_ROWSREQ in flight
+    bool batch_in_flight = false;
+    // A COPY_ROWSREQ that could not be sent yet: the starting node's link is not up
+    // (it was included before every survivor reconnected to its new port). Sent again
+    // until kCopyLinkWaitNs after the first try.
+    std::optional<kernel::Signal> unsent;
+    uint64_t unsent_since_ns = 0;
+    uint32_t fragments = 0;
+    uint64_t rows = 0;
+    uint64_t start_ns = 0, last_log_ns = 0, rows_at_last_log = 0;
+  };
+  // A COPY_ROWSREQ on the starting node whose rows are not all written yet (a row was
+  // locked by a transaction that is committing there).
+  struct CopyWrite {
+    kernel::BlockAddress source;
+    uint32_t table_id = 0;
+    uint32_t fragment_id = 0;
+    uint32_t batch = 0;
+    storage::RowBatch rows;
+    size_t next = 0;
+    uint64_t give_up_ns = 0;
+    uint32_t generation = 0;
+  };
+  void on_node_restart_init(kernel::Signal& signal);
+  void on_node_starting(kernel::Signal& signal);
+  void on_node_started(kernel::Signal& signal);
+  void on_copy_node(kernel::Signal& signal);
+  void on_copy_rows(kernel::Signal& signal);
+  void on_copy_rows_conf(kernel::Signal& signal);
+  void on_copy_rows_ref(kernel::Signal& signal);
+  // While copying: the outcome of an operation that failed only because this replica
+  // does not have the row yet (or has it already), or nullopt.
+  std::optional<storage::OpResult> copying_outcome(const protocol::LqhKeyReq& request,
+                                                   const storage::OpResult& result);
+  // The source side: one slice (at most a batch) of the copy.
+  void copy_slice();
+  void copy_next_fragment();
+  // Ends the copy transaction (releasing its shared locks) and resumes the waiters.
+  void end_copy_tx();
+  void copy_log_progress(bool final);
+  void copy_finished();
+  void fail_copy(const Status& status);
+  // The starting side: writes what is left of the COPY_ROWSREQ from `source_node`.
+  void copy_write(uint16_t source_node);
+  // Node failure or table drop: what the copies of `node` / on `table_id` hold goes.
+  void copy_node_failed(uint16_t node);
+  void copy_table_dropped(uint32_t table_id);
+
   // ---- Helpers ----
   Table* find_table(uint32_t table_id);
   storage::Fragment* find_fragment(uint32_t table_id, uint32_t fragment_id);
@@ -460,6 +556,16 @@ class LocalQueryBlock final : public kernel::Block {
   // transid with their GCI, for the takeover of a dead coordinator's transactions.
   std::vector<uint16_t> dead_nodes_;
   std::map<uint64_t, uint32_t> committed_;
+
+  // Node restart: whether this part is a starting node's and copying (fragments created
+  // meanwhile are lenient and do not enforce unique indexes); the nodes starting in the
+  // cluster (ascending); the copy served here and the copy batches being written here.
+  bool copying_ = false;
+  std::vector<uint16_t> starting_nodes_;
+  std::unique_ptr<CopyRun> copy_;
+  std::map<uint16_t, CopyWrite> copy_writes_;  // by source node
+  uint32_t copy_generation_ = 0;
+  uint64_t rows_copied_ = 0;
 };
 
 }  // namespace duo::local_query

@@ -66,11 +66,25 @@ void LocalQueryBlock::on_continue(Signal& signal) {
     return restore_read_more();
   }
   if (kind == kContinueAlter) return on_alter_wait_over(generation);
+  if (kind == kContinueCopy) {
+    if (copy_ != nullptr && copy_->generation == generation && !copy_->batch_in_flight) {
+      copy_slice();
+    }
+    return;
+  }
+  if (kind == kContinueCopyWrite) {
+    for (const auto& [source_node, write] : copy_writes_) {
+      if (write.generation == generation) return copy_write(source_node);
+    }
+    return;
+  }
   // A slice of a run that ended (failed) meanwhile: nothing to do.
 }
 
 void LocalQueryBlock::maybe_start_lcp() {
-  if (lcp_ != nullptr || restore_ != nullptr || options_.lcp_redo_bytes == 0) return;
+  // A copying part's checkpoint would hold a partial copy: the one after the node
+  // restart (LCP_STARTREQ) is the first that counts.
+  if (lcp_ != nullptr || restore_ != nullptr || options_.lcp_redo_bytes == 0 || copying_) return;
   if (redo_.appended_lsn() - lcp_start_lsn_ < options_.lcp_redo_bytes) return;
   start_lcp({}, std::nullopt);
 }

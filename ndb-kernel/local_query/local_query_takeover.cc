@@ -52,6 +52,9 @@ void LocalQueryBlock::on_node_fail_rep(Signal& signal) {
     return;
   }
   dead_nodes_.insert(std::upper_bound(dead_nodes_.begin(), dead_nodes_.end(), node), node);
+  // A starting node that dies is dead again; copies to it (or from it) stop.
+  std::erase(starting_nodes_, node);
+  copy_node_failed(node);
   // Scans its coordinator opened: nobody will ask for their next batch.
   const size_t scans_before = scans_.size();
   std::erase_if(scans_, [node](const auto& entry) { return entry.first.node_id == node; });

@@ -42,6 +42,10 @@ MembershipBlock::MembershipBlock(protocol::ClusterTopology topology, MembershipO
   on(protocol::kArbitConf, &MembershipBlock::on_arbit_conf);
   on(protocol::kArbitRef, &MembershipBlock::on_arbit_ref);
   on(protocol::kArbitTimeout, &MembershipBlock::on_arbit_timeout);
+  on(protocol::kMembershipJoining, &MembershipBlock::on_membership_joining);
+  on(protocol::kIncludeNodeReq, &MembershipBlock::on_include_node_req);
+  on(protocol::kIncludeOrd, &MembershipBlock::on_include_ord);
+  on(protocol::kIncludeConf, &MembershipBlock::on_include_conf);
 }
 
 void MembershipBlock::on_start() {
@@ -62,7 +66,7 @@ kernel::BlockAddress MembershipBlock::membership_of(uint16_t node) const {
 }
 
 bool MembershipBlock::drop(const kernel::Signal& signal) const {
-  if (shutdown_requested()) return true;
+  if (shutdown_requested() || joining_) return true;
   return blocked_.contains(signal.sender().node_id);
 }
 
@@ -104,6 +108,14 @@ void MembershipBlock::reset_watch() {
 
 void MembershipBlock::on_tick(kernel::Signal& /*signal*/) {
   if (shutdown_requested()) return;
+  if (joining_) {
+    // Passive: nothing to send or watch until INCLUDE_ORD, but the tick keeps going.
+    send_delayed(address(), kernel::Signal(protocol::kMembershipTick),
+                 options_.heartbeat_interval_ms)
+        .ignore_error();
+    return;
+  }
+  check_include_timeout();
   NodeSet ring;
   for (uint16_t node : live_) {
     if (!blocked_.contains(node)) ring.insert(node);
@@ -154,7 +166,7 @@ void MembershipBlock::on_heartbeat(kernel::Signal& signal) {
 }
 
 void MembershipBlock::on_link_down(kernel::Signal& signal) {
-  if (shutdown_requested()) return;
+  if (shutdown_requested() || joining_) return;
   suspect(static_cast<uint16_t>(signal.word(0)), "link closed");
 }
 
@@ -173,7 +185,7 @@ void MembershipBlock::on_fail_ack(kernel::Signal& signal) {
 }
 
 void MembershipBlock::suspect(uint16_t node, const std::string& why) {
-  if (node == node_id() || !live_.contains(node) || suspected_.contains(node)) return;
+  if (joining_ || node == node_id() || !live_.contains(node) || suspected_.contains(node)) return;
   const uint16_t president_before = president();
   suspected_.insert(node);
   DUO_BLOCK_LOG(WARNING) << "Node " << node_id() << ": suspects node " << node << " (" << why
@@ -217,6 +229,9 @@ void MembershipBlock::drive_rounds() {
 }
 
 void MembershipBlock::start_round() {
+  // Before the round's sets are taken: an unfinished include is undone, so the round
+  // names S failed wherever S was added.
+  abort_include();
   Round round;
   round.id = (uint32_t{node_id()} << 20) | (++round_counter_ & 0xFFFFF);
   round.before = live_;
@@ -367,6 +382,7 @@ void MembershipBlock::on_prep_fail_req(kernel::Signal& signal) {
   if (drop(signal)) return;
   const FailRoundMsg msg = FailRoundMsg::from_signal(signal);
   if (msg.failed.contains(node_id())) {
+    if (!heard_any_) return;  // about this node's previous life (see on_commit_fail_req)
     request_shutdown("declared failed by president node " + std::to_string(msg.president));
     return;
   }
@@ -377,13 +393,20 @@ void MembershipBlock::on_prep_fail_req(kernel::Signal& signal) {
     return;
   }
   president_heard_ns_ = clock().now_ns();
+  adopt_included(msg.failed);
   for (uint16_t node : msg.failed) {
     if (!live_.contains(node)) continue;
     blocked_.insert(node);
     suspected_.insert(node);
   }
-  // A lower president took over: this node's own round (if any) is void.
-  if (msg.president != node_id()) round_.reset();
+  // A lower president took over: this node's own round and include (if any) are void.
+  if (msg.president != node_id()) {
+    round_.reset();
+    if (include_) {
+      refuse_include(include_->requester, include_->node, IncludeRefusal::kSuperseded);
+      include_.reset();
+    }
+  }
   reset_watch();
   send_or_retry(membership_of(msg.president),
                 kernel::Signal(protocol::kPrepFailConf, {msg.round, node_id()}));
@@ -393,6 +416,14 @@ void MembershipBlock::on_commit_fail_req(kernel::Signal& signal) {
   if (drop(signal)) return;
   const FailRoundMsg msg = FailRoundMsg::from_signal(signal);
   if (msg.failed.contains(node_id())) {
+    if (!heard_any_) {
+      // Not a single heartbeat reached this node in this life: the round is about its
+      // previous life (a restart right after a stop or crash, before the survivors had
+      // agreed on it). This life starts by a node restart once they have.
+      DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": president node " << msg.president
+                          << " declared this node's previous life dead";
+      return;
+    }
     request_shutdown("declared dead by president node " + std::to_string(msg.president));
     return;
   }
@@ -403,6 +434,7 @@ void MembershipBlock::on_commit_fail_req(kernel::Signal& signal) {
     return;
   }
   president_heard_ns_ = clock().now_ns();
+  adopt_included(msg.failed);
   for (uint16_t node : msg.failed) {
     blocked_.insert(node);
     suspected_.erase(node);
@@ -452,6 +484,195 @@ void MembershipBlock::deliver_node_failure(uint16_t node) {
   if (options_.failure_observer.node_id != 0) receivers.push_back(options_.failure_observer);
   for (const kernel::BlockAddress& receiver : receivers) {
     send_or_retry(receiver, kernel::Signal(protocol::kNodeFailRep, {node}));
+  }
+}
+
+// ---- Include (node restart) ----
+
+void MembershipBlock::on_membership_joining(kernel::Signal& signal) {
+  if (shutdown_requested() || signal.sender().node_id != node_id()) return;
+  if (include_applied_ != 0) {
+    DUO_BLOCK_LOG(WARNING) << "Node " << node_id()
+                           << ": MEMBERSHIP_JOINING after this node was included: ignored";
+    return;
+  }
+  joining_ = true;
+  live_ = {node_id()};
+  blocked_.clear();
+  suspected_.clear();
+  round_.reset();
+  include_.reset();
+  left_ = 0;
+  watching_ = false;
+  heard_since_tick_ = false;
+  heard_any_ = false;
+  missed_ = 0;
+  DUO_BLOCK_LOG(INFO) << "Node " << node_id()
+                      << ": joining a running cluster: passive until included";
+}
+
+void MembershipBlock::on_include_node_req(kernel::Signal& signal) {
+  if (shutdown_requested()) return;
+  const auto node = static_cast<uint16_t>(signal.word(0));
+  const kernel::BlockAddress requester = signal.sender();
+  auto refuse = [&](IncludeRefusal reason) { refuse_include(requester, node, reason); };
+  const std::vector<uint16_t> data_nodes = topology_.data_nodes();
+  if (joining_ || president() != node_id()) return refuse(IncludeRefusal::kNotPresident);
+  if (node == node_id() ||
+      std::find(data_nodes.begin(), data_nodes.end(), node) == data_nodes.end()) {
+    return refuse(IncludeRefusal::kNotADataNode);
+  }
+  if (include_) return refuse(IncludeRefusal::kIncludeRunning);
+  if (round_ || !pending_suspicions().empty()) {
+    return refuse(IncludeRefusal::kFailureRoundRunning);
+  }
+  if (live_.contains(node)) return refuse(IncludeRefusal::kAlreadyLive);
+
+  Include include;
+  include.id = (uint32_t{node_id()} << 20) | (++round_counter_ & 0xFFFFF);
+  include.node = node;
+  include.requester = requester;
+  include.started_ns = clock().now_ns();
+  // The president adds S first, so S's INCLUDE_CONF (and heartbeats) are not dropped.
+  live_.insert(node);
+  blocked_.erase(node);
+  suspected_.erase(node);
+  reset_watch();
+  for (uint16_t member : live_) {
+    if (member != node_id()) include.awaited.insert(member);
+  }
+  DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": president includes node " << node << " (round "
+                      << include.id << "): membership " << format_node_set(live_);
+  const IncludeOrdMsg msg{include.id, node_id(), node, live_};
+  for (uint16_t member : include.awaited) {
+    send_or_retry(membership_of(member), msg.to_signal());
+  }
+  include_ = std::move(include);
+}
+
+void MembershipBlock::refuse_include(const kernel::BlockAddress& requester, uint16_t node,
+                                     IncludeRefusal reason) {
+  DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": cannot include node " << node << ": "
+                      << include_refusal_text(reason);
+  send_or_retry(requester,
+                kernel::Signal(protocol::kIncludeNodeRef, {node, static_cast<uint32_t>(reason)}));
+}
+
+void MembershipBlock::on_include_ord(kernel::Signal& signal) {
+  if (shutdown_requested()) return;
+  const IncludeOrdMsg msg = IncludeOrdMsg::from_signal(signal);
+  if (signal.sender().node_id != msg.president) return;
+  if (msg.node == node_id()) {
+    // The included node takes the membership whole: it knows nothing of its own. (With
+    // a lower id than the president's it is the president from now on.)
+    if (!msg.live.contains(node_id()) || !msg.live.contains(msg.president)) {
+      DUO_BLOCK_LOG(WARNING) << "Node " << node_id() << ": ignoring INCLUDE_ORD of round "
+                             << msg.round << " naming membership " << format_node_set(msg.live)
+                             << " from node " << msg.president;
+      return;
+    }
+    if (joining_ || include_applied_ != msg.round) join(msg);
+  } else {
+    if (drop(signal)) return;
+    if (!from_rightful_president(msg.president, {})) {
+      DUO_BLOCK_LOG(WARNING) << "Node " << node_id() << ": ignoring INCLUDE_ORD of round "
+                             << msg.round << " from node " << msg.president
+                             << ", which is not the president";
+      return;
+    }
+    president_heard_ns_ = clock().now_ns();
+    // Idempotent: a repeat only confirms again. (No INCLUDE_ORD can come after the
+    // PREP_FAILREQ of a round that undid its include: both come from the president, in
+    // order on one link.)
+    if (!live_.contains(msg.node)) {
+      live_.insert(msg.node);
+      blocked_.erase(msg.node);
+      suspected_.erase(msg.node);
+      reset_watch();
+      DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": node " << msg.node
+                          << " included: membership now " << format_node_set(live_);
+    }
+  }
+  send_or_retry(membership_of(msg.president),
+                kernel::Signal(protocol::kIncludeConf, {msg.round, node_id()}));
+}
+
+void MembershipBlock::join(const IncludeOrdMsg& msg) {
+  joining_ = false;
+  include_applied_ = msg.round;
+  live_ = msg.live;
+  blocked_.clear();
+  // The nodes dead now stay blocked here too, until an include of their own.
+  for (uint16_t node : topology_.data_nodes()) {
+    if (!live_.contains(node)) blocked_.insert(node);
+  }
+  suspected_.clear();
+  round_.reset();
+  include_.reset();
+  president_heard_ns_ = clock().now_ns();
+  // Watch the new left neighbour with the grace of a changed ring: it may not have
+  // the INCLUDE_ORD yet and still send its heartbeats elsewhere.
+  heard_any_ = true;
+  left_ = 0;
+  reset_watch();
+  DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": included by president node " << msg.president
+                      << ": membership " << format_node_set(live_);
+}
+
+void MembershipBlock::on_include_conf(kernel::Signal& signal) {
+  if (drop(signal) || !include_ || include_->id != signal.word(0)) return;
+  include_->confirmed.insert(static_cast<uint16_t>(signal.word(1)));
+  if (!std::includes(include_->confirmed.begin(), include_->confirmed.end(),
+                     include_->awaited.begin(), include_->awaited.end())) {
+    return;
+  }
+  ++includes_completed_;
+  DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": node " << include_->node
+                      << " is in the membership of every member (round " << include_->id << ")";
+  send_or_retry(include_->requester, kernel::Signal(protocol::kIncludeNodeConf, {include_->node}));
+  include_.reset();
+}
+
+void MembershipBlock::check_include_timeout() {
+  if (!include_ ||
+      clock().now_ns() - include_->started_ns < prep_fail_timeout_ms_ * kNanosPerMilli) {
+    return;
+  }
+  // As for PREP_FAILREQ: a silent member (or S) fails. As president, suspect() starts the
+  // round that undoes the include; if S (a lower id) is president for the others by now,
+  // the suspicion goes to it and its round's PREP_FAILREQ ends the include here.
+  const Include include = *include_;
+  for (uint16_t node : include.awaited) {
+    if (include.confirmed.contains(node)) continue;
+    suspect(node,
+            "did not answer INCLUDE_ORD within " + std::to_string(prep_fail_timeout_ms_) + " ms");
+  }
+}
+
+void MembershipBlock::abort_include() {
+  if (!include_) return;
+  const Include include = std::move(*include_);
+  include_.reset();
+  DUO_BLOCK_LOG(WARNING) << "Node " << node_id()
+                         << ": a failure round supersedes the include of node " << include.node
+                         << " (round " << include.id << ")";
+  refuse_include(include.requester, include.node, IncludeRefusal::kSuperseded);
+  if (live_.erase(include.node) != 0) {
+    blocked_.insert(include.node);
+    suspected_.erase(include.node);
+    deliver_node_failure(include.node);
+  }
+  reset_watch();
+}
+
+void MembershipBlock::adopt_included(const NodeSet& failed) {
+  for (uint16_t node : topology_.data_nodes()) {
+    if (node == node_id() || failed.contains(node) || live_.contains(node)) continue;
+    live_.insert(node);
+    blocked_.erase(node);
+    suspected_.erase(node);
+    DUO_BLOCK_LOG(WARNING) << "Node " << node_id() << ": node " << node
+                           << " is live for the president (its include did not reach this node)";
   }
 }
 

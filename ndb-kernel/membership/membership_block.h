@@ -38,13 +38,42 @@
 //
 // Shutdown. A node that learns it was declared failed, or whose side lost a node group
 // or the arbitration, stops acting (every later signal is dropped) and raises
-// shutdown_requested(): duo_datad polls it and exits with the reason in its log.
+// shutdown_requested(): duo_datad polls it and exits with the reason in its log. A node
+// that has not heard a single heartbeat in this life ignores being declared failed: the
+// verdict is about its previous life (restarted right after a stop or crash, before
+// the survivors agreed on it); it starts by a node restart.
 //
 // Late signals. Only this block filters the signals of nodes it declared (or is
 // declaring) dead. The other blocks and the transport do not yet: a declared-dead node
 // that still runs (frozen, cut off one way) can reach them until it learns its fate and
 // stops. Closing that gap belongs to the transport (refuse a declared-dead node's links
-// until it restarts). A restarted node rejoining the membership is not supported yet.
+// until it restarts). A dead node that restarts stays blocked (its membership signals
+// dropped, every later failure round names it failed) until it is included.
+//
+// Include (node restart, NDB's CM_ADD). A restarting node S's distribution block first
+// sends MEMBERSHIP_JOINING to its own membership block: S turns passive (live set {S},
+// no heartbeats, no watching, no suspicions, never president; FAIL_REP, PREP/COMMIT and
+// the like are ignored) until INCLUDE_ORD names it. The distribution master asks the
+// president (its own membership block) with INCLUDE_NODEREQ{S}. The president refuses
+// (INCLUDE_NODEREF with an IncludeRefusal) unless it is president with no failure round
+// and no suspicion pending, S is a dead data node and no other include runs. Else it adds
+// S itself and sends INCLUDE_ORD(round, S, live set with S) to every other member and to
+// S. A member adds S (unblocks it, re-derives its ring neighbours with the grace of a
+// changed ring) and answers INCLUDE_CONF; S adopts the live set, leaves passive mode and
+// starts heartbeating and watching (with grace), and answers too. Once everyone answered,
+// INCLUDE_NODECONF{S} goes to the requester.
+//   A failure round started while the include runs supersedes it: the president takes S
+// out of its membership again (NODE_FAILREP{S} locally, INCLUDE_NODEREF kSuperseded to
+// the requester), so the round names S failed and every member that added S drops it
+// (NODE_FAILREP{S}) at its COMMIT; S, if it was told, shuts down. Members silent for
+// prep_fail_timeout_ms after INCLUDE_ORD (S included) are suspected, which starts such a
+// round. If the president dies during an include, members may disagree on S; the next
+// president's round settles it: a survivor whose membership lacks a node the round's
+// failed set leaves out (the round says the president has it) adds it ("adoption"); if
+// the new president lacks S, S is in the failed set and leaves every membership. So a
+// round's failed set always carries the president's whole membership (every data node
+// not in it is failed), and after it commits all survivors agree. INCLUDE_ORD is
+// idempotent: a repeat is only answered again.
 //
 // Thread-safety: a Block; single-threaded. shutdown_requested() and shutdown_reason()
 // may be read from any thread (duo_datad's control loop).
@@ -87,6 +116,10 @@ class MembershipBlock : public kernel::Block {
   // The president this node would report to now.
   uint16_t president() const;
   uint64_t rounds_started() const { return rounds_started_; }
+  // Passive after MEMBERSHIP_JOINING, until INCLUDE_ORD names this node.
+  bool joining() const { return joining_; }
+  // As president: includes that every member confirmed.
+  uint64_t includes_completed() const { return includes_completed_; }
   uint64_t failures_committed() const { return failures_committed_; }
 
   // ---- Any thread ----
@@ -107,6 +140,16 @@ class MembershipBlock : public kernel::Block {
     NodeSet confirmed;  // survivors that answered PREP_FAILCONF
   };
 
+  // An include this node runs as president.
+  struct Include {
+    uint32_t id = 0;
+    uint16_t node = 0;
+    kernel::BlockAddress requester;
+    NodeSet awaited;    // every member but this one, and the node itself
+    NodeSet confirmed;  // those that answered INCLUDE_CONF
+    uint64_t started_ns = 0;
+  };
+
   void on_tick(kernel::Signal& signal);
   void on_heartbeat(kernel::Signal& signal);
   void on_link_down(kernel::Signal& signal);
@@ -121,9 +164,13 @@ class MembershipBlock : public kernel::Block {
   void on_arbit_conf(kernel::Signal& signal);
   void on_arbit_ref(kernel::Signal& signal);
   void on_arbit_timeout(kernel::Signal& signal);
+  void on_membership_joining(kernel::Signal& signal);
+  void on_include_node_req(kernel::Signal& signal);
+  void on_include_ord(kernel::Signal& signal);
+  void on_include_conf(kernel::Signal& signal);
 
-  // True if the signal must be ignored: this node is shutting down, or it comes from a
-  // node this node has declared (or is declaring) dead.
+  // True if the signal must be ignored: this node is shutting down or joining (passive),
+  // or it comes from a node this node has declared (or is declaring) dead.
   bool drop(const kernel::Signal& signal) const;
   // Records a suspicion of `node` and reports it to the president (or, as president,
   // starts or restarts a round).
@@ -138,6 +185,18 @@ class MembershipBlock : public kernel::Block {
   // A PREP/COMMIT from `president` naming `failed` may be acted on.
   bool from_rightful_president(uint16_t president, const NodeSet& failed) const;
   void deliver_node_failure(uint16_t node);
+  // INCLUDE_NODEREF{node, reason} to the requester.
+  void refuse_include(const kernel::BlockAddress& requester, uint16_t node, IncludeRefusal reason);
+  // As president: a failure round starts while an include runs; undoes it (see
+  // "Include" above).
+  void abort_include();
+  // As president, every tick: members silent too long after INCLUDE_ORD are suspected.
+  void check_include_timeout();
+  // A survivor adds every data node a rightful president's round leaves out of its
+  // failed set but this node does not have: the president included it.
+  void adopt_included(const NodeSet& failed);
+  // This node (S) takes the membership an INCLUDE_ORD names and becomes an active member.
+  void join(const IncludeOrdMsg& msg);
   void send_or_retry(const kernel::BlockAddress& to, kernel::Signal signal);
   // Re-derives the left neighbour after the ring changed.
   void reset_watch();
@@ -166,12 +225,20 @@ class MembershipBlock : public kernel::Block {
   int64_t missed_ = 0;
   bool heard_any_ = false;
 
+  // Passive: joining a running cluster, not included yet.
+  bool joining_ = false;
+  // The INCLUDE_ORD round that included this node (0: none in this life); a repeat of it
+  // is only answered again.
+  uint32_t include_applied_ = 0;
+
   // As president.
   std::optional<Round> round_;
+  std::optional<Include> include_;
   uint32_t round_counter_ = 0;
 
   uint64_t rounds_started_ = 0;
   uint64_t failures_committed_ = 0;
+  uint64_t includes_completed_ = 0;
 
   // Written once before shutdown_requested_ is set (release), read after it (acquire).
   std::string shutdown_reason_;

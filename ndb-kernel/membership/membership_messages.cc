@@ -60,6 +60,39 @@ ArbitReqMsg ArbitReqMsg::from_signal(const kernel::Signal& signal) {
   return msg;
 }
 
+kernel::Signal IncludeOrdMsg::to_signal() const {
+  kernel::Signal signal(protocol::kIncludeOrd, {round, president, node});
+  put_node_set(signal, 3, live);
+  return signal;
+}
+
+IncludeOrdMsg IncludeOrdMsg::from_signal(const kernel::Signal& signal) {
+  IncludeOrdMsg msg;
+  msg.round = signal.word(0);
+  msg.president = static_cast<uint16_t>(signal.word(1));
+  msg.node = static_cast<uint16_t>(signal.word(2));
+  msg.live = get_node_set(signal, 3);
+  return msg;
+}
+
+std::string include_refusal_text(IncludeRefusal reason) {
+  switch (reason) {
+    case IncludeRefusal::kNotPresident:
+      return "this node is not the president";
+    case IncludeRefusal::kFailureRoundRunning:
+      return "a node failure is being handled";
+    case IncludeRefusal::kAlreadyLive:
+      return "the node is already in the membership";
+    case IncludeRefusal::kIncludeRunning:
+      return "another node is being included";
+    case IncludeRefusal::kSuperseded:
+      return "a node failure round started during the include and undid it";
+    case IncludeRefusal::kNotADataNode:
+      return "not a data node of this cluster (or the president itself)";
+  }
+  return "include refusal " + std::to_string(static_cast<uint32_t>(reason));
+}
+
 std::string shutdown_reason_text(ShutdownReason reason, uint32_t detail) {
   switch (reason) {
     case ShutdownReason::kNodeGroupLost:

@@ -65,12 +65,19 @@ FragmentPlacement place_fragment(const ClusterTopology& topology, uint32_t fragm
 }
 
 FragmentPlacement place_fragment_live(const ClusterTopology& topology, uint32_t fragment,
-                                      const std::vector<uint16_t>& dead_nodes) {
+                                      const std::vector<uint16_t>& dead_nodes,
+                                      const std::vector<uint16_t>& starting_nodes) {
   FragmentPlacement placement = place_fragment(topology, fragment);
-  if (dead_nodes.empty()) return placement;
-  std::erase_if(placement.replicas, [&](uint16_t node) {
-    return std::find(dead_nodes.begin(), dead_nodes.end(), node) != dead_nodes.end();
-  });
+  if (dead_nodes.empty() && starting_nodes.empty()) return placement;
+  const auto listed = [](const std::vector<uint16_t>& nodes, uint16_t node) {
+    return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
+  };
+  std::erase_if(placement.replicas, [&](uint16_t node) { return listed(dead_nodes, node); });
+  // Starting replicas last, in their original order (stable_partition keeps it).
+  const auto first_starting =
+      std::stable_partition(placement.replicas.begin(), placement.replicas.end(),
+                            [&](uint16_t node) { return !listed(starting_nodes, node); });
+  if (first_starting == placement.replicas.begin()) placement.replicas.clear();
   return placement;
 }
 

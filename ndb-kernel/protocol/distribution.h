@@ -56,8 +56,14 @@ FragmentPlacement place_fragment(const ClusterTopology& topology, uint32_t fragm
 // first live replica is the primary (node failure handling, DESIGN.md §5). Empty
 // replicas when the whole node group is dead. Every routing block (coordinator,
 // local_query's forwarding) uses this with the same dead set.
+//
+// `starting_nodes` are replicas in a node restart (copying from the live replica): they
+// stay in the chain but move to its end, so they take every write and are never the
+// primary (reads and scans use the primary). A fragment whose only live replicas are
+// starting has no primary: empty replicas, as if its group were dead.
 FragmentPlacement place_fragment_live(const ClusterTopology& topology, uint32_t fragment,
-                                      const std::vector<uint16_t>& dead_nodes);
+                                      const std::vector<uint16_t>& dead_nodes,
+                                      const std::vector<uint16_t>& starting_nodes = {});
 
 // Hash of the primary-key columns of `key` (in schema.primary_key order, each column's
 // collation respected, so 'abc' and 'ABC ' hash alike in a CI column). A different seed

@@ -88,6 +88,25 @@ TEST(Distribution, LivePlacementDropsDeadReplicasAndKeepsTheRest) {
   EXPECT_EQ(place_fragment_live(topology, 0, {4, 5, 6}).replicas.size(), 3u);
 }
 
+TEST(Distribution, StartingReplicasGoLastAndAreNeverPrimary) {
+  const ClusterTopology topology = topology_of({{1, 2, 3}, {4, 5, 6}});
+  for (uint32_t fragment = 0; fragment < 24; ++fragment) {
+    const FragmentPlacement all = place_fragment(topology, fragment);
+    const FragmentPlacement live = place_fragment_live(topology, fragment, {3}, {1, 5});
+    std::vector<uint16_t> expected;
+    for (uint16_t node : all.replicas) {
+      if (node != 3 && node != 1 && node != 5) expected.push_back(node);
+    }
+    for (uint16_t node : all.replicas) {
+      if (node == 1 || node == 5) expected.push_back(node);
+    }
+    EXPECT_EQ(live.replicas, expected) << "fragment " << fragment;
+    EXPECT_EQ(live.log_part, all.log_part);
+  }
+  // Only starting replicas left alive: no primary.
+  EXPECT_TRUE(place_fragment_live(topology, 0, {2, 3}, {1}).replicas.empty());
+}
+
 // For 1 and 2 node groups of 2 replicas with 4 log parts, and 1..3 times the default
 // fragment count: every group, node, (node, log part) and primary gets its equal share,
 // and each chain is a permutation of its group.

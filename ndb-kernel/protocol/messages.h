@@ -35,6 +35,10 @@ using storage::OpType;
 inline constexpr uint8_t kOpExecute = 1;      // last operation of a batch: run the batch
 inline constexpr uint8_t kOpCommit = 2;       // with kOpExecute: commit after the batch
 inline constexpr uint8_t kOpIgnoreError = 4;  // an error of this op does not abort the tx
+// LQH_KEYREQ only, set by a replica: it forwards an interpreted update whose guard was
+// not TRUE there, so a starting replica without the row yet (node restart) still
+// answers kConfFiltered (local_query_node_restart.cc).
+inline constexpr uint8_t kOpFilteredUpstream = 0x80;
 
 // What an operation carries besides its header: the key (or the whole row for insert
 // and write), the values to set (update), the columns to read (read; empty = all) and

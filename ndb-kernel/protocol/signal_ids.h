@@ -92,7 +92,8 @@ inline constexpr SignalId kGcpNoMoreTrans = 286;   // coordinator: no commit of 
 inline constexpr SignalId kGcpCommitConf = 287;
 inline constexpr SignalId kGcpSaveReq = 288;       // master -> distribution -> local_query
 inline constexpr SignalId kGcpSaveConf = 289;
-inline constexpr SignalId kGcpCompleteRep = 290;   // master -> every distribution
+// master -> every distribution: w0 GCI, w1 a node recoverable from it (0: none).
+inline constexpr SignalId kGcpCompleteRep = 290;
 inline constexpr SignalId kGcpTimer = 291;         // master's own tick
 inline constexpr SignalId kGcpCompleteConf = 292;  // the node's sysfile records the GCI
 
@@ -168,6 +169,81 @@ inline constexpr SignalId kMasterGcpReq = 433;
 // w0 current GCI (commits use it), w1 GCI prepared for (GCP_PREPAREREQ seen, no
 // GCP_COMMITREQ yet; 0 if none), w2 last GCI recorded complete.
 inline constexpr SignalId kMasterGcpConf = 434;
+
+// Node restart (470..509; docs/formats/kernel-protocol.md "Node restart"). S is the
+// starting node throughout; the master is the distribution (DIH) master.
+// S's distribution -> master: "let me start" (w0 S).
+inline constexpr SignalId kStartPermReq = 470;
+// master -> S: w0 master, w1 current GCI, w2 last complete GCI; section = dead nodes
+// as (u16 node, u32 GCI it died in) entries, S itself excluded.
+inline constexpr SignalId kStartPermConf = 471;
+// master -> S: w0 ErrorCode (kTemporary: try again later), section = message.
+inline constexpr SignalId kStartPermRef = 472;
+// master -> every live distribution, then distribution -> its coordinator, dictionary
+// and every local_query instance: w0 S. S is no longer dead: it is a replica that
+// takes every write of its fragments (last in the chain) but no reads, is never
+// primary and coordinates nothing, until NODE_STARTEDREP.
+inline constexpr SignalId kNodeStartingRep = 473;
+inline constexpr SignalId kNodeStartingConf = 474;  // back to whoever sent the REP: w0 S
+// master -> the distribution of every live node of S's node group, then -> every
+// local_query instance there: w0 S. Copy every fragment held here whose live chain
+// (with S starting) starts at this node and includes S, row by row under a shared
+// row lock, to S's instance of the same log part.
+inline constexpr SignalId kCopyNodeReq = 475;
+// back: w0 S, w1 fragments copied, w2/w3 rows copied (low/high 32 bits).
+inline constexpr SignalId kCopyNodeConf = 476;
+// back: w0 S, w1 ErrorCode; section = message.
+inline constexpr SignalId kCopyNodeRef = 477;
+// master -> every live distribution (S's too), then -> the local blocks: w0 S, w1 the
+// GCI in which S's coordinator starts. S is an ordinary live replica from here on.
+inline constexpr SignalId kNodeStartedRep = 478;
+inline constexpr SignalId kNodeStartedConf = 479;  // back to whoever sent the REP: w0 S
+
+// Node restart, membership (480..489): the starting node joins the heartbeat ring.
+// M's distribution -> its membership block (the president): w0 S.
+inline constexpr SignalId kIncludeNodeReq = 480;
+inline constexpr SignalId kIncludeNodeConf = 481;  // -> requester: w0 S
+inline constexpr SignalId kIncludeNodeRef = 482;   // -> requester: w0 S, w1 reason
+// president -> members and S; member -> president (layouts: membership_messages.h).
+inline constexpr SignalId kIncludeOrd = 483;
+inline constexpr SignalId kIncludeConf = 484;
+// S's distribution -> its membership: this node joins a running cluster; stay passive
+// (no heartbeats, no suspicions) until INCLUDE_ORD names the live set.
+inline constexpr SignalId kMembershipJoining = 485;
+// Node restart, local_query (490..499).
+// S's distribution -> each of its local_query instances: forget the old life (tables,
+// checkpoint, redo); fragments created from now on are copying. CONF w0 = instance.
+inline constexpr SignalId kNodeRestartInitReq = 490;
+inline constexpr SignalId kNodeRestartInitConf = 491;
+// Source local_query -> S's local_query of the same log part (layouts in
+// docs/formats/kernel-protocol.md "Node restart").
+inline constexpr SignalId kCopyRowsReq = 492;
+inline constexpr SignalId kCopyRowsConf = 493;
+inline constexpr SignalId kCopyRowsRef = 494;
+// Node restart, dictionary (500..509).
+// M's distribution -> its dictionary: no schema transaction may start (the running one
+// ends first; CONF then); new requests are refused with kTemporary (NDB 711).
+inline constexpr SignalId kDictLockReq = 500;
+inline constexpr SignalId kDictLockConf = 501;
+inline constexpr SignalId kDictUnlockReq = 502;  // no answer
+// S's distribution -> its dictionary: w0 = M; copy the schema from M's dictionary,
+// install it, answer CONF (w0 tables) or REF (w0 ErrorCode, section message).
+inline constexpr SignalId kDictCopyReq = 503;
+inline constexpr SignalId kDictCopyConf = 504;
+inline constexpr SignalId kDictCopyRef = 505;
+// 506..509: between S's dictionary and M's (dictionary_block.h).
+inline constexpr SignalId kDictSchemaReq = 506;
+inline constexpr SignalId kDictSchemaData = 507;
+
+// Node restart, distribution (510..519).
+// S's distribution -> master: S's local_query instances are wiped and its schema copied
+// (w0 S): the master may route writes to it.
+inline constexpr SignalId kNodeRestartReadyRep = 510;
+// S's distribution -> master: S's first local checkpoint after its restart is done
+// (w0 S): from the next complete GCI on S can recover by itself.
+inline constexpr SignalId kNodeRecoverableRep = 511;
+// distribution to itself: repeat START_PERMREQ (S), or retry the include (master).
+inline constexpr SignalId kNodeRestartTimer = 512;
 
 // Registers the names above for logs (idempotent).
 void register_protocol_signal_names();

@@ -95,6 +95,21 @@ class LauncherCluster:
         if proc.returncode != 0:
             raise LauncherError("`duo up` failed (exit %d):\n%s" % (proc.returncode, proc.stdout))
 
+    def up_again(self):
+        """`duo up` on the running cluster: starts what is not running (a killed data
+        node rejoins by a node restart); returns its output."""
+        proc = subprocess.run([sys.executable, self.duo, "up", "--data-dir", self.data_dir],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=UP_TIMEOUT_S)
+        if proc.returncode != 0:
+            raise LauncherError("`duo up` on the running cluster failed (exit %d):\n%s"
+                                % (proc.returncode, proc.stdout))
+        return proc.stdout
+
+    def data_node_pid(self, node_id):
+        with open(os.path.join(self.data_dir, "datad", "ndb_%d.pid" % node_id)) as f:
+            return int(f.read().split()[0])
+
     def stop(self):
         if not self.started:
             return

@@ -127,9 +127,9 @@ bool parse_args(int argc, char** argv, Options* options) {
 // the cluster to be ready.
 // Waits until the cluster is started as mgmd sees it: at least one data node STARTED
 // and none still starting or stopping. A data node mgmd has no contact with is not
-// waited for: it is down, or it died while the others went on and stays out until node
-// restart exists (a starting node contacts mgmd before anything else). Returns how many
-// data nodes are STARTED.
+// waited for: it is down (a starting node contacts mgmd before anything else; one in
+// its node restart is starting, so it is waited for). Returns how many data nodes are
+// STARTED.
 Result<size_t> wait_for_started_data_nodes(const std::string& connect_string,
                                            uint64_t timeout_ms) {
   DUO_ASSIGN_OR_RETURN(mgm::ConnectString target, mgm::parse_connect_string(connect_string));

@@ -32,6 +32,10 @@ from duo_cluster import LauncherCluster  # noqa: E402
 import pymysql  # noqa: E402  (python3-pymysql, installed by scripts/bootstrap)
 
 BEFORE_FAULT_S = 3.0
+# A node watches its ring neighbour from the first heartbeat it hears from it; one
+# frozen before that (within HeartbeatIntervalDbDb of the start) is only found out when
+# its links close. SIGSTOP therefore comes after two heartbeat intervals.
+BEFORE_STOP_S = 12.0
 AFTER_FAULT_S = 6.0
 # A stopped node is declared dead after 4 missed heartbeats (HeartbeatIntervalDbDb,
 # 5000 ms by default as in NDB): the writer runs long enough to see writes resume.
@@ -85,7 +89,7 @@ def one_run(bin_dir, work_dir, victim, sig):
             cursor.execute("CREATE TABLE fw.t (id INT PRIMARY KEY, v INT)")
         writer = Writer(cluster.sql_port)
         writer.start()
-        time.sleep(BEFORE_FAULT_S)
+        time.sleep(BEFORE_FAULT_S if sig == signal.SIGKILL else BEFORE_STOP_S)
         with open(os.path.join(cluster.data_dir, "datad", "ndb_%d.pid" % victim)) as f:
             pid = int(f.read().split()[0])
         fault_at = time.monotonic()

@@ -223,15 +223,29 @@ def scenario_start_and_status(env):
 
 
 def scenario_stop_node(env):
+    """`2 RESTART` under a loaded table: node 2 stops cleanly, starts again by itself
+    (same process, re-executed), rejoins by a node restart (copying from node 1) while
+    node 1 serves; then `2 STOP` stops it for good and node 1 goes on alone."""
     nodes = start_cluster(env)
+    check(env.datacheck("load", "--rows", "3000")[0] == 0, "load")
     rc, out, _ = env.mgm("2 restart")
-    check(rc == 1 and "restarting data nodes is not supported yet" in out, "restart: %r" % out)
+    check(rc == 0 and out == "Node 2: Node is being restarted\n", "restart: rc %d %r" % (rc, out))
+    eventually(lambda: "node restart: started in GCI" in env.read(env.datad_log(2)), 60,
+               "node 2 rejoins by a node restart")
+    env.wait_started([1, 2], timeout=60)
+    check(nodes[2].poll() is None, "datad 2 runs again (same process)")
+    check("restart ordered by the management server" in env.read(env.datad_log(2)),
+          "datad 2 says why it restarted")
+    check("node restart of data node 2 complete" in env.read(env.datad_log(1)),
+          "node 1 (master) records the node restart")
+    rc, out, err = env.datacheck("verify", "--rows", "3000")
+    check(rc == 0, "verify after the restart: %s %s" % (out, err))
     rc, out, _ = env.mgm("2 stop")
     check(rc == 0 and out == "Node 2 has shutdown.\n", "stop: rc %d %r" % (rc, out))
     check(wait_exit(nodes[2], what="datad 2") == 0, "datad 2 exit code")
     log = env.read(env.datad_log(2))
     check("stopping: stop ordered by the management server" in log and "Node 2: stopped" in log,
-          "datad 2 log: %s" % log)
+          "datad 2 log: %s" % log[-3000:])
     # Its peer agrees node 2 is gone (the membership block, with the arbitrator's grant:
     # 1 of 2 nodes is no majority), takes over and goes on alone.
     eventually(lambda: "Node 2 declared dead" in env.read(env.datad_log(1)), 20,
@@ -248,7 +262,9 @@ def scenario_stop_node(env):
 def scenario_kill_node(env):
     """SIGKILL of data node 2 under a loaded table: node 1 sees the link close, agrees
     node 2's failure (arbitration by mgmd: 1 of 2 nodes is no majority), takes over and
-    keeps serving every row; the cluster log records the decision."""
+    keeps serving every row; the cluster log records the decision. Node 2 then starts
+    again and catches up by a node restart; node 1 is killed and node 2 alone has every
+    row; a restart of node 2 alone (after a planned stop) recovers them from its disk."""
     nodes = start_cluster(env)
     check(env.datacheck("load", "--rows", "5000")[0] == 0, "load")
     time.sleep(1.5)  # a few global checkpoints
@@ -270,13 +286,30 @@ def scenario_kill_node(env):
     # stop waits for their global checkpoint, so a restart of the survivor (node 2 is
     # recorded dead: not waited for) has every one of them.
     check(env.datacheck("load", "--rows", "1000", "--start", "5000")[0] == 0, "load on node 1")
-    nodes[1].send_signal(signal.SIGTERM)
-    check(wait_exit(nodes[1], what="datad 1") == 0, "SIGTERM exit code")
-    check("everything committed before the stop is durable" in env.read(env.datad_log(1)),
+    # Node 2 starts again: a node restart, copying every row from node 1, then it is a
+    # replica again. Proof: with node 1 killed in turn, node 2 alone has every row.
+    nodes[2] = env.start_datad(2, initial=False)
+    env.wait_started([1, 2], timeout=90)
+    log2 = env.read(env.datad_log(2))
+    check("node restart: started in GCI" in log2, "node 2 started by a node restart")
+    eventually(lambda: "data node 2 is recoverable from GCI" in env.read(env.datad_log(1)), 30,
+               "node 2 checkpointed: it can recover by itself")
+    check(env.datacheck("load", "--rows", "1000", "--start", "6000")[0] == 0, "load on both")
+    nodes[1].send_signal(signal.SIGKILL)
+    nodes[1].wait(timeout=10)
+    eventually(lambda: "Node 1 declared dead" in env.read(env.datad_log(2)), 20,
+               "datad 2 declares node 1 dead")
+    rc, out, err = env.datacheck("verify", "--rows", "7000")
+    check(rc == 0, "verify on the restarted node alone: %s %s" % (out, err))
+    # A planned stop of the survivor (SIGTERM) waits for its global checkpoint, so its
+    # restart alone (node 1 is recorded dead: not waited for) has every row.
+    nodes[2].send_signal(signal.SIGTERM)
+    check(wait_exit(nodes[2], what="datad 2") == 0, "SIGTERM exit code")
+    check("everything committed before the stop is durable" in env.read(env.datad_log(2)),
           "the stop waited for its global checkpoint")
-    nodes[1] = env.start_datad(1, initial=False)
-    env.wait_started([1], timeout=60)
-    rc, out, err = env.datacheck("verify", "--rows", "6000")
+    nodes[2] = env.start_datad(2, initial=False)
+    env.wait_started([2], timeout=60)
+    rc, out, err = env.datacheck("verify", "--rows", "7000")
     check(rc == 0, "verify after the survivor's restart: %s %s" % (out, err))
 
 
@@ -308,6 +341,46 @@ def scenario_heartbeat_sigstop(env):
     log2 = env.read(env.datad_log(2))
     check("shutdown requested: " in log2, "datad 2 says why it stops: %s" % log2[-2000:])
     print("declared dead after %.2fs (HeartbeatIntervalDbDb=200)" % elapsed)
+
+
+def scenario_four_nodes(env):
+    """4 data nodes, 2 node groups ({1,2}, {3,4}): rows spread over both groups; node 3
+    is SIGKILLed (its group goes on with node 4, the others keep a majority: no
+    arbitration needed), started again and catches up by a node restart; then node 1
+    (the GCP master) likewise; then node 4 and node 2 are killed, so every row must be
+    on the restarted nodes 3 and 1."""
+    with open(env.config_path) as f:
+        text = f.read()
+    with open(env.config_path, "w") as f:
+        f.write(text.replace("[api]\n", "[ndbd]\nNodeId=3\nHostName=127.0.0.1\n\n"
+                                        "[ndbd]\nNodeId=4\nHostName=127.0.0.1\n\n[api]\n", 1))
+    env.start_mgmd()
+    nodes = {i: env.start_datad(i) for i in (1, 2, 3, 4)}
+    env.wait_started([1, 2, 3, 4], timeout=60)
+    rc, out, _ = env.mgm("show")
+    check("Nodegroup: 1" in out, "two node groups: %s" % out)
+    check(env.datacheck("load", "--rows", "4000")[0] == 0, "load")
+    for victim, loaded in ((3, 4000), (1, 5000)):
+        nodes[victim].send_signal(signal.SIGKILL)
+        nodes[victim].wait(timeout=10)
+        survivor = 2 if victim != 2 else 1
+        eventually(lambda: "Node %d declared dead" % victim in env.read(env.datad_log(survivor)),
+                   20, "node %d declared dead" % victim)
+        check(env.datacheck("load", "--rows", "1000", "--start", str(loaded))[0] == 0,
+              "load without node %d" % victim)
+        nodes[victim] = env.start_datad(victim, initial=False)
+        env.wait_started([1, 2, 3, 4], timeout=90)
+        check("node restart: started in GCI" in env.read(env.datad_log(victim)),
+              "node %d rejoined by a node restart" % victim)
+        rc, out, err = env.datacheck("verify", "--rows", str(loaded + 1000))
+        check(rc == 0, "verify after node %d's restart: %s %s" % (victim, out, err))
+    for victim in (4, 2):
+        nodes[victim].send_signal(signal.SIGKILL)
+        nodes[victim].wait(timeout=10)
+        eventually(lambda: "Node %d declared dead" % victim in env.read(env.datad_log(3)),
+                   20, "node %d declared dead" % victim)
+    rc, out, err = env.datacheck("verify", "--rows", "6000")
+    check(rc == 0, "verify on the restarted nodes alone: %s %s" % (out, err))
 
 
 def transporter_port(env, node_id):
@@ -529,7 +602,9 @@ def scenario_launcher(env):
           "status: %s %s" % (out, err))
     check("id=1\t@127.0.0.1  (DuoDB-0.1.0, Nodegroup: 0)" in out, "status show: %s" % out)
     rc, out, err = duo("up", "--base-port", str(base))
-    check(rc == 1 and "already running" in err, "second up: %s" % err)
+    check(rc == 0 and "every process of the cluster" in out, "second up: %s %s" % (out, err))
+    rc, out, err = duo("up", "--initial")
+    check(rc == 1 and "already running" in err, "up --initial while running: %s" % err)
     pids = []
     for path in env.pid_files:
         try:
@@ -564,6 +639,19 @@ def scenario_launcher(env):
     check(rc == 0, "up after down: %s %s" % (out, err))
     rc, out = datacheck("verify", "--rows", "3000")
     check(rc == 0, "data after duo down/up: %s" % out)
+    # kill -9 of a data node; `duo up` starts it again and it catches up (node restart).
+    with open(os.path.join(data_dir, "datad", "ndb_2.pid")) as f:
+        os.kill(int(f.read().strip()), signal.SIGKILL)
+    time.sleep(1)
+    check(datacheck("load", "--rows", "500", "--start", "3000")[0] == 0, "load on node 1 alone")
+    rc, out, err = duo("up", timeout=180)
+    check(rc == 0 and "started duo_datad (node 2); it catches up" in out and "cluster is up" in out,
+          "up with node 2 dead: %s %s" % (out, err))
+    rc, out, err = duo("status")
+    check(rc == 0 and "Node 1: started" in out and "Node 2: started" in out,
+          "status after the node restart: %s %s" % (out, err))
+    rc, out = datacheck("verify", "--rows", "3500")
+    check(rc == 0, "data after the node restart: %s" % out)
     check(duo("down")[0] == 0, "down")
     rc, out, err = duo("up", "--initial", "--base-port", str(base), "--sql-port", str(sql_port))
     check(rc == 0, "up --initial: %s %s" % (out, err))

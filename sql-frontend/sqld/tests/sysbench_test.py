@@ -17,11 +17,16 @@ what sysbench is told to retry, as with NDB), commit transactions after the kill
 the tables must still be whole afterwards. The seconds in which no transaction
 committed around the kill are printed (not asserted: machines are noisy).
 
+With --restart-after R as well, node 2 is started again R seconds after the kill (`duo
+up` on the running cluster) and catches up by a node restart while sysbench runs; after
+the run node 1 is killed and node 2 alone must hold every table whole.
+
 Starts the cluster with the `duo` launcher on free ports in a temporary directory and
 always stops it. No timing is asserted: throughput is printed, not judged.
 
 Usage: sysbench_test.py --bin build/<dir>/bin [--threads 4] [--seconds 30]
                         [--tables 2] [--table-size 10000] [--kill-data-node-at S]
+                        [--restart-after R]
                                                                (CTest label `cluster`)
 """
 
@@ -65,17 +70,26 @@ def sysbench(args, port, command):
 
 
 def sysbench_with_kill(args, port, cluster):
-    """`run` with data node 2 SIGKILLed after --kill-data-node-at seconds; returns the output."""
+    """`run` with data node 2 SIGKILLed after --kill-data-node-at seconds (and started
+    again --restart-after seconds later, if given); returns the output."""
     cmd = sysbench_command(args, port, "run") + [
         "--report-interval=1", "--mysql-ignore-errors=1213,1020,1205,1297"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         time.sleep(args.kill_data_node_at)
-        pid_file = os.path.join(cluster.data_dir, "datad", "ndb_2.pid")
-        with open(pid_file) as f:
-            pid = int(f.read().split()[0])
+        pid = cluster.data_node_pid(2)
         print("SIGKILL data node 2 (pid %d)" % pid, flush=True)
         os.kill(pid, signal.SIGKILL)
+        if args.restart_after:
+            time.sleep(args.restart_after)
+            print("starting data node 2 again (`duo up`): node restart under load", flush=True)
+            started = time.time()
+            up = cluster.up_again()
+            check("started duo_datad (node 2)" in up, "duo up did not start node 2:\n%s" % up)
+            print("node 2 started again and caught up in %.1f s (under load)"
+                  % (time.time() - started), flush=True)
+            check(proc.poll() is None, "sysbench ended before node 2 had caught up: "
+                                       "raise --seconds")
         out, _ = proc.communicate(timeout=args.seconds + 600)
     finally:
         if proc.poll() is None:
@@ -92,6 +106,25 @@ def sysbench_with_kill(args, port, cluster):
     return out
 
 
+def check_tables_whole(args, port, when):
+    """Every table holds exactly ids 1..table-size; otherwise the rows outside that range
+    (or the missing ones) are printed before failing."""
+    for t in range(1, args.tables + 1):
+        table = "sbtest.sbtest%d" % t
+        counts = sql(port, "SELECT COUNT(*), COUNT(DISTINCT id), MIN(id), MAX(id) FROM %s"
+                     % table).split()
+        if counts == [str(args.table_size), str(args.table_size), "1", str(args.table_size)]:
+            continue
+        outside = sql(port, "SELECT id, k FROM %s WHERE id < 1 OR id > %d ORDER BY id LIMIT 20"
+                      % (table, args.table_size))
+        inside = sql(port, "SELECT COUNT(*) FROM %s WHERE id BETWEEN 1 AND %d"
+                     % (table, args.table_size))
+        raise TestFailure("sbtest%d is not whole %s: COUNT, COUNT DISTINCT, MIN, MAX of id = %s; "
+                          "rows with ids in 1..%d: %s; first rows outside: %s"
+                          % (t, when, counts, args.table_size, inside.strip(),
+                             outside.strip().replace("\n", "; ")))
+
+
 def run(args, work_dir):
     cluster = LauncherCluster(os.path.abspath(args.bin), work_dir)
     try:
@@ -99,6 +132,7 @@ def run(args, work_dir):
         port = cluster.sql_port
         sql(port, "CREATE DATABASE sbtest")
         sysbench(args, port, "prepare")
+        check_tables_whole(args, port, "after prepare")
         if args.kill_data_node_at:
             out = sysbench_with_kill(args, port, cluster)
         else:
@@ -112,13 +146,13 @@ def run(args, work_dir):
             check(retried * 100 <= int(transactions.group(1)),
                   "sysbench retried %d of %s transactions" % (retried, transactions.group(1)))
         check(int(transactions.group(1)) > 0, "sysbench committed no transaction")
-        for t in range(1, args.tables + 1):
-            counts = sql(port, "SELECT COUNT(*), COUNT(DISTINCT id), MIN(id), MAX(id) "
-                               "FROM sbtest.sbtest%d" % t).split()
-            check(counts == [str(args.table_size), str(args.table_size), "1",
-                             str(args.table_size)],
-                  "sbtest%d is not whole after the run: COUNT, COUNT DISTINCT, MIN, MAX of id "
-                  "= %s" % (t, counts))
+        check_tables_whole(args, port, "after the run")
+        if args.restart_after:
+            # Node 2 caught up: with node 1 killed in turn, it alone has every row.
+            os.kill(cluster.data_node_pid(1), signal.SIGKILL)
+            print("SIGKILL data node 1: node 2 serves alone", flush=True)
+            time.sleep(2)
+            check_tables_whole(args, port, "on the restarted node 2 alone")
         sysbench(args, port, "cleanup")
         check(sql(port, "SHOW TABLES FROM sbtest").strip() == "", "cleanup left tables")
     finally:
@@ -132,6 +166,9 @@ def main():
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--tables", type=int, default=2)
     parser.add_argument("--table-size", type=int, default=10000)
+    parser.add_argument("--restart-after", type=int, default=0,
+                        help="with --kill-data-node-at: start node 2 again this many seconds "
+                             "after the kill (node restart under load)")
     parser.add_argument("--kill-data-node-at", type=int, default=0,
                         help="SIGKILL data node 2 this many seconds into the run")
     args = parser.parse_args()

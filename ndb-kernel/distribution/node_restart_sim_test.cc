@@ -1,0 +1,571 @@
+// Node restart in the simulator, end to end: bank transfers run through the started
+// data nodes' coordinators while one data node crashes (disk losing its unsynced
+// writes), is declared dead by the membership layer, starts again and catches up by
+// copying its fragments from the live replica — with the transfers going on all along.
+// Each transfer moves 7 between two accounts and inserts a log row naming it, in one
+// transaction, so the rows say exactly which transfers committed.
+//
+// Checked: the restarted node reaches "started" and the master records the restart
+// complete; transfers keep committing during it; it checkpoints and stops being
+// recorded dead; after quiesce the replicas of every node group are identical row for
+// row (the restarted one included); every acknowledged transfer is present and no
+// refused one, balances match, the total is constant. Then the *other* nodes of the
+// restarted node's group crash: the restarted node alone must hold every acknowledged
+// transfer (so the copy was complete and every later write reached it). Last, every
+// node still up crashes (unsynced disk writes lost) and restarts: the restarted node
+// recovers from its own disk every transfer acknowledged at or below the recovered
+// GCI. Scenarios: one crash and restart; a crash of the starting node in the middle of
+// its copy, then a second restart; two nodes restarting one after the other (the second
+// while the first is not yet recoverable). 2 data nodes and 4 (2 node groups).
+//
+// DUO_NODE_RESTART_SEEDS=N runs N seeds per scenario (CI: 20), from
+// DUO_NODE_RESTART_FIRST_SEED (1); a failing seed prints the command that replays it.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "ndb-kernel/coordinator/coordinator_block.h"
+#include "ndb-kernel/distribution/distribution_block.h"
+#include "ndb-kernel/local_query/local_query_block.h"
+#include "ndb-kernel/membership/membership_block.h"
+#include "ndb-kernel/membership/sim_arbitrator.h"
+#include "ndb-kernel/testing/sim_cluster.h"
+#include "storage/scan/interpreted_update.h"
+
+namespace duo::testing {
+namespace {
+
+using distribution::DistributionBlock;
+using distribution::NodeStartState;
+using kernel::Signal;
+using protocol::OpBody;
+using protocol::TableDef;
+using storage::ColumnType;
+using storage::OpType;
+
+constexpr int32_t kAccounts = 40;
+constexpr int64_t kInitial = 1000;
+constexpr int64_t kAmount = 7;
+constexpr int32_t kFillerBase = 100'000;  // filler rows, so copies span many batches
+constexpr int32_t kFillerRows = 600;
+constexpr int32_t kLogBase = 1'000'000;  // log row of transfer t: id kLogBase + t
+constexpr size_t kInFlight = 6;
+
+std::string i32(int32_t v) {
+  return std::string(reinterpret_cast<const char*>(&v), 4);
+}
+std::string i64(int64_t v) {
+  return std::string(reinterpret_cast<const char*>(&v), 8);
+}
+int64_t as_i64(std::string_view bytes) {
+  int64_t v = 0;
+  std::memcpy(&v, bytes.data(), 8);
+  return v;
+}
+
+uint64_t env_u64(const char* name, uint64_t fallback) {
+  const char* text = std::getenv(name);
+  return text != nullptr ? std::strtoull(text, nullptr, 10) : fallback;
+}
+
+storage::TableSchema accounts_schema() {
+  storage::TableSchema schema;
+  schema.name = "bank/def/accounts";
+  schema.columns = {{"id", ColumnType::kInt, false, false},
+                    {"balance", ColumnType::kBigInt, false, false}};
+  schema.primary_key = {0};
+  return schema;
+}
+
+enum class Scenario { kRestart, kCrashDuringCopy, kTwoRestarts };
+
+struct Transfer {
+  int32_t from = 0;
+  int32_t to = 0;
+};
+
+class NodeRestartTest : public ::testing::Test {
+ protected:
+  NodeRestartTest(uint32_t node_groups, uint64_t seed)
+      : seed_(seed),
+        cluster_(SimClusterOptions{.node_groups = node_groups,
+                                   .seed = seed,
+                                   .lock_wait_timeout_ms = 300,
+                                   .link_jitter_ns = 500'000,
+                                   .gcp_interval_ms = 30,
+                                   .membership = true}),
+        random_(seed * 104729 + node_groups) {}
+
+  void TearDown() override {
+    if (HasFailure()) {
+      const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+      std::string name = info->name();
+      name = name.substr(0, name.find('/'));
+      std::cerr << "replay: DUO_NODE_RESTART_FIRST_SEED=" << seed_
+                << " DUO_NODE_RESTART_SEEDS=1 ./duo_node_restart_sim_test --gtest_filter='*"
+                << info->test_suite_name() << "." << name << "*'\n";
+    }
+  }
+
+  ScriptClient& client() { return cluster_.client(); }
+  DistributionBlock* dih(uint16_t node) {
+    return cluster_.block<DistributionBlock>(node, protocol::kDistributionBlock);
+  }
+  bool started(uint16_t node) {
+    DistributionBlock* d = dih(node);
+    return d != nullptr && d->start_state() == NodeStartState::kStarted;
+  }
+  std::vector<uint16_t> started_nodes() {
+    std::vector<uint16_t> nodes;
+    for (uint16_t n : cluster_.data_nodes()) {
+      if (down_.count(n) == 0 && started(n)) nodes.push_back(n);
+    }
+    return nodes;
+  }
+  std::vector<uint16_t> group_of(uint16_t node) const {
+    for (const auto& group : cluster_.topology().node_groups) {
+      if (std::find(group.begin(), group.end(), node) != group.end()) return group;
+    }
+    return {};
+  }
+
+  void send_op(uint16_t tc, uint64_t api_tx, uint32_t op_index, OpType type, const OpBody& body,
+               uint8_t flags) {
+    ASSERT_TRUE(client()
+                    .send(SimCluster::coordinator(tc),
+                          key_signal(api_tx, op_index, table_, type, body, flags))
+                    .ok());
+  }
+  static OpBody row(int32_t id, int64_t balance) {
+    OpBody body;
+    body.key_or_row.add(0, i32(id));
+    body.key_or_row.add(1, i64(balance));
+    return body;
+  }
+  static OpBody add_balance(int32_t id, int64_t delta) {
+    OpBody body;
+    body.key_or_row.add(0, i32(id));
+    storage::InterpretedUpdate program;
+    program.add(1, delta);
+    body.program = program.encode();
+    return body;
+  }
+
+  void create_and_load() {
+    ASSERT_TRUE(
+        client().send(SimCluster::dictionary(1), create_table_signal(1, accounts_schema())).ok());
+    ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kCreateTableConf); }));
+    protocol::DictMsg conf =
+        protocol::DictMsg::from_signal(client().take(protocol::kCreateTableConf));
+    ASSERT_TRUE(client()
+                    .send(SimCluster::dictionary(1),
+                          protocol::DictMsg{2, conf.a, 0, 0, ""}.to_signal(protocol::kGetTableReq))
+                    .ok());
+    ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kGetTableConf); }));
+    Result<protocol::TableMsg> table =
+        protocol::TableMsg::from_signal(client().take(protocol::kGetTableConf));
+    ASSERT_TRUE(table.ok());
+    table_ = table->table;
+    // Accounts, then filler rows, in batches of 50 per transaction.
+    std::vector<OpBody> rows;
+    for (int32_t id = 0; id < kAccounts; ++id) rows.push_back(row(id, kInitial));
+    for (int32_t i = 0; i < kFillerRows; ++i) rows.push_back(row(kFillerBase + i, i));
+    uint64_t tx = 900'000'000;
+    for (size_t first = 0; first < rows.size(); first += 50, ++tx) {
+      const size_t last = std::min(rows.size(), first + 50);
+      for (size_t i = first; i < last; ++i) {
+        send_op(1, tx, static_cast<uint32_t>(i - first), OpType::kInsert, rows[i],
+                i + 1 == last ? protocol::kOpExecute | protocol::kOpCommit : 0);
+      }
+      ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kTcKeyConf); }));
+      Signal answer = client().take(protocol::kTcKeyConf);
+      Result<protocol::TcKeyConf> conf = protocol::TcKeyConf::from_signal(answer);
+      ASSERT_TRUE(conf.ok() && (conf->flags & protocol::kTcCommitted));
+    }
+  }
+
+  void start_transfer() {
+    const std::vector<uint16_t> nodes = started_nodes();
+    if (nodes.empty()) return;
+    const int32_t from = static_cast<int32_t>(random_.uniform(kAccounts));
+    int32_t to = static_cast<int32_t>(random_.uniform(kAccounts - 1));
+    if (to >= from) ++to;
+    const uint16_t tc = nodes[random_.uniform(nodes.size())];
+    const uint64_t t = next_transfer_++;
+    send_op(tc, t, 0, OpType::kInterpretedUpdate, add_balance(from, -kAmount), 0);
+    send_op(tc, t, 1, OpType::kInterpretedUpdate, add_balance(to, kAmount), 0);
+    send_op(tc, t, 2, OpType::kInsert, row(kLogBase + static_cast<int32_t>(t), kAmount),
+            protocol::kOpExecute | protocol::kOpCommit);
+    in_flight_[t] = tc;
+    transfers_[t] = Transfer{from, to};
+  }
+
+  // Keeps kInFlight transfers going (while `more`) and takes their answers until
+  // `done` holds; false after `limit_ms` of virtual time.
+  bool pump(const std::function<bool()>& done, uint64_t limit_ms, bool more = true) {
+    const uint64_t deadline = cluster_.sim().now_ns() + limit_ms * 1'000'000;
+    while (!done()) {
+      if (cluster_.sim().now_ns() > deadline) return false;
+      while (more && in_flight_.size() < kInFlight && !started_nodes().empty()) start_transfer();
+      cluster_.run_until([&] { return client().has(protocol::kTcKeyConf) || done(); }, 50);
+      while (client().has(protocol::kTcKeyConf)) take_answer();
+    }
+    return true;
+  }
+
+  void take_answer() {
+    Signal answer = client().take(protocol::kTcKeyConf);
+    Result<protocol::TcKeyConf> conf = protocol::TcKeyConf::from_signal(answer);
+    ASSERT_TRUE(conf.ok());
+    auto it = in_flight_.find(conf->api_tx);
+    if (it == in_flight_.end()) return;  // answered after its coordinator was given up
+    if (conf->flags & protocol::kTcCommitted) {
+      committed_[conf->api_tx] = conf->gci;
+    } else {
+      refused_.insert(conf->api_tx);
+      EXPECT_TRUE(conf->tx_error == ErrorCode::kLockWaitTimeout ||
+                  conf->tx_error == ErrorCode::kTemporary)
+          << conf->tx_message;
+    }
+    in_flight_.erase(it);
+  }
+
+  void crash(uint16_t node) {
+    ASSERT_TRUE(cluster_.sim().crash_node(node).ok());
+    cluster_.disk(node).crash();
+    down_.insert(node);
+    // Transfers it coordinated get no answer: they may or may not have committed.
+    for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+      if (it->second == node) {
+        unknown_.insert(it->first);
+        it = in_flight_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  // Every up node's membership agreed the failure (and its distribution block knows).
+  bool declared_dead_everywhere(uint16_t node) {
+    for (uint16_t n : cluster_.data_nodes()) {
+      if (down_.count(n) != 0) continue;
+      DistributionBlock* d = dih(n);
+      membership::MembershipBlock* m = cluster_.membership(n);
+      if (d == nullptr || m == nullptr || d->dead_nodes().count(node) == 0 ||
+          m->live_nodes().contains(node)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  void restart(uint16_t node) {
+    ASSERT_TRUE(cluster_.sim().restart_node(node).ok());
+    // As duo_mgmd does when a data node connects as starting: the arbitrator forgets
+    // that it granted a side without it.
+    cluster_.arbitrator()->rule().node_rejoined(node);
+    down_.erase(node);
+  }
+  uint64_t restarts_completed() {
+    uint64_t total = 0;
+    for (uint16_t n : cluster_.data_nodes()) {
+      if (down_.count(n) == 0 && dih(n) != nullptr) total += dih(n)->node_restarts_completed();
+    }
+    return total;
+  }
+
+  std::map<int32_t, int64_t> replica_contents(uint16_t node) {
+    std::map<int32_t, int64_t> rows;
+    for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
+      auto* lqh =
+          cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part);
+      for (uint32_t f : lqh->fragment_ids(table_.schema.table_id)) {
+        auto* fragment = const_cast<storage::Fragment*>(lqh->fragment(table_.schema.table_id, f));
+        auto scan = fragment->open_scan(storage::Fragment::ScanSpec{});
+        EXPECT_TRUE(scan.ok());
+        storage::RowBatch batch;
+        for (;;) {
+          batch.clear();
+          Result<size_t> n = (*scan)->next(100, &batch);
+          EXPECT_TRUE(n.ok());
+          if (!n.ok() || *n == 0) break;
+          for (size_t r = 0; r < batch.rows(); ++r) {
+            int32_t id = 0;
+            std::memcpy(&id, batch.row(r).value(0).data(), 4);
+            rows[id] = as_i64(batch.row(r).value(1));
+          }
+        }
+      }
+    }
+    return rows;
+  }
+
+  // The table as the up nodes hold it; every up replica of a group must agree.
+  std::map<int32_t, int64_t> contents() {
+    std::map<int32_t, int64_t> all;
+    for (const std::vector<uint16_t>& group : cluster_.topology().node_groups) {
+      std::optional<std::map<int32_t, int64_t>> first;
+      uint16_t first_node = 0;
+      for (uint16_t node : group) {
+        if (down_.count(node) != 0) continue;
+        std::map<int32_t, int64_t> rows = replica_contents(node);
+        if (!first) {
+          first = rows;
+          first_node = node;
+          continue;
+        }
+        EXPECT_EQ(rows.size(), first->size()) << "nodes " << first_node << " and " << node;
+        for (const auto& [id, value] : *first) {
+          auto it = rows.find(id);
+          if (it == rows.end()) {
+            ADD_FAILURE() << "row " << id << " of node " << first_node << " missing on node "
+                          << node;
+          } else if (it->second != value) {
+            ADD_FAILURE() << "row " << id << ": node " << first_node << " has " << value
+                          << ", node " << node << " has " << it->second;
+          }
+        }
+      }
+      EXPECT_TRUE(first.has_value()) << "a node group has no up node";
+      if (first) all.insert(first->begin(), first->end());
+    }
+    return all;
+  }
+
+  // `acknowledged_up_to`: acknowledged transfers with a GCI up to it must be present.
+  void check_contents(const std::map<int32_t, int64_t>& rows,
+                      uint32_t acknowledged_up_to = UINT32_MAX) {
+    std::map<int32_t, int64_t> expected;
+    for (int32_t id = 0; id < kAccounts; ++id) expected[id] = kInitial;
+    std::set<uint64_t> present;
+    for (const auto& [id, balance] : rows) {
+      if (id < kLogBase) continue;
+      const uint64_t t = static_cast<uint64_t>(id - kLogBase);
+      present.insert(t);
+      auto transfer = transfers_.find(t);
+      ASSERT_NE(transfer, transfers_.end()) << "log row of a transfer never started: " << t;
+      EXPECT_TRUE(committed_.count(t) != 0 || unknown_.count(t) != 0)
+          << "transfer " << t << " was refused to its client but is present";
+      expected[transfer->second.from] -= kAmount;
+      expected[transfer->second.to] += kAmount;
+    }
+    for (const auto& [t, gci] : committed_) {
+      if (gci <= acknowledged_up_to) {
+        EXPECT_EQ(present.count(t), 1u)
+            << "acknowledged transfer " << t << " (GCI " << gci << ") is lost";
+      }
+    }
+    int64_t total = 0;
+    for (int32_t id = 0; id < kAccounts; ++id) {
+      auto it = rows.find(id);
+      ASSERT_NE(it, rows.end()) << "account " << id << " is lost";
+      EXPECT_EQ(it->second, expected[id]) << "account " << id << " does not match its transfers";
+      total += it->second;
+    }
+    EXPECT_EQ(total, kAccounts * kInitial);
+    for (int32_t i = 0; i < kFillerRows; ++i) {
+      auto it = rows.find(kFillerBase + i);
+      ASSERT_NE(it, rows.end()) << "filler row " << i << " is lost";
+      EXPECT_EQ(it->second, i);
+    }
+  }
+
+  bool quiesced() {
+    for (uint16_t node : cluster_.data_nodes()) {
+      if (down_.count(node) != 0) continue;
+      auto* tc = cluster_.block<coordinator::CoordinatorBlock>(node, protocol::kCoordinatorBlock);
+      if (tc->transaction_count() != 0 || tc->takeover_pending()) return false;
+      for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
+        if (cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part)
+                ->transaction_count() != 0) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  // Drains the transfers in flight, then waits until nothing is open anywhere.
+  void drain() {
+    ASSERT_TRUE(pump([&] { return in_flight_.empty(); }, 60'000, false))
+        << in_flight_.size() << " transfer(s) never answered";
+    ASSERT_TRUE(cluster_.run_until([&] { return quiesced(); }, 30'000)) << "no quiesce";
+  }
+
+  void run(Scenario scenario);
+
+  const uint64_t seed_;
+  SimCluster cluster_;
+  SeededRandom random_;
+  TableDef table_;
+  std::set<uint16_t> down_;
+  std::map<uint64_t, Transfer> transfers_;
+  std::map<uint64_t, uint16_t> in_flight_;  // transfer -> its coordinator
+  std::map<uint64_t, uint32_t> committed_;  // acknowledged committed -> its GCI
+  std::set<uint64_t> refused_;
+  std::set<uint64_t> unknown_;
+  uint64_t next_transfer_ = 1;
+};
+
+void NodeRestartTest::run(Scenario scenario) {
+  create_and_load();
+  if (HasFatalFailure()) return;
+  const std::vector<uint16_t> nodes = cluster_.data_nodes();
+  const uint16_t victim = nodes[random_.uniform(nodes.size())];
+
+  // Load for a while, then the crash at a random moment.
+  const uint64_t crash_at = cluster_.sim().now_ns() + (20 + random_.uniform(200)) * 1'000'000;
+  ASSERT_TRUE(pump([&] { return cluster_.sim().now_ns() >= crash_at; }, 10'000));
+  crash(victim);
+  ASSERT_TRUE(pump([&] { return declared_dead_everywhere(victim); }, 20'000))
+      << "node " << victim << " was not declared dead";
+  const size_t committed_before_restart = committed_.size();
+
+  restart(victim);
+  if (scenario == Scenario::kCrashDuringCopy) {
+    // The starting node dies in the middle of its copy, then starts again.
+    ASSERT_TRUE(pump(
+        [&] {
+          DistributionBlock* d = dih(victim);
+          return d != nullptr && d->start_state() == NodeStartState::kCopying &&
+                 random_.uniform(8) == 0;
+        },
+        30'000))
+        << "node " << victim << " never reached the copy";
+    crash(victim);
+    ASSERT_TRUE(pump([&] { return declared_dead_everywhere(victim); }, 20'000))
+        << "node " << victim << " was not declared dead again";
+    restart(victim);
+  }
+  ASSERT_TRUE(pump([&] { return started(victim) && restarts_completed() >= 1; }, 60'000))
+      << "node " << victim << " did not finish its node restart (state "
+      << (dih(victim) ? distribution::node_start_state_name(dih(victim)->start_state()) : "down")
+      << ")";
+  if (scenario == Scenario::kTwoRestarts) {
+    // Right after, before the first can recover by itself: another node (its peer with
+    // 2 data nodes, a node of the other group with 4) crashes and restarts too, copying
+    // from (or beside) a node that is still recorded dead in the sysfiles.
+    uint16_t second = 0;
+    const std::vector<uint16_t> group = group_of(victim);
+    for (uint16_t n : nodes) {
+      const bool same_group = std::find(group.begin(), group.end(), n) != group.end();
+      if (n != victim && (nodes.size() == 2 || !same_group)) second = n;
+    }
+    crash(second);
+    ASSERT_TRUE(pump([&] { return declared_dead_everywhere(second); }, 20'000))
+        << "node " << second << " was not declared dead";
+    restart(second);
+    ASSERT_TRUE(
+        pump([&] { return started(second) && dih(second)->started_by_node_restart(); }, 60'000))
+        << "node " << second << " did not finish its node restart";
+  }
+  // It checkpoints, and from the next complete GCI on it is no longer recorded dead.
+  ASSERT_TRUE(pump(
+      [&] {
+        for (uint16_t n : cluster_.data_nodes()) {
+          if (down_.count(n) == 0 && dih(n) != nullptr &&
+              (!dih(n)->unrecovered_nodes().empty() || dih(n)->dead_nodes().count(victim))) {
+            return false;
+          }
+        }
+        return true;
+      },
+      30'000))
+      << "node " << victim << " never became recoverable";
+  // Transfers go on through every node, the restarted one included.
+  const size_t committed_at_start = committed_.size();
+  ASSERT_TRUE(pump([&] { return committed_.size() >= committed_at_start + 20; }, 20'000))
+      << "transfers stopped committing after the node restart";
+  EXPECT_GT(committed_at_start, committed_before_restart)
+      << "no transfer committed during the node restart";
+  drain();
+  if (HasFatalFailure()) return;
+  check_contents(contents());
+  if (HasFatalFailure()) return;
+
+  // The other replicas of the restarted node's group crash: it must hold everything.
+  for (uint16_t peer : group_of(victim)) {
+    if (peer == victim) continue;
+    crash(peer);
+    ASSERT_TRUE(pump([&] { return declared_dead_everywhere(peer); }, 20'000, false))
+        << "node " << peer << " was not declared dead";
+  }
+  drain();
+  if (HasFatalFailure()) return;
+  check_contents(contents());
+  // And it serves alone: transfers commit.
+  const size_t committed_alone = committed_.size();
+  ASSERT_TRUE(pump([&] { return committed_.size() >= committed_alone + 5; }, 20'000))
+      << "transfers do not commit on the restarted node alone";
+  drain();
+  if (HasFatalFailure()) return;
+  check_contents(contents());
+  if (HasFatalFailure()) return;
+
+  // Everything up crashes (unsynced disk writes lost) and restarts from disk: the
+  // restarted node recovers by itself, from its own checkpoint and redo, every
+  // transfer acknowledged at or below the recovered GCI.
+  std::vector<uint16_t> up;
+  for (uint16_t n : cluster_.data_nodes()) {
+    if (down_.count(n) == 0) up.push_back(n);
+  }
+  for (uint16_t n : up) crash(n);
+  for (uint16_t n : up) {
+    ASSERT_TRUE(cluster_.sim().restart_node(n).ok());
+    down_.erase(n);
+  }
+  ASSERT_TRUE(cluster_.run_until(
+      [&] {
+        for (uint16_t n : up) {
+          if (!started(n)) return false;
+        }
+        return true;
+      },
+      30'000))
+      << "the system restart did not finish";
+  const uint32_t restart_gci = dih(victim)->restart_gci();
+  check_contents(contents(), restart_gci);
+}
+
+class TwoNodeRestartTest : public NodeRestartTest, public ::testing::WithParamInterface<uint64_t> {
+ protected:
+  TwoNodeRestartTest() : NodeRestartTest(1, GetParam()) {}
+};
+class FourNodeRestartTest : public NodeRestartTest, public ::testing::WithParamInterface<uint64_t> {
+ protected:
+  FourNodeRestartTest() : NodeRestartTest(2, GetParam()) {}
+};
+
+TEST_P(TwoNodeRestartTest, RestartUnderLoad) {
+  run(Scenario::kRestart);
+}
+TEST_P(TwoNodeRestartTest, CrashDuringCopy) {
+  run(Scenario::kCrashDuringCopy);
+}
+TEST_P(FourNodeRestartTest, RestartUnderLoad) {
+  run(Scenario::kRestart);
+}
+TEST_P(FourNodeRestartTest, CrashDuringCopy) {
+  run(Scenario::kCrashDuringCopy);
+}
+TEST_P(TwoNodeRestartTest, TwoRestartsInARow) {
+  run(Scenario::kTwoRestarts);
+}
+TEST_P(FourNodeRestartTest, TwoRestartsInARow) {
+  run(Scenario::kTwoRestarts);
+}
+
+std::vector<uint64_t> seeds() {
+  const uint64_t first = env_u64("DUO_NODE_RESTART_FIRST_SEED", 1);
+  const uint64_t count = env_u64("DUO_NODE_RESTART_SEEDS", 20);
+  std::vector<uint64_t> out;
+  for (uint64_t s = first; s < first + count; ++s) out.push_back(s);
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Seeds, TwoNodeRestartTest, ::testing::ValuesIn(seeds()));
+INSTANTIATE_TEST_SUITE_P(Seeds, FourNodeRestartTest, ::testing::ValuesIn(seeds()));
+
+}  // namespace
+}  // namespace duo::testing

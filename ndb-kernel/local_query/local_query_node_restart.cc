@@ -1,0 +1,628 @@
+// LocalQueryBlock: node restart (NDB's DBLQH part of an initial node restart; the
+// protocol is in docs/formats/kernel-protocol.md "Node restart").
+//
+// On the starting node S: NODE_RESTART_INITREQ forgets the old life (tables, the
+// checkpoint and redo files of this part) and puts the part in copying state; the
+// schema then arrives (TABLE_ADDREQ) and every write of S's fragments comes down the
+// chain to S last. While copying, an operation on a row S does not have yet is lenient
+// and COPY_ROWSREQ batches from the live replica are written (insert-or-overwrite,
+// committed at once, no redo: the checkpoint S takes after NODE_STARTEDREP covers them).
+//
+// On a live replica: COPY_NODEREQ{S} copies every fragment whose live chain starts here
+// and holds S. Rows are found with a committed scan and taken again by key under a
+// shared lock in a copy storage transaction; a row a writer holds is retried a little
+// later (the copy never waits, so it cannot deadlock with writers). A batch's locks are
+// released once S confirmed it. Why this loses nothing: the copy is asked for only once
+// every node routes writes to S, and starts only once the transactions that held writes
+// here before have ended, so every write is either routed to S or committed before the
+// copy reads its row; a write that starts after the copy read a row waits for the
+// batch's shared lock, i.e. until S holds the row, and then reaches S down the chain.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <utility>
+
+#include "ndb-kernel/fs/fs_messages.h"
+#include "ndb-kernel/local_query/local_query_block.h"
+#include "ndb-kernel/protocol/block_numbers.h"
+#include "ndb-kernel/protocol/signal_ids.h"
+#include "ndb-kernel/protocol/wire_codec.h"
+
+namespace duo::local_query {
+
+using kernel::BlockAddress;
+using kernel::Signal;
+using protocol::LqhKeyReq;
+using storage::AttrValues;
+using storage::Fragment;
+using storage::OpResult;
+using storage::OpType;
+
+namespace {
+
+// A copy batch stops once its encoded size passes kCopyBatchBytes (a row is at most
+// kMaxRowSizeBytes, so a batch stays under the 64 KiB section limit), or at
+// LocalQueryOptions::copy_batch_rows.
+constexpr size_t kCopyBatchBytes = 32 * 1024;
+// Rows examined per slice at most, in batches (rows gone meanwhile are skipped, not sent).
+constexpr size_t kCopyExaminedBatches = 4;
+// Keys fetched from the scan at once.
+constexpr size_t kCopyKeysPerFetch = 64;
+// How long the copy waits before it retries a row a writer holds, or checks again for
+// the transactions that predate it.
+constexpr uint64_t kCopyRetryMs = 2;
+constexpr uint64_t kCopyOlderTransactionsPollMs = 10;
+// The starting node retries a row a committing transaction holds this often, for at
+// most the lock wait timeout.
+constexpr uint64_t kCopyWriteRetryMs = 1;
+// A batch that cannot be sent because the starting node's link is not up yet (the
+// survivors learn its new port from mgmd) is sent again this often, for this long.
+constexpr uint64_t kCopyLinkRetryMs = 100;
+constexpr uint64_t kCopyLinkWaitNs = 30 * kNanosPerSecond;
+// Progress is logged at most this often (block clock), and at the end.
+constexpr uint64_t kCopyProgressIntervalNs = 3 * kNanosPerSecond;
+
+void copy_row(const storage::RowBatch::Row& row, AttrValues* out) {
+  out->clear();
+  for (size_t k = 0; k < row.size(); ++k) {
+    if (row.is_null(k)) {
+      out->add_null(row.column(k));
+    } else {
+      out->add(row.column(k), row.value(k));
+    }
+  }
+}
+
+// Bound on the encoded size of `values` in a RowBatch (entry framing included).
+size_t encoded_bytes(const AttrValues& values) {
+  size_t bytes = 4;  // the row's start index
+  for (size_t i = 0; i < values.size(); ++i) bytes += 8 + values.entry(i).size;
+  return bytes;
+}
+
+bool listed(const std::vector<uint16_t>& nodes, uint16_t node) {
+  return std::binary_search(nodes.begin(), nodes.end(), node);
+}
+
+void insert_sorted(std::vector<uint16_t>* nodes, uint16_t node) {
+  if (listed(*nodes, node)) return;
+  nodes->insert(std::upper_bound(nodes->begin(), nodes->end(), node), node);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// The starting node: a fresh life.
+
+void LocalQueryBlock::on_node_restart_init(Signal& signal) {
+  const BlockAddress requester = signal.sender();
+  const uint16_t part = address().instance;
+  auto answer = [this, requester, part](const Status& status) {
+    Signal conf(protocol::kNodeRestartInitConf, {part, static_cast<uint32_t>(status.code())});
+    if (!status.ok()) {
+      DUO_BLOCK_LOG(ERROR) << "node restart: log part " << part
+                           << " cannot start a new life: " << status.to_string();
+      conf.set_section(Bytes(status.message().begin(), status.message().end()));
+    }
+    send_or_log(requester, std::move(conf));
+  };
+  // The part must be fresh (a restarted process): anything it logged or is writing
+  // would belong to neither life.
+  if (lcp_ != nullptr || restore_ != nullptr || copy_ != nullptr || !transactions_.empty() ||
+      redo_.appended_lsn() != 0) {
+    return answer(
+        Status(ErrorCode::kTransactionState, "log part " + std::to_string(part) + " is in use"));
+  }
+  std::vector<uint32_t> table_ids;
+  for (const auto& [table_id, table] : tables_) table_ids.push_back(table_id);
+  for (uint32_t table_id : table_ids) drop_table(table_id);
+  copying_ = true;
+  copy_writes_.clear();
+  committed_.clear();
+  // The old checkpoint and redo can never be restored again: the directories go, and
+  // this life's checkpoints and redo start from scratch (redo file 1, the empty control
+  // record before the first checkpoint's).
+  last_lcp_id_ = 0;
+  control_sequence_ = 0;
+  empty_control_written_ = false;
+  lcp_start_lsn_ = 0;
+  first_file_seq_of_life_ = 1;
+  redo_.restart_at(1);
+  auto pending = std::make_shared<int>(2);
+  auto failure = std::make_shared<Status>();
+  for (std::string path : {lcp_part_dir(part), redo_part_dir(part)}) {
+    fs::FsRemoveReq remove_path;
+    remove_path.flags = fs::kFsRecursive;
+    remove_path.path = std::move(path);
+    fs_request(std::move(remove_path).to_signal(), [pending, failure, answer](Signal& done) {
+      Status removed = fs_status(done);
+      if (!removed.ok() && failure->ok()) *failure = removed;
+      if (--*pending == 0) answer(*failure);
+    });
+  }
+  DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << part
+                      << ": node restart, old checkpoint and redo discarded, copying";
+}
+
+std::optional<OpResult> LocalQueryBlock::copying_outcome(const LqhKeyReq& request,
+                                                         const OpResult& result) {
+  const bool changes_existing = request.type == OpType::kUpdate ||
+                                request.type == OpType::kDelete ||
+                                request.type == OpType::kInterpretedUpdate;
+  // A replica upstream (the chain's live ones) executed it on the row, so a missing row
+  // here is one the copy has not brought yet: the copy brings its committed result.
+  if (changes_existing && result.status.is(ErrorCode::kNotFound)) {
+    OpResult lenient;
+    lenient.op = result.op;
+    return lenient;
+  }
+  // The row upstream did not exist, so the one here is a copy of an older life of the
+  // key (the copy of a row deleted since): the insert overwrites it.
+  if (request.type == OpType::kInsert && result.status.is(ErrorCode::kDuplicateKey)) {
+    Fragment* fragment = find_fragment(request.table_id, request.fragment);
+    const storage::TxId tx = find_fragment_tx(request.transid, request.table_id, request.fragment);
+    auto body = protocol::OpBody::decode(protocol::as_view(request.body));
+    if (fragment == nullptr || tx == storage::kNullId || !body.ok()) {
+      if (!body.ok()) body.status().ignore_error();
+      return std::nullopt;
+    }
+    return fragment->write(tx, body->key_or_row);
+  }
+  return std::nullopt;
+}
+
+void LocalQueryBlock::on_node_starting(Signal& signal) {
+  const uint16_t node = static_cast<uint16_t>(signal.word(0));
+  // Writes of its fragments go down the chain to it from now on (it is last there), so
+  // it must no longer be skipped as dead.
+  std::erase(dead_nodes_, node);
+  insert_sorted(&starting_nodes_, node);
+  DUO_BLOCK_LOG(INFO) << "data node " << node << " is starting: writes reach it";
+  send_or_log(signal.sender(), Signal(protocol::kNodeStartingConf, {node}));
+}
+
+void LocalQueryBlock::on_node_started(Signal& signal) {
+  const uint16_t node = static_cast<uint16_t>(signal.word(0));
+  std::erase(starting_nodes_, node);
+  if (node == node_id() && copying_) {
+    // Every fragment holds what its live replica holds: an ordinary replica again.
+    copying_ = false;
+    for (auto& [table_id, table] : tables_) {
+      for (auto& [fragment_id, fragment] : table->fragments) fragment->set_enforce_unique(true);
+    }
+    DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << address().instance
+                        << ": node restart done, copying state left";
+  }
+  send_or_log(signal.sender(), Signal(protocol::kNodeStartedConf, {node}));
+}
+
+// ---------------------------------------------------------------------------------------
+// The starting node: writing copied rows.
+
+void LocalQueryBlock::on_copy_rows(Signal& signal) {
+  const uint16_t source_node = signal.sender().node_id;
+  const uint32_t table_id = signal.word(0);
+  const uint32_t version = signal.word(1);
+  const uint32_t fragment_id = signal.word(2);
+  const uint32_t batch = signal.word(3);
+  auto refuse_rows = [&](const Status& status) {
+    Signal ref(protocol::kCopyRowsRef,
+               {table_id, fragment_id, batch, static_cast<uint32_t>(status.code())});
+    ref.set_section(Bytes(status.message().begin(), status.message().end()));
+    DUO_BLOCK_LOG(WARNING) << "copy batch " << batch << " of table " << table_id << " fragment "
+                           << fragment_id << " from node " << source_node
+                           << " refused: " << status.to_string();
+    send_or_log(signal.sender(), std::move(ref));
+  };
+  const Table* table = find_table(table_id);
+  if (table == nullptr || table->def.version != version ||
+      !table->fragments.contains(fragment_id)) {
+    return refuse_rows(
+        Status(ErrorCode::kNoSuchTable, "table " + std::to_string(table_id) + " version " +
+                                            std::to_string(version) + " fragment " +
+                                            std::to_string(fragment_id) + " is not held here"));
+  }
+  if (!copying_) {
+    return refuse_rows(Status(ErrorCode::kTransactionState, "this node is not copying"));
+  }
+  CopyWrite write;
+  write.source = signal.sender();
+  write.table_id = table_id;
+  write.fragment_id = fragment_id;
+  write.batch = batch;
+  Status decoded = protocol::decode_row_batch(protocol::as_view(signal.section()), &write.rows);
+  if (!decoded.ok()) {
+    log_malformed(signal, decoded);
+    return refuse_rows(decoded);
+  }
+  write.give_up_ns = clock().now_ns() + options_.lock_wait_timeout_ms * kNanosPerMilli;
+  write.generation = ++continue_generation_;
+  // One batch per source and part at a time (the source waits for the answer).
+  copy_writes_[source_node] = std::move(write);
+  copy_write(source_node);
+}
+
+void LocalQueryBlock::copy_write(uint16_t source_node) {
+  auto it = copy_writes_.find(source_node);
+  if (it == copy_writes_.end()) return;
+  CopyWrite& write = it->second;
+  auto answer = [&](Signal out) {
+    const BlockAddress source = write.source;
+    copy_writes_.erase(it);
+    send_or_log(source, std::move(out));
+  };
+  auto refuse_rows = [&](const Status& status) {
+    DUO_BLOCK_LOG(WARNING) << "copy batch " << write.batch << " of table " << write.table_id
+                           << " fragment " << write.fragment_id << " from node " << source_node
+                           << " failed: " << status.to_string();
+    Signal ref(protocol::kCopyRowsRef, {write.table_id, write.fragment_id, write.batch,
+                                        static_cast<uint32_t>(status.code())});
+    ref.set_section(Bytes(status.message().begin(), status.message().end()));
+    answer(std::move(ref));
+  };
+  Fragment* fragment = find_fragment(write.table_id, write.fragment_id);
+  if (fragment == nullptr) {
+    return refuse_rows(Status(ErrorCode::kNoSuchTable,
+                              "table " + std::to_string(write.table_id) + " was dropped"));
+  }
+  auto begun = fragment->begin();
+  if (!begun.ok()) return refuse_rows(begun.status());
+  const storage::TxId tx = *begun;
+  AttrValues row;
+  bool blocked = false;
+  for (; write.next < write.rows.rows(); ++write.next) {
+    copy_row(write.rows.row(write.next), &row);
+    // Insert-or-overwrite: the row may have come down the chain already (an insert),
+    // and the copy's image is the committed one of the live replica.
+    const OpResult result = fragment->write(tx, row);
+    if (result.waiting) {
+      // A transaction that is committing (or aborting) here holds the row: the copy
+      // read the row only after that transaction let it go upstream.
+      fragment->cancel_wait(result.op).ignore_error();
+      blocked = true;
+      break;
+    }
+    if (!result.status.ok()) {
+      fragment->abort(tx).ignore_error();
+      resume_ready(write.table_id, write.fragment_id);
+      return refuse_rows(result.status);
+    }
+  }
+  // Committed at once without the redo sink: the checkpoint this node takes after the
+  // restart holds the rows.
+  Status committed = fragment->commit(tx);
+  const uint32_t table_id = write.table_id;
+  const uint32_t fragment_id = write.fragment_id;
+  if (!committed.ok()) {
+    resume_ready(table_id, fragment_id);
+    return refuse_rows(committed);
+  }
+  if (blocked) {
+    if (clock().now_ns() >= write.give_up_ns) {
+      resume_ready(table_id, fragment_id);
+      return refuse_rows(Status(ErrorCode::kTemporary,
+                                "a copied row stayed locked by a transaction for too long"));
+    }
+    const uint32_t generation = write.generation;
+    Status armed =
+        send_delayed(address(), Signal(protocol::kLqhContinue, {kContinueCopyWrite, generation}),
+                     kCopyWriteRetryMs);
+    if (!armed.ok()) {
+      resume_ready(table_id, fragment_id);
+      return refuse_rows(armed);
+    }
+    resume_ready(table_id, fragment_id);
+    return;
+  }
+  const uint32_t rows = static_cast<uint32_t>(write.rows.rows());
+  answer(Signal(protocol::kCopyRowsConf, {table_id, fragment_id, write.batch, rows}));
+  resume_ready(table_id, fragment_id);
+}
+
+// ---------------------------------------------------------------------------------------
+// The live replica: copying.
+
+void LocalQueryBlock::on_copy_node(Signal& signal) {
+  const uint16_t starting = static_cast<uint16_t>(signal.word(0));
+  auto refuse_copy = [&](const Status& status) {
+    DUO_BLOCK_LOG(WARNING) << "copy to node " << starting << " refused: " << status.to_string();
+    Signal ref(protocol::kCopyNodeRef, {starting, static_cast<uint32_t>(status.code())});
+    ref.set_section(Bytes(status.message().begin(), status.message().end()));
+    send_or_log(signal.sender(), std::move(ref));
+  };
+  if (copy_ != nullptr) {
+    return refuse_copy(
+        Status(ErrorCode::kTemporary,
+               "a copy to node " + std::to_string(copy_->starting_node) + " is running"));
+  }
+  // Unless every write of its fragments reaches it here, a copy would miss some.
+  if (!listed(starting_nodes_, starting) || starting == node_id()) {
+    return refuse_copy(Status(ErrorCode::kTransactionState,
+                              "node " + std::to_string(starting) + " is not starting"));
+  }
+  auto run = std::make_unique<CopyRun>();
+  run->starting_node = starting;
+  run->requester = signal.sender();
+  run->generation = ++copy_generation_;
+  run->start_ns = clock().now_ns();
+  run->last_log_ns = run->start_ns;
+  for (const auto& [table_id, table] : tables_) {
+    for (const auto& [fragment_id, fragment] : table->fragments) {
+      const protocol::FragmentPlacement live =
+          protocol::place_fragment_live(topology_, fragment_id, dead_nodes_, starting_nodes_);
+      if (live.replicas.empty() || live.replicas.front() != node_id()) continue;
+      if (std::find(live.replicas.begin(), live.replicas.end(), starting) == live.replicas.end()) {
+        continue;
+      }
+      run->todo.emplace_back(table_id, fragment_id);
+    }
+  }
+  for (const auto& [transid, transaction] : transactions_) {
+    const bool touches = std::any_of(
+        transaction.fragments.begin(), transaction.fragments.end(), [&](const FragmentTx& ftx) {
+          return std::find(run->todo.begin(), run->todo.end(),
+                           std::make_pair(ftx.table_id, ftx.fragment_id)) != run->todo.end();
+        });
+    if (touches) run->older_transids.push_back(transid);
+  }
+  DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << address().instance << ": copying "
+                      << run->todo.size() << " fragments to node " << starting
+                      << (run->older_transids.empty()
+                              ? std::string()
+                              : ", after " + std::to_string(run->older_transids.size()) +
+                                    " older transaction(s) end");
+  copy_ = std::move(run);
+  copy_slice();
+}
+
+void LocalQueryBlock::copy_next_fragment() {
+  CopyRun& run = *copy_;
+  run.started = false;
+  run.scan.reset();
+  run.keys.clear();
+  while (run.next < run.todo.size()) {
+    const auto [table_id, fragment_id] = run.todo[run.next++];
+    Fragment* fragment = find_fragment(table_id, fragment_id);
+    if (fragment == nullptr) continue;  // dropped meanwhile (the schema is locked: rare)
+    Fragment::ScanSpec spec;
+    spec.columns = fragment->schema().primary_key;
+    auto scan = fragment->open_scan(std::move(spec));
+    if (!scan.ok()) return fail_copy(scan.status());
+    run.table_id = table_id;
+    run.fragment_id = fragment_id;
+    run.scan = std::move(scan).value();
+    run.started = true;
+    return;
+  }
+}
+
+void LocalQueryBlock::copy_slice() {
+  CopyRun& run = *copy_;
+  const uint32_t generation = run.generation;
+  auto continue_later = [&](uint64_t delay_ms) {
+    Signal next(protocol::kLqhContinue, {kContinueCopy, generation});
+    Status armed = delay_ms == 0 ? send(address(), std::move(next))
+                                 : send_delayed(address(), std::move(next), delay_ms);
+    if (!armed.ok()) fail_copy(armed);
+  };
+  if (run.unsent) {
+    // The batch is built and its rows locked; only the send is missing.
+    Signal request = run.unsent->clone();
+    Status sent =
+        send(BlockAddress{run.starting_node, protocol::kLocalQueryBlock, address().instance},
+             std::move(request));
+    if (sent.ok()) {
+      run.unsent.reset();
+      run.batch_in_flight = true;
+      return;  // COPY_ROWSCONF continues
+    }
+    if (clock().now_ns() - run.unsent_since_ns > kCopyLinkWaitNs) return fail_copy(sent);
+    return continue_later(kCopyLinkRetryMs);
+  }
+  std::erase_if(run.older_transids,
+                [&](uint64_t transid) { return !transactions_.contains(transid); });
+  if (!run.older_transids.empty()) return continue_later(kCopyOlderTransactionsPollMs);
+
+  if (!run.started) {
+    copy_next_fragment();
+    if (copy_ == nullptr) return;  // failed
+    if (!run.started) return copy_finished();
+  }
+  Fragment* fragment = find_fragment(run.table_id, run.fragment_id);
+  if (fragment == nullptr || run.scan == nullptr) {
+    // Dropped meanwhile: copy_table_dropped() let go of everything of it.
+    run.started = false;
+    return continue_later(0);
+  }
+  if (run.tx == storage::kNullId) {
+    auto begun = fragment->begin();
+    if (!begun.ok()) return fail_copy(begun.status());
+    run.tx = *begun;
+  }
+  storage::RowBatch batch;
+  size_t bytes = 8;
+  size_t examined = 0;
+  bool blocked = false;
+  AttrValues values;
+  const size_t batch_rows = std::max<size_t>(1, options_.copy_batch_rows);
+  while (batch.rows() < batch_rows && examined < kCopyExaminedBatches * batch_rows) {
+    if (run.keys.empty()) {
+      if (run.scan->done()) break;
+      storage::RowBatch keys;
+      auto produced = run.scan->next(kCopyKeysPerFetch, &keys);
+      if (!produced.ok()) return fail_copy(produced.status());
+      if (*produced == 0) break;
+      for (size_t i = 0; i < keys.rows(); ++i) {
+        AttrValues key;
+        copy_row(keys.row(i), &key);
+        run.keys.push_back(std::move(key));
+      }
+      continue;
+    }
+    // The committed version the scan saw may have a writer: the shared lock waits for
+    // none of them, so what is read is the latest committed row.
+    values.clear();
+    const OpResult result =
+        fragment->read(run.tx, run.keys.front(), storage::LockMode::kShared, {}, &values);
+    if (result.waiting) {
+      fragment->cancel_wait(result.op).ignore_error();
+      blocked = true;
+      break;
+    }
+    ++examined;
+    if (!result.status.ok()) {
+      if (!result.status.is(ErrorCode::kNotFound)) return fail_copy(result.status);
+      run.keys.pop_front();  // deleted meanwhile: its delete reached S too
+      continue;
+    }
+    const size_t row_bytes = encoded_bytes(values);
+    // The row stays first in line (its lock is released with the batch's).
+    if (batch.rows() > 0 && bytes + row_bytes > kCopyBatchBytes) break;
+    AttrValues& out = batch.begin_row();
+    for (size_t i = 0; i < values.size(); ++i) {
+      const AttrValues::Entry& entry = values.entry(i);
+      if (entry.is_null) {
+        out.add_null(entry.column);
+      } else {
+        out.add(entry.column, values.value(i));
+      }
+    }
+    bytes += row_bytes;
+    run.keys.pop_front();
+  }
+  if (batch.rows() > 0) {
+    Bytes section;
+    Status encoded = protocol::encode_row_batch(batch, &section);
+    if (!encoded.ok()) return fail_copy(encoded);
+    const Table* table = find_table(run.table_id);
+    Signal request(protocol::kCopyRowsReq, {run.table_id, table->def.version, run.fragment_id,
+                                            ++run.batch, static_cast<uint32_t>(batch.rows())});
+    request.set_section(std::move(section));
+    Signal copy = request.clone();
+    Status sent =
+        send(BlockAddress{run.starting_node, protocol::kLocalQueryBlock, address().instance},
+             std::move(request));
+    if (!sent.ok()) {
+      if (!sent.is(ErrorCode::kTemporary)) return fail_copy(sent);
+      run.unsent = std::move(copy);
+      run.unsent_since_ns = clock().now_ns();
+      return continue_later(kCopyLinkRetryMs);
+    }
+    run.batch_in_flight = true;
+    return;  // COPY_ROWSCONF continues
+  }
+  end_copy_tx();
+  if (blocked) return continue_later(kCopyRetryMs);
+  if (run.keys.empty() && run.scan->done()) {
+    ++run.fragments;
+    run.started = false;
+  }
+  continue_later(0);
+}
+
+void LocalQueryBlock::end_copy_tx() {
+  CopyRun& run = *copy_;
+  if (run.tx == storage::kNullId) return;
+  const storage::TxId tx = std::exchange(run.tx, storage::kNullId);
+  Fragment* fragment = find_fragment(run.table_id, run.fragment_id);
+  if (fragment == nullptr) return;
+  // Only shared locks: nothing to install.
+  Status ended = fragment->abort(tx);
+  if (!ended.ok()) {
+    DUO_BLOCK_LOG(ERROR) << "ending the copy transaction of table " << run.table_id << " fragment "
+                         << run.fragment_id << " failed: " << ended.to_string();
+  }
+  // Writers that waited for the batch's rows go now.
+  resume_ready(run.table_id, run.fragment_id);
+  if (!pending_alters_.empty()) run_pending_alters();
+}
+
+void LocalQueryBlock::on_copy_rows_conf(Signal& signal) {
+  if (copy_ == nullptr || !copy_->batch_in_flight ||
+      signal.sender().node_id != copy_->starting_node || signal.word(0) != copy_->table_id ||
+      signal.word(1) != copy_->fragment_id || signal.word(2) != copy_->batch) {
+    return;  // of a copy that stopped (its node failed)
+  }
+  CopyRun& run = *copy_;
+  run.batch_in_flight = false;
+  run.rows += signal.word(3);
+  rows_copied_ += signal.word(3);
+  // S holds the rows: their writers may go, and reach S down the chain.
+  end_copy_tx();
+  if (clock().now_ns() - run.last_log_ns >= kCopyProgressIntervalNs) copy_log_progress(false);
+  // One batch per signal: key operations queued meanwhile run before the next one.
+  send_or_log(address(), Signal(protocol::kLqhContinue, {kContinueCopy, run.generation}));
+}
+
+void LocalQueryBlock::on_copy_rows_ref(Signal& signal) {
+  if (copy_ == nullptr || !copy_->batch_in_flight ||
+      signal.sender().node_id != copy_->starting_node || signal.word(2) != copy_->batch) {
+    return;
+  }
+  const std::string message(signal.section().begin(), signal.section().end());
+  fail_copy(Status(static_cast<ErrorCode>(signal.word(3)),
+                   "node " + std::to_string(copy_->starting_node) + ": " + message));
+}
+
+void LocalQueryBlock::copy_log_progress(bool final) {
+  CopyRun& run = *copy_;
+  const uint64_t now_ns = clock().now_ns();
+  const double seconds = static_cast<double>(now_ns - run.start_ns) / 1e9;
+  const double interval = static_cast<double>(now_ns - run.last_log_ns) / 1e9;
+  const uint64_t recent = run.rows - run.rows_at_last_log;
+  run.last_log_ns = now_ns;
+  run.rows_at_last_log = run.rows;
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "Node %u: log part %u: %s node %u: %llu rows, %u of %zu fragments, %.0f rows/s",
+                unsigned{node_id()}, unsigned{address().instance},
+                final ? "copied to" : "copying to", unsigned{run.starting_node},
+                static_cast<unsigned long long>(run.rows), run.fragments, run.todo.size(),
+                final ? (seconds > 0 ? static_cast<double>(run.rows) / seconds : 0.0)
+                      : (interval > 0 ? static_cast<double>(recent) / interval : 0.0));
+  DUO_BLOCK_LOG(INFO) << text;
+}
+
+void LocalQueryBlock::copy_finished() {
+  copy_log_progress(true);
+  const std::unique_ptr<CopyRun> run = std::move(copy_);
+  send_or_log(run->requester,
+              Signal(protocol::kCopyNodeConf,
+                     {run->starting_node, run->fragments, static_cast<uint32_t>(run->rows),
+                      static_cast<uint32_t>(run->rows >> 32)}));
+}
+
+void LocalQueryBlock::fail_copy(const Status& status) {
+  end_copy_tx();
+  const std::unique_ptr<CopyRun> run = std::move(copy_);
+  DUO_BLOCK_LOG(ERROR) << "Node " << node_id() << ": log part " << address().instance
+                       << ": copy to node " << run->starting_node
+                       << " failed: " << status.to_string();
+  Signal ref(protocol::kCopyNodeRef, {run->starting_node, static_cast<uint32_t>(status.code())});
+  ref.set_section(Bytes(status.message().begin(), status.message().end()));
+  send_or_log(run->requester, std::move(ref));
+}
+
+void LocalQueryBlock::copy_node_failed(uint16_t node) {
+  copy_writes_.erase(node);
+  if (copy_ == nullptr || copy_->starting_node != node) return;
+  // Nobody waits for this copy any more (the restart failed); its locks go.
+  end_copy_tx();
+  DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << address().instance
+                      << ": copy to node " << node << " stopped after " << copy_->rows
+                      << " rows: the node failed";
+  copy_.reset();
+}
+
+void LocalQueryBlock::copy_table_dropped(uint32_t table_id) {
+  std::erase_if(copy_writes_,
+                [table_id](const auto& entry) { return entry.second.table_id == table_id; });
+  if (copy_ == nullptr || !copy_->started || copy_->table_id != table_id) return;
+  // Before the fragment goes: nothing may point into it. The copy moves on at its next
+  // slice (or at the answer of the batch in flight).
+  end_copy_tx();
+  copy_->scan.reset();
+  copy_->keys.clear();
+}
+
+}  // namespace duo::local_query

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""How long a killed data node takes to catch up (node restart), with and without load:
+the catch-up figure issue 5 asks for (docs/reliability.md).
+
+Starts a fresh two-replica cluster (`duo up --initial` in a temporary directory), loads
+--rows rows with duo_datacheck, SIGKILLs data node 2, waits until node 1 declared it
+dead, starts it again (`duo up` on the running cluster: a node restart, which copies
+every row of its fragments from node 1) and measures the time from that start until
+mgmd reports node 2 STARTED. With --load, duo_bench writes through the client library
+during the catch-up. Then node 1 is killed and duo_datacheck verifies every row through
+node 2 alone: the copy was complete. Prints the catch-up time and rows per second.
+
+Usage: node_restart_catchup.py [--bin build/release/bin] [--rows 1000000] [--load]
+                               [--data-memory 1024]
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "scripts", "testlib"))
+from duo_cluster import LauncherCluster  # noqa: E402
+
+
+def run(command, timeout=1800):
+    proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError("%s failed (exit %d):\n%s" % (" ".join(command), proc.returncode,
+                                                         proc.stdout[-3000:]))
+    return proc.stdout
+
+
+def all_status(cluster):
+    proc = subprocess.run([os.path.join(cluster.bin_dir, "duo_mgm"), "-c",
+                           cluster.connect_string, "-e", "all status"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+    return proc.stdout
+
+
+def wait_for(predicate, timeout_s, what):
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise RuntimeError("timed out waiting for " + what)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", default="build/release/bin")
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--load", action="store_true",
+                        help="duo_bench writes during the catch-up")
+    parser.add_argument("--data-memory", type=int, default=1024, help="DataMemory in MB")
+    args = parser.parse_args()
+    bin_dir = os.path.abspath(args.bin)
+    work_dir = tempfile.mkdtemp(prefix="duo-catchup-")
+    cluster = LauncherCluster(bin_dir, work_dir, data_memory_mb=args.data_memory)
+    bench = None
+    try:
+        cluster.start()
+        datacheck = [os.path.join(bin_dir, "duo_datacheck")]
+        connect = ["--connect", cluster.connect_string]
+        started = time.time()
+        run(datacheck + ["load", "--rows", str(args.rows), "--batch", "1000"] + connect)
+        print("loaded %d rows in %.1f s" % (args.rows, time.time() - started), flush=True)
+        time.sleep(2.5)  # a global checkpoint
+        os.kill(cluster.data_node_pid(2), signal.SIGKILL)
+        wait_for(lambda: "Node 2: not connected" in all_status(cluster), 60, "node 2 dead")
+        time.sleep(1)
+        if args.load:
+            bench = subprocess.Popen(
+                [os.path.join(bin_dir, "duo_bench"), "--connect=" + cluster.connect_string,
+                 "--threads=2", "--rows=100000", "--op=mixed", "--duration=600"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(2)
+        started = time.time()
+        cluster.up_again()
+        seconds = time.time() - started
+        log = open(os.path.join(cluster.data_dir, "datad", "ndb_1_out.log"),
+                   errors="replace").read()
+        copied = re.findall(r"node restart of data node 2 complete: (\d+) rows copied, ([\d.]+) s",
+                            log)
+        print("node 2 caught up in %.1f s (start to STARTED%s); the copy itself: %s rows in "
+              "%s s" % (seconds, ", under duo_bench updates" if args.load else "",
+                        copied[-1][0] if copied else "?", copied[-1][1] if copied else "?"),
+              flush=True)
+        print("rows per second over the whole node restart: %.0f" % (args.rows / seconds),
+              flush=True)
+        if bench is not None:
+            bench.terminate()
+            bench.wait(timeout=30)
+            bench = None
+        os.kill(cluster.data_node_pid(1), signal.SIGKILL)
+        wait_for(lambda: "Node 1: not connected" in all_status(cluster), 60, "node 1 dead")
+        run(datacheck + ["verify", "--rows", str(args.rows)] + connect)
+        print("every row verified on the restarted node alone", flush=True)
+    finally:
+        if bench is not None:
+            bench.kill()
+        cluster.stop()
+        shutil.rmtree(work_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
