@@ -27,6 +27,7 @@
 #include "ndb-kernel/distribution/distribution_block.h"
 #include "ndb-kernel/local_query/local_query_block.h"
 #include "ndb-kernel/protocol/packed_signals.h"
+#include "ndb-kernel/testing/bank_accounts.h"
 #include "ndb-kernel/testing/sim_cluster.h"
 #include "storage/scan/interpreted_update.h"
 
@@ -45,32 +46,6 @@ constexpr int64_t kAmount = 7;
 constexpr int32_t kLogBase = 1'000'000;  // log row of transfer t: id kLogBase + t
 constexpr int kTransfers = 80;
 constexpr int kInFlight = 8;
-
-std::string i32(int32_t v) {
-  return std::string(reinterpret_cast<const char*>(&v), 4);
-}
-std::string i64(int64_t v) {
-  return std::string(reinterpret_cast<const char*>(&v), 8);
-}
-int64_t as_i64(std::string_view bytes) {
-  int64_t v = 0;
-  std::memcpy(&v, bytes.data(), 8);
-  return v;
-}
-
-storage::TableSchema accounts_schema() {
-  storage::TableSchema schema;
-  schema.name = "bank/def/accounts";
-  schema.columns = {{"id", ColumnType::kInt, false, false},
-                    {"balance", ColumnType::kBigInt, false, false}};
-  schema.primary_key = {0};
-  return schema;
-}
-
-uint64_t env_u64(const char* name, uint64_t fallback) {
-  const char* text = std::getenv(name);
-  return text != nullptr ? std::strtoull(text, nullptr, 10) : fallback;
-}
 
 enum class Scenario { kRandomCrash, kMasterDuringGcp, kDuringCommit };
 
@@ -117,8 +92,9 @@ class FailoverTest : public ::testing::Test {
   }
 
   TableDef create_accounts() {
-    EXPECT_TRUE(
-        client().send(SimCluster::dictionary(1), create_table_signal(1, accounts_schema())).ok());
+    EXPECT_TRUE(client()
+                    .send(SimCluster::dictionary(1), create_table_signal(1, bank_accounts_schema()))
+                    .ok());
     EXPECT_TRUE(cluster_.run_until([&] { return client().has(protocol::kCreateTableConf); }));
     protocol::DictMsg conf =
         protocol::DictMsg::from_signal(client().take(protocol::kCreateTableConf));
@@ -133,20 +109,6 @@ class FailoverTest : public ::testing::Test {
     return table->table;
   }
 
-  static OpBody row(int32_t id, int64_t balance) {
-    OpBody body;
-    body.key_or_row.add(0, i32(id));
-    body.key_or_row.add(1, i64(balance));
-    return body;
-  }
-  static OpBody add_balance(int32_t id, int64_t delta) {
-    OpBody body;
-    body.key_or_row.add(0, i32(id));
-    storage::InterpretedUpdate program;
-    program.add(1, delta);
-    body.program = program.encode();
-    return body;
-  }
   void send_op(uint16_t tc, uint64_t api_tx, uint32_t op_index, OpType type, const OpBody& body,
                uint8_t flags) {
     ASSERT_TRUE(client()
@@ -198,9 +160,9 @@ class FailoverTest : public ::testing::Test {
     uint16_t tc = nodes[random_.uniform(nodes.size())];
     if (favourite != 0 && live(favourite) && random_.uniform(4) != 0) tc = favourite;
     const uint64_t t = next_transfer_++;
-    send_op(tc, t, 0, OpType::kInterpretedUpdate, add_balance(from, -kAmount), 0);
-    send_op(tc, t, 1, OpType::kInterpretedUpdate, add_balance(to, kAmount), 0);
-    send_op(tc, t, 2, OpType::kInsert, row(kLogBase + static_cast<int32_t>(t), kAmount),
+    send_op(tc, t, 0, OpType::kInterpretedUpdate, add_to_balance(from, -kAmount), 0);
+    send_op(tc, t, 1, OpType::kInterpretedUpdate, add_to_balance(to, kAmount), 0);
+    send_op(tc, t, 2, OpType::kInsert, account_row(kLogBase + static_cast<int32_t>(t), kAmount),
             protocol::kOpExecute | protocol::kOpCommit);
     in_flight_[t] = Transfer{from, to, tc};
     transfers_[t] = Transfer{from, to, tc};
@@ -209,29 +171,7 @@ class FailoverTest : public ::testing::Test {
 
   // Every committed row held by `node`: id -> balance.
   std::map<int32_t, int64_t> replica_contents(uint16_t node) {
-    std::map<int32_t, int64_t> rows;
-    for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
-      auto* lqh =
-          cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part);
-      for (uint32_t f : lqh->fragment_ids(table_.schema.table_id)) {
-        auto* fragment = const_cast<storage::Fragment*>(lqh->fragment(table_.schema.table_id, f));
-        auto scan = fragment->open_scan(storage::Fragment::ScanSpec{});
-        EXPECT_TRUE(scan.ok());
-        storage::RowBatch batch;
-        for (;;) {
-          batch.clear();
-          Result<size_t> n = (*scan)->next(100, &batch);
-          EXPECT_TRUE(n.ok());
-          if (!n.ok() || *n == 0) break;
-          for (size_t r = 0; r < batch.rows(); ++r) {
-            int32_t id = 0;
-            std::memcpy(&id, batch.row(r).value(0).data(), 4);
-            rows[id] = as_i64(batch.row(r).value(1));
-          }
-        }
-      }
-    }
-    return rows;
+    return replica_rows(cluster_, node, table_.schema.table_id);
   }
 
   // The table as the live nodes hold it; the live replicas of each group must agree.
@@ -303,19 +243,7 @@ class FailoverTest : public ::testing::Test {
     return gci;
   }
 
-  bool quiesced() {
-    for (uint16_t node : live_nodes()) {
-      auto* tc = cluster_.block<coordinator::CoordinatorBlock>(node, protocol::kCoordinatorBlock);
-      if (tc->transaction_count() != 0 || tc->takeover_pending()) return false;
-      for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
-        if (cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part)
-                ->transaction_count() != 0) {
-          return false;
-        }
-      }
-    }
-    return true;
-  }
+  bool quiesced() { return testing::quiesced(cluster_, live_nodes()); }
 
   void run(Scenario scenario);
   // Loads the accounts (through node 1's coordinator).
@@ -342,7 +270,7 @@ void FailoverTest::load_accounts() {
   table_ = create_accounts();
   const uint64_t setup = 900'000'000;
   for (int32_t id = 0; id < kAccounts; ++id) {
-    send_op(1, setup, static_cast<uint32_t>(id), OpType::kInsert, row(id, kInitial),
+    send_op(1, setup, static_cast<uint32_t>(id), OpType::kInsert, account_row(id, kInitial),
             id == kAccounts - 1 ? protocol::kOpExecute | protocol::kOpCommit : 0);
   }
   ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kTcKeyConf); }));
@@ -565,7 +493,7 @@ TEST_F(TwoNodes, ScanThroughTheDeadNodeFailsAndANewScanSeesEveryRowOnce) {
   load_accounts();
   const uint64_t fill = 900'000'001;
   for (int32_t i = 0; i < 64; ++i) {
-    send_op(1, fill, static_cast<uint32_t>(i), OpType::kInsert, row(100 + i, i),
+    send_op(1, fill, static_cast<uint32_t>(i), OpType::kInsert, account_row(100 + i, i),
             i == 63 ? protocol::kOpExecute | protocol::kOpCommit : 0);
   }
   ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kTcKeyConf); }));
@@ -668,7 +596,7 @@ TEST_F(TwoNodes, SurvivorRestartsAloneWithoutTheDeadNode) {
 TEST_F(TwoNodes, SchemaChangesGoOnWithTheLowestLiveNodeAsMaster) {
   load_accounts();
   crash(1);  // the dictionary's (and the GCP's) master
-  storage::TableSchema other = accounts_schema();
+  storage::TableSchema other = bank_accounts_schema();
   other.name = "bank/def/other";
   ASSERT_TRUE(client().send(SimCluster::dictionary(2), create_table_signal(9, other)).ok());
   ASSERT_TRUE(cluster_.run_until(

@@ -22,8 +22,6 @@
 // DUO_NODE_RESTART_FIRST_SEED (1); a failing seed prints the command that replays it.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -33,8 +31,8 @@
 #include "ndb-kernel/local_query/local_query_block.h"
 #include "ndb-kernel/membership/membership_block.h"
 #include "ndb-kernel/membership/sim_arbitrator.h"
+#include "ndb-kernel/testing/bank_accounts.h"
 #include "ndb-kernel/testing/sim_cluster.h"
-#include "storage/scan/interpreted_update.h"
 
 namespace duo::testing {
 namespace {
@@ -54,32 +52,6 @@ constexpr int32_t kFillerBase = 100'000;  // filler rows, so copies span many ba
 constexpr int32_t kFillerRows = 600;
 constexpr int32_t kLogBase = 1'000'000;  // log row of transfer t: id kLogBase + t
 constexpr size_t kInFlight = 6;
-
-std::string i32(int32_t v) {
-  return std::string(reinterpret_cast<const char*>(&v), 4);
-}
-std::string i64(int64_t v) {
-  return std::string(reinterpret_cast<const char*>(&v), 8);
-}
-int64_t as_i64(std::string_view bytes) {
-  int64_t v = 0;
-  std::memcpy(&v, bytes.data(), 8);
-  return v;
-}
-
-uint64_t env_u64(const char* name, uint64_t fallback) {
-  const char* text = std::getenv(name);
-  return text != nullptr ? std::strtoull(text, nullptr, 10) : fallback;
-}
-
-storage::TableSchema accounts_schema() {
-  storage::TableSchema schema;
-  schema.name = "bank/def/accounts";
-  schema.columns = {{"id", ColumnType::kInt, false, false},
-                    {"balance", ColumnType::kBigInt, false, false}};
-  schema.primary_key = {0};
-  return schema;
-}
 
 enum class Scenario { kRestart, kCrashDuringCopy, kTwoRestarts };
 
@@ -140,24 +112,11 @@ class NodeRestartTest : public ::testing::Test {
                           key_signal(api_tx, op_index, table_, type, body, flags))
                     .ok());
   }
-  static OpBody row(int32_t id, int64_t balance) {
-    OpBody body;
-    body.key_or_row.add(0, i32(id));
-    body.key_or_row.add(1, i64(balance));
-    return body;
-  }
-  static OpBody add_balance(int32_t id, int64_t delta) {
-    OpBody body;
-    body.key_or_row.add(0, i32(id));
-    storage::InterpretedUpdate program;
-    program.add(1, delta);
-    body.program = program.encode();
-    return body;
-  }
 
   void create_and_load() {
-    ASSERT_TRUE(
-        client().send(SimCluster::dictionary(1), create_table_signal(1, accounts_schema())).ok());
+    ASSERT_TRUE(client()
+                    .send(SimCluster::dictionary(1), create_table_signal(1, bank_accounts_schema()))
+                    .ok());
     ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kCreateTableConf); }));
     protocol::DictMsg conf =
         protocol::DictMsg::from_signal(client().take(protocol::kCreateTableConf));
@@ -172,8 +131,8 @@ class NodeRestartTest : public ::testing::Test {
     table_ = table->table;
     // Accounts, then filler rows, in batches of 50 per transaction.
     std::vector<OpBody> rows;
-    for (int32_t id = 0; id < kAccounts; ++id) rows.push_back(row(id, kInitial));
-    for (int32_t i = 0; i < kFillerRows; ++i) rows.push_back(row(kFillerBase + i, i));
+    for (int32_t id = 0; id < kAccounts; ++id) rows.push_back(account_row(id, kInitial));
+    for (int32_t i = 0; i < kFillerRows; ++i) rows.push_back(account_row(kFillerBase + i, i));
     uint64_t tx = 900'000'000;
     for (size_t first = 0; first < rows.size(); first += 50, ++tx) {
       const size_t last = std::min(rows.size(), first + 50);
@@ -196,9 +155,9 @@ class NodeRestartTest : public ::testing::Test {
     if (to >= from) ++to;
     const uint16_t tc = nodes[random_.uniform(nodes.size())];
     const uint64_t t = next_transfer_++;
-    send_op(tc, t, 0, OpType::kInterpretedUpdate, add_balance(from, -kAmount), 0);
-    send_op(tc, t, 1, OpType::kInterpretedUpdate, add_balance(to, kAmount), 0);
-    send_op(tc, t, 2, OpType::kInsert, row(kLogBase + static_cast<int32_t>(t), kAmount),
+    send_op(tc, t, 0, OpType::kInterpretedUpdate, add_to_balance(from, -kAmount), 0);
+    send_op(tc, t, 1, OpType::kInterpretedUpdate, add_to_balance(to, kAmount), 0);
+    send_op(tc, t, 2, OpType::kInsert, account_row(kLogBase + static_cast<int32_t>(t), kAmount),
             protocol::kOpExecute | protocol::kOpCommit);
     in_flight_[t] = tc;
     transfers_[t] = Transfer{from, to};
@@ -277,29 +236,7 @@ class NodeRestartTest : public ::testing::Test {
   }
 
   std::map<int32_t, int64_t> replica_contents(uint16_t node) {
-    std::map<int32_t, int64_t> rows;
-    for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
-      auto* lqh =
-          cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part);
-      for (uint32_t f : lqh->fragment_ids(table_.schema.table_id)) {
-        auto* fragment = const_cast<storage::Fragment*>(lqh->fragment(table_.schema.table_id, f));
-        auto scan = fragment->open_scan(storage::Fragment::ScanSpec{});
-        EXPECT_TRUE(scan.ok());
-        storage::RowBatch batch;
-        for (;;) {
-          batch.clear();
-          Result<size_t> n = (*scan)->next(100, &batch);
-          EXPECT_TRUE(n.ok());
-          if (!n.ok() || *n == 0) break;
-          for (size_t r = 0; r < batch.rows(); ++r) {
-            int32_t id = 0;
-            std::memcpy(&id, batch.row(r).value(0).data(), 4);
-            rows[id] = as_i64(batch.row(r).value(1));
-          }
-        }
-      }
-    }
-    return rows;
+    return replica_rows(cluster_, node, table_.schema.table_id);
   }
 
   // The table as the up nodes hold it; every up replica of a group must agree.
@@ -373,18 +310,11 @@ class NodeRestartTest : public ::testing::Test {
   }
 
   bool quiesced() {
+    std::vector<uint16_t> up;
     for (uint16_t node : cluster_.data_nodes()) {
-      if (down_.count(node) != 0) continue;
-      auto* tc = cluster_.block<coordinator::CoordinatorBlock>(node, protocol::kCoordinatorBlock);
-      if (tc->transaction_count() != 0 || tc->takeover_pending()) return false;
-      for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
-        if (cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part)
-                ->transaction_count() != 0) {
-          return false;
-        }
-      }
+      if (down_.count(node) == 0) up.push_back(node);
     }
-    return true;
+    return testing::quiesced(cluster_, up);
   }
 
   // Drains the transfers in flight, then waits until nothing is open anywhere.

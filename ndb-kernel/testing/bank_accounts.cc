@@ -1,0 +1,96 @@
+#include "ndb-kernel/testing/bank_accounts.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "ndb-kernel/coordinator/coordinator_block.h"
+#include "ndb-kernel/local_query/local_query_block.h"
+#include "storage/scan/interpreted_update.h"
+
+namespace duo::testing {
+
+std::string i32(int32_t v) {
+  return std::string(reinterpret_cast<const char*>(&v), 4);
+}
+std::string i64(int64_t v) {
+  return std::string(reinterpret_cast<const char*>(&v), 8);
+}
+int64_t as_i64(std::string_view bytes) {
+  int64_t v = 0;
+  std::memcpy(&v, bytes.data(), 8);
+  return v;
+}
+
+uint64_t env_u64(const char* name, uint64_t fallback) {
+  const char* text = std::getenv(name);
+  return text != nullptr ? std::strtoull(text, nullptr, 10) : fallback;
+}
+
+storage::TableSchema bank_accounts_schema() {
+  storage::TableSchema schema;
+  schema.name = "bank/def/accounts";
+  schema.columns = {{"id", storage::ColumnType::kInt, false, false},
+                    {"balance", storage::ColumnType::kBigInt, false, false}};
+  schema.primary_key = {0};
+  return schema;
+}
+
+protocol::OpBody account_row(int32_t id, int64_t balance) {
+  protocol::OpBody body;
+  body.key_or_row.add(0, i32(id));
+  body.key_or_row.add(1, i64(balance));
+  return body;
+}
+
+protocol::OpBody add_to_balance(int32_t id, int64_t delta) {
+  protocol::OpBody body;
+  body.key_or_row.add(0, i32(id));
+  storage::InterpretedUpdate program;
+  program.add(1, delta);
+  body.program = program.encode();
+  return body;
+}
+
+std::map<int32_t, int64_t> replica_rows(SimCluster& cluster, uint16_t node, uint32_t table_id) {
+  std::map<int32_t, int64_t> rows;
+  for (uint16_t part = 0; part < cluster.topology().log_parts; ++part) {
+    auto* lqh = cluster.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part);
+    for (uint32_t f : lqh->fragment_ids(table_id)) {
+      auto* fragment = const_cast<storage::Fragment*>(lqh->fragment(table_id, f));
+      auto scan = fragment->open_scan(storage::Fragment::ScanSpec{});
+      EXPECT_TRUE(scan.ok());
+      if (!scan.ok()) continue;
+      storage::RowBatch batch;
+      for (;;) {
+        batch.clear();
+        Result<size_t> n = (*scan)->next(100, &batch);
+        EXPECT_TRUE(n.ok());
+        if (!n.ok() || *n == 0) break;
+        for (size_t r = 0; r < batch.rows(); ++r) {
+          int32_t id = 0;
+          std::memcpy(&id, batch.row(r).value(0).data(), 4);
+          rows[id] = as_i64(batch.row(r).value(1));
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+bool quiesced(SimCluster& cluster, const std::vector<uint16_t>& nodes) {
+  for (uint16_t node : nodes) {
+    auto* tc = cluster.block<coordinator::CoordinatorBlock>(node, protocol::kCoordinatorBlock);
+    if (tc->transaction_count() != 0 || tc->takeover_pending()) return false;
+    for (uint16_t part = 0; part < cluster.topology().log_parts; ++part) {
+      if (cluster.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part)
+              ->transaction_count() != 0) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace duo::testing

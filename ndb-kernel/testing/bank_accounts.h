@@ -1,0 +1,43 @@
+// What the simulator's bank-transfer tests share (coordinator/takeover_sim_test.cc,
+// distribution/node_restart_sim_test.cc): the accounts table (id INT primary key,
+// balance BIGINT), its operation bodies, a replica's committed rows read straight from
+// a node's fragments, and "nothing is open anywhere".
+//
+// Thread-safety: none (the simulator is single-threaded; call between its steps).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ndb-kernel/protocol/messages.h"
+#include "ndb-kernel/testing/sim_cluster.h"
+#include "storage/row/table_schema.h"
+
+namespace duo::testing {
+
+// Little-endian column images of INT and BIGINT, as the storage encoding holds them.
+std::string i32(int32_t v);
+std::string i64(int64_t v);
+int64_t as_i64(std::string_view bytes);
+
+// A count from the environment (seed campaigns: DUO_..._SEEDS), else `fallback`.
+uint64_t env_u64(const char* name, uint64_t fallback);
+
+// bank/def/accounts (id INT PRIMARY KEY, balance BIGINT NOT NULL).
+storage::TableSchema bank_accounts_schema();
+// The whole row (insert), and "balance += delta" as an interpreted update.
+protocol::OpBody account_row(int32_t id, int64_t balance);
+protocol::OpBody add_to_balance(int32_t id, int64_t delta);
+
+// Every committed row of table `table_id` held by `node` (all its log parts): id ->
+// balance. The node must be up.
+std::map<int32_t, int64_t> replica_rows(SimCluster& cluster, uint16_t node, uint32_t table_id);
+
+// No coordinator of `nodes` holds a transaction or a pending takeover, and no
+// local_query instance holds a transaction.
+bool quiesced(SimCluster& cluster, const std::vector<uint16_t>& nodes);
+
+}  // namespace duo::testing
