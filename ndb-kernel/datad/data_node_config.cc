@@ -41,6 +41,7 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
   out.max_scans = static_cast<uint32_t>(bytes("MaxNoOfConcurrentScans"));
   out.deadlock_timeout_ms = bytes("TransactionDeadlockDetectionTimeout");
   out.gcp_interval_ms = bytes("TimeBetweenGlobalCheckpoints");
+  out.start_partial_timeout_ms = bytes("StartPartialTimeout");
   out.redo_buffer_bytes = bytes("RedoBuffer");
   out.redo_file_bytes = bytes("FragmentLogFileSize");
   out.lcp_log2_words = static_cast<uint32_t>(bytes("TimeBetweenLocalCheckpoints"));

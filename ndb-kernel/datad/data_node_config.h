@@ -41,6 +41,7 @@ struct DataNodeConfig {
   uint64_t deadlock_timeout_ms = 0;    // TransactionDeadlockDetectionTimeout
   // Durability.
   uint64_t gcp_interval_ms = 0;        // TimeBetweenGlobalCheckpoints
+  uint64_t start_partial_timeout_ms = 0;  // StartPartialTimeout (0: wait forever)
   uint64_t redo_buffer_bytes = 0;      // RedoBuffer
   uint64_t redo_file_bytes = 0;        // FragmentLogFileSize
   uint32_t lcp_log2_words = 0;         // TimeBetweenLocalCheckpoints

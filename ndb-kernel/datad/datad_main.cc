@@ -359,6 +359,9 @@ Status DataNode::add_blocks() {
   DUO_RETURN_IF_ERROR(runtime_->add_block(std::move(proxy), layout.main_thread()));
   distribution::DistributionOptions dih;
   dih.gcp_interval_ms = config_.gcp_interval_ms;
+  dih.partial_start_wait_ms = config_.start_partial_timeout_ms == 0
+                                  ? UINT64_MAX / 1'000'000  // 0: wait for every node
+                                  : config_.start_partial_timeout_ms;
   auto distribution = std::make_unique<distribution::DistributionBlock>(topology_, dih);
   distribution_ = distribution.get();
   DUO_RETURN_IF_ERROR(runtime_->add_block(std::move(distribution), layout.main_thread()));

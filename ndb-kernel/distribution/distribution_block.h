@@ -75,9 +75,10 @@ struct DistributionOptions {
   uint64_t gcp_interval_ms = 2000;  // TimeBetweenGlobalCheckpoints
   // How often a restarting node repeats its report to the master until answered.
   uint64_t restart_retry_ms = 200;
-  // StartPartialTimeout (NDB: 30000): how long a system restart that would go on without
-  // the data nodes its sysfile records dead first waits for one of them to answer that
-  // it runs a cluster (then this node starts by a node restart instead).
+  // StartPartialTimeout (duo_datad passes the configured one; NDB's default is 30000):
+  // how long a system restart that would go on without the data nodes its sysfile
+  // records dead first waits — for them, or for one of them to answer that it runs a
+  // cluster (then this node starts by a node restart instead).
   uint64_t partial_start_wait_ms = 3000;
 };
 

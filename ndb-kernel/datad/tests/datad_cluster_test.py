@@ -45,6 +45,8 @@ TotalMemoryConfig=0
 DataDir={dir}/datad
 # Short global checkpoints: what was committed is durable within half a second.
 TimeBetweenGlobalCheckpoints=500
+# A restart without a node recorded dead waits this long for it (NDB default 30000).
+StartPartialTimeout=2000
 
 [ndb_mgmd]
 NodeId=49
