@@ -69,6 +69,18 @@ bool ArgCursor::take_value(std::string* value) {
   return true;
 }
 
+bool ArgCursor::take_count(int64_t* value) {
+  std::string text;
+  if (!take_value(&text) || text.empty() || text.size() > 18) return false;
+  int64_t number = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return false;
+    number = number * 10 + (c - '0');
+  }
+  *value = number;
+  return true;
+}
+
 namespace {
 std::atomic<bool> g_stop_requested{false};
 extern "C" void record_stop_request(int) {

@@ -4,6 +4,7 @@
 // `--name value` and `-c value`. Not thread-safe: call from main() before threads start.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "ndb-kernel/common/status.h"
@@ -41,6 +42,8 @@ class ArgCursor {
   // The argument's value: the inline "=value", else the next argv element (consumed).
   // False when there is none.
   bool take_value(std::string* value);
+  // The value as a non-negative decimal integer; false when missing or not one.
+  bool take_count(int64_t* value);
 
  private:
   int argc_;

@@ -31,6 +31,27 @@ TEST(ArgCursor, SplitsInlineAndSeparateValues) {
   EXPECT_EQ(got[3], std::make_pair(std::string("--port"), std::string("")));  // no value left
 }
 
+TEST(ArgCursor, TakesCountsAndRefusesWhatIsNotOne) {
+  std::vector<std::string> words{"prog", "--rows=42", "--batch", "7", "--seed=-1", "--x=1e3",
+                                 "--y="};
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  ArgCursor args(static_cast<int>(argv.size()), argv.data());
+  int64_t value = -5;
+  ASSERT_TRUE(args.next());
+  EXPECT_TRUE(args.take_count(&value));
+  EXPECT_EQ(value, 42);
+  ASSERT_TRUE(args.next());
+  EXPECT_TRUE(args.take_count(&value));
+  EXPECT_EQ(value, 7);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(args.next());
+    EXPECT_FALSE(args.take_count(&value)) << args.name();
+  }
+  EXPECT_EQ(value, 7);
+  EXPECT_FALSE(args.next());
+}
+
 TEST(PidFile, SecondLockIsRefusedWithTheHolderNamed) {
   char path[] = "/tmp/duo_pidfile_XXXXXX";
   const int tmp = ::mkstemp(path);

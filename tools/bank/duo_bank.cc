@@ -66,6 +66,7 @@
 
 #include "ndb-kernel/api/cluster_connection.h"
 #include "ndb-kernel/common/logging.h"
+#include "ndb-kernel/common/process.h"
 #include "storage/row/column.h"
 #include "storage/scan/interpreted_update.h"
 
@@ -146,43 +147,31 @@ api::TableDef transfers_def() {
 bool parse(int argc, char** argv, Options* options) {
   if (argc < 2) return false;
   options->command = argv[1];
-  for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    const size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    }
-    char* end = nullptr;
-    const long long number = std::strtoll(value.c_str(), &end, 10);
-    const bool numeric = !value.empty() && *end == '\0' && number >= 0;
-    if (arg == "--connect" || arg == "-c") {
-      options->connect = value;
-    } else if (arg == "--ack-file" && !value.empty()) {
-      options->ack_file = value;
-    } else if (arg == "--accounts" && numeric && number >= 2) {
-      options->accounts = number;
-    } else if (arg == "--balance" && numeric) {
-      options->balance = number;
-    } else if (arg == "--seconds" && numeric) {
-      options->seconds = number;
-    } else if (arg == "--threads" && numeric && number >= 1 && number <= 256) {
-      options->threads = number;
-    } else if (arg == "--seed" && numeric) {
-      options->seed = number;
-    } else if (arg == "--first-id" && numeric) {
-      options->first_id = number;
-    } else if (arg == "--gap-report-ms" && numeric) {
-      options->gap_report_ms = number;
-    } else if (arg == "--rate" && numeric) {
-      options->rate = number;
-    } else if (arg == "--ack-gci-max" && numeric) {
-      options->ack_gci_max = number;
+  // Each option's lowest allowed value (the highest is the type's, or noted).
+  const std::pair<const char*, std::pair<int64_t*, int64_t>> counts[] = {
+      {"--accounts", {&options->accounts, 2}},    {"--balance", {&options->balance, 0}},
+      {"--seconds", {&options->seconds, 0}},      {"--threads", {&options->threads, 1}},
+      {"--seed", {&options->seed, 0}},            {"--first-id", {&options->first_id, 0}},
+      {"--gap-report-ms", {&options->gap_report_ms, 0}}, {"--rate", {&options->rate, 0}},
+      {"--ack-gci-max", {&options->ack_gci_max, 0}}};
+  for (ArgCursor args(argc - 1, argv + 1); args.next();) {
+    const std::string& name = args.name();
+    bool ok = false;
+    if (name == "--connect" || name == "-c") {
+      ok = args.take_value(&options->connect);
+    } else if (name == "--ack-file") {
+      ok = args.take_value(&options->ack_file) && !options->ack_file.empty();
     } else {
-      std::fprintf(stderr, "duo_bank: bad option '%s'\n", argv[i]);
+      for (const auto& [option, target] : counts) {
+        if (name != option) continue;
+        int64_t number = 0;
+        ok = args.take_count(&number) && number >= target.second;
+        if (ok) *target.first = number;
+      }
+    }
+    if (ok && name == "--threads") ok = options->threads <= 256;
+    if (!ok) {
+      std::fprintf(stderr, "duo_bank: bad option '%s'\n", name.c_str());
       return false;
     }
   }

@@ -20,6 +20,7 @@
 
 #include "ndb-kernel/api/cluster_connection.h"
 #include "ndb-kernel/common/logging.h"
+#include "ndb-kernel/common/process.h"
 #include "storage/row/column.h"
 
 namespace duo::tools {
@@ -64,29 +65,17 @@ api::TableDef table_def() {
 bool parse(int argc, char** argv, Options* options) {
   if (argc < 2) return false;
   options->command = argv[1];
-  for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    const size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
+  const std::pair<const char*, int64_t*> counts[] = {
+      {"--rows", &options->rows}, {"--start", &options->start}, {"--batch", &options->batch}};
+  for (ArgCursor args(argc - 1, argv + 1); args.next();) {
+    const std::string& name = args.name();
+    bool ok = false;
+    if (name == "--connect" || name == "-c") ok = args.take_value(&options->connect);
+    for (const auto& [option, target] : counts) {
+      if (name == option) ok = args.take_count(target);
     }
-    char* end = nullptr;
-    const long long number = std::strtoll(value.c_str(), &end, 10);
-    const bool numeric = !value.empty() && *end == '\0' && number >= 0;
-    if (arg == "--connect" || arg == "-c") {
-      options->connect = value;
-    } else if (arg == "--rows" && numeric) {
-      options->rows = number;
-    } else if (arg == "--start" && numeric) {
-      options->start = number;
-    } else if (arg == "--batch" && numeric && number > 0) {
-      options->batch = number;
-    } else {
-      std::fprintf(stderr, "duo_datacheck: bad option '%s'\n", argv[i]);
+    if (!ok || options->batch == 0) {
+      std::fprintf(stderr, "duo_datacheck: bad option '%s'\n", name.c_str());
       return false;
     }
   }
