@@ -114,9 +114,13 @@ server::StatementResult execute_kill(StatementContext& context, const KillStatem
     }
   }
   if (kill.query_only) {
-    const bool known =
-        id == context.session.connection_id || SessionRegistry::instance().user_of(id).has_value();
-    if (!known) throw SqlException(1094, "HY000", "Unknown thread id: " + id_text);
+    if (context.session.server == nullptr || !context.session.server->kill_query(id)) {
+      throw SqlException(1094, "HY000", "Unknown thread id: " + id_text);
+    }
+    // KILL QUERY of this very connection interrupts this statement, as in MySQL.
+    if (id == context.session.connection_id) {
+      throw SqlException(1317, "70100", "Query execution was interrupted");
+    }
     return server::OkResult{};
   }
   if (context.session.server == nullptr || !context.session.server->kill_connection(id)) {

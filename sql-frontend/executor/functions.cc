@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <thread>
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/function_family.h"
@@ -102,6 +104,24 @@ std::optional<SqlValue> call_information_function(const Args& args) {
   if (name == "CONNECTION_ID") {
     args.need(0);
     return SqlValue::of_uint(session ? session->connection_id : 0);
+  }
+  if (name == "SLEEP") {
+    // 0 after the full time; 1 when KILL (QUERY) interrupts it, as MySQL does.
+    args.need(1);
+    const SqlValue seconds = args.value(0);
+    if (seconds.is_null() || seconds.to_double() < 0) {
+      throw SqlException(1210, "HY000", "Incorrect arguments to sleep");
+    }
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(
+                                                 std::min(seconds.to_double(), 1e7)));
+    for (auto now = Clock::now(); now < deadline; now = Clock::now()) {
+      if (session != nullptr && session->interrupted()) return SqlValue::of_int(1);
+      std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(10),
+                                                            deadline - now));
+    }
+    return SqlValue::of_int(0);
   }
   if (name == "LAST_INSERT_ID") {
     args.need_between(0, 1);

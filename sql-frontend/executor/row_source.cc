@@ -68,7 +68,7 @@ bool matches_fixed(const Row& row, const FixedColumns& fixed) {
 }
 
 void check_killed(const StatementContext& context) {
-  if (context.session.killed != nullptr && context.session.killed->load()) {
+  if (context.session.interrupted()) {
     throw SqlException(1317, "70100", "Query execution was interrupted");
   }
 }

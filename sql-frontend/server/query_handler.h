@@ -76,6 +76,9 @@ class ServerControl {
   virtual ~ServerControl() = default;
   // KILL [CONNECTION] id: ends that connection. False if there is no such id.
   virtual bool kill_connection(uint32_t connection_id) = 0;
+  // KILL QUERY id: interrupts the statement that connection runs (if any); the
+  // connection stays. False if there is no such id.
+  virtual bool kill_query(uint32_t connection_id) = 0;
 };
 
 // Per-connection state. The session owns it; the handler may change database,
@@ -90,7 +93,15 @@ struct SessionState {
   uint32_t client_capabilities = 0;
   // Set when the connection is being killed; long-running handlers poll it.
   const std::atomic<bool>* killed = nullptr;
+  // Set by KILL QUERY until the next command starts; long-running handlers poll it too.
+  const std::atomic<bool>* query_killed = nullptr;
   ServerControl* server = nullptr;
+
+  // The connection, or the statement it runs, was killed: long work stops (1317).
+  bool interrupted() const {
+    return (killed != nullptr && killed->load()) ||
+           (query_killed != nullptr && query_killed->load());
+  }
 };
 
 class QueryHandler {

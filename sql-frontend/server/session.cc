@@ -41,6 +41,7 @@ Session::Session(uint32_t connection_id, std::unique_ptr<SocketTransport> socket
   state_.connection_id = connection_id;
   state_.host = std::move(peer_host);
   state_.killed = &killed_;
+  state_.query_killed = &query_killed_;
   state_.server = server;
   server_capabilities_ = protocol::kServerCapabilities | (tls_context_ ? protocol::kClientSsl : 0);
 }
@@ -175,6 +176,7 @@ void Session::command_loop() {
       (void)endpoint_.flush().ok();
       return;
     }
+    query_killed_.store(false);  // a KILL QUERY ends the statement it meets, no later one
     bool keep_going = dispatch(payload);
     if (!endpoint_.flush().ok() || io_failed_ || !keep_going) return;
     // A large command leaves a large buffer behind; do not keep it for hours.

@@ -82,6 +82,8 @@ class Session {
   void run();
   // Ends the connection: a blocked read returns and run() finishes.
   void kill();
+  // KILL QUERY: the running statement stops at its next check (error 1317).
+  void kill_query() { query_killed_.store(true); }
 
  private:
   struct PreparedStatement {
@@ -146,6 +148,7 @@ class Session {
   std::map<uint32_t, PreparedStatement> statements_;
 
   std::atomic<bool> killed_{false};
+  std::atomic<bool> query_killed_{false};
 };
 
 }  // namespace duo::sql::server

@@ -107,6 +107,14 @@ bool SqlServer::kill_connection(uint32_t connection_id) {
   return true;
 }
 
+bool SqlServer::kill_query(uint32_t connection_id) {
+  std::lock_guard lock(mutex_);
+  auto it = connections_.find(connection_id);
+  if (it == connections_.end() || it->second.session == nullptr) return false;
+  it->second.session->kill_query();
+  return true;
+}
+
 void SqlServer::reap_finished() {
   std::vector<std::thread> threads;
   {

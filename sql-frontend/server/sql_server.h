@@ -66,6 +66,7 @@ class SqlServer : public ServerControl {
   // Sessions currently running (including ones still in the handshake).
   size_t connection_count() const;
   bool kill_connection(uint32_t connection_id) override;
+  bool kill_query(uint32_t connection_id) override;
   // The caching_sha2_password cache, to drop an account whose password changed.
   Sha2FastAuthCache& sha2_cache() { return sha2_cache_; }
 

@@ -293,6 +293,48 @@ def pymysql_checks(env):
     holder.close()
 
 
+def kill_checks(env):
+    """KILL QUERY interrupts the statement a connection runs; the connection stays."""
+    victim = env.connect(autocommit=True)
+    vcur = victim.cursor()
+    vcur.execute("SELECT CONNECTION_ID()")
+    victim_id = vcur.fetchone()[0]
+    outcome = {}
+
+    def sleep():
+        started = time.time()
+        try:
+            vcur.execute("SELECT SLEEP(60)")
+            outcome["rows"] = vcur.fetchall()
+        except pymysql.err.MySQLError as e:
+            outcome["error"] = e.args
+        outcome["seconds"] = time.time() - started
+    worker = threading.Thread(target=sleep)
+    worker.start()
+    killer = env.connect(autocommit=True)
+    kcur = killer.cursor()
+    deadline = time.time() + 20
+    while time.time() < deadline:  # KILL QUERY before the statement starts would be lost
+        kcur.execute("SHOW PROCESSLIST")
+        if any(row[0] == victim_id and row[7] == "SELECT SLEEP(60)" for row in kcur.fetchall()):
+            break
+        time.sleep(0.05)
+    kcur.execute("KILL QUERY %d" % victim_id)
+    worker.join(timeout=30)
+    check(not worker.is_alive() and outcome.get("rows") == ((1,),) and outcome["seconds"] < 30,
+          "SLEEP interrupted by KILL QUERY returns 1: %r" % outcome)
+    vcur.execute("SELECT 1")
+    check(vcur.fetchall() == ((1,),), "the connection survives KILL QUERY")
+    vcur.execute("SELECT SLEEP(0.01)")
+    check(vcur.fetchall() == ((0,),), "the next statement is not interrupted")
+    expect_error(kcur, "KILL QUERY 999999", 1094)
+    expect_error(kcur, "KILL QUERY CONNECTION_ID()", 1317)
+    kcur.execute("SELECT 2")
+    check(kcur.fetchall() == ((2,),), "a connection that killed its own query goes on")
+    victim.close()
+    killer.close()
+
+
 def final_rows(env):
     conn = env.connect(database="shop", autocommit=True)
     cur = conn.cursor()
@@ -318,6 +360,7 @@ def main():
         env.start_sqld()
         cli_checks(env)
         pymysql_checks(env)
+        kill_checks(env)
         if args.prepared_client:
             proc = subprocess.run([args.prepared_client, str(env.sql_port), "shop"],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
