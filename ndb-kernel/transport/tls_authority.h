@@ -24,7 +24,8 @@ struct TlsKeyPair {
 Result<TlsKeyPair> create_cluster_ca(const std::string& common_name, uint32_t valid_days);
 
 // A new key for node `node_id` and its certificate signed by `ca`, valid for
-// `valid_days`. `common_name_override` (tests only) replaces the node's name.
+// `valid_days`. `common_name_override` replaces the node's name (tests; duo_sqld's
+// auto-generated server certificate).
 Result<TlsKeyPair> sign_node_key(const TlsKeyPair& ca, uint16_t node_id, uint32_t valid_days,
                                  const std::string& common_name_override = "");
 

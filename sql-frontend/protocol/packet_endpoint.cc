@@ -27,7 +27,7 @@ bool PacketEndpoint::fill(size_t length) {
   }
   while (in_.size() < length) {
     size_t old_size = in_.size();
-    size_t want = std::max(length - old_size, kReadChunkBytes);
+    size_t want = read_ahead_ ? std::max(length - old_size, kReadChunkBytes) : length - old_size;
     in_.resize(old_size + want);
     Result<size_t> got = transport_->read_some(in_.data() + old_size, want);
     if (!got.ok()) {

@@ -54,9 +54,12 @@ class PacketEndpoint {
   PacketEndpoint(const PacketEndpoint&) = delete;
   PacketEndpoint& operator=(const PacketEndpoint&) = delete;
 
-  // Switches the byte stream (after the TLS upgrade). Buffered input is discarded:
-  // a client must not pipeline bytes behind its SSLRequest.
+  // Switches the byte stream (after the TLS upgrade). Buffered input is discarded.
   void set_transport(Transport* transport);
+  // Off: reads take exactly the bytes of the packet being read, nothing behind it. The
+  // session reads the first client packet so: a client sends its TLS ClientHello right
+  // behind its SSLRequest, and those bytes belong to the TLS session, not to us.
+  void set_read_ahead(bool on) { read_ahead_ = on; }
 
   // Reads one logical packet into `payload` (joined if split). `payload_bytes_max`
   // is the limit for this packet (max_allowed_packet, or a smaller cap for
@@ -84,6 +87,7 @@ class PacketEndpoint {
   uint8_t sequence_id_ = 0;
   std::string in_;
   size_t in_pos_ = 0;
+  bool read_ahead_ = true;
   std::string out_;
 };
 

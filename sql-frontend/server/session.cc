@@ -93,10 +93,12 @@ bool Session::handshake() {
     (void)endpoint_.flush().ok();
     return false;
   };
+  endpoint_.set_read_ahead(false);  // an SSLRequest is followed by the ClientHello
   if (endpoint_.read_packet(&payload, kHandshakePacketBytesMax) !=
       PacketEndpoint::ReadResult::kOk) {
     return false;
   }
+  endpoint_.set_read_ahead(true);
   protocol::HandshakeResponse41 response;
   try {
     if (payload.size() == protocol::SslRequest::kBytes) {
@@ -105,7 +107,8 @@ bool Session::handshake() {
       if (!(request.capabilities & protocol::kClientSsl) || tls_context_ == nullptr) {
         return bad_handshake();
       }
-      // Bytes behind the SSLRequest would be plaintext smuggled into the TLS stream.
+      // Read without read-ahead, so anything buffered was sent in plaintext as part of
+      // the SSLRequest packet itself: never let it into the TLS stream.
       if (endpoint_.buffered_input_bytes() != 0) return bad_handshake();
       Result<std::unique_ptr<TlsTransport>> tls =
           TlsTransport::accept(*tls_context_, socket_->fd());

@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 #include <mysql.h>
+#include <openssl/bio.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include <cstdio>
 #include <cstring>
@@ -101,6 +104,41 @@ TEST_F(SqlServerTest, TlsConnectionWithNativePassword) {
   EXPECT_NE(mysql_get_ssl_cipher(client.mysql), nullptr);
   EXPECT_EQ(client.scalar("SELECT ROWS(3)"), "0");
   EXPECT_EQ(mysql_ping(client.mysql), 0);
+}
+
+// A client may send its TLS ClientHello right behind the SSLRequest (PyMySQL often does:
+// both arrive in one read). The server must leave those bytes to the TLS session. Here
+// both go out in one send(), so the case is hit every time.
+TEST_F(SqlServerTest, TlsClientHelloRightBehindTheSslRequest) {
+  ASSERT_FALSE(testing::tls_files_dir().empty());
+  testing::RawClient raw(server_.port());
+  ASSERT_TRUE(raw.read_greeting());
+  ASSERT_TRUE(raw.greeting.capabilities & protocol::kClientSsl);
+  // The SSLRequest packet (sequence 1), framed by hand so it is not sent yet.
+  const std::string request = protocol::encode(protocol::SslRequest{
+      protocol::kClientProtocol41 | protocol::kClientSsl | protocol::kClientSecureConnection |
+          protocol::kClientPluginAuth,
+      1 << 24, 45});
+  std::string bytes{static_cast<char>(request.size()), 0, 0, 1};
+  bytes += request;
+  // The ClientHello: the client's first TLS flight, taken from memory BIOs.
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  ASSERT_NE(ctx, nullptr);
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_bio(ssl, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
+  ASSERT_EQ(SSL_connect(ssl), -1);  // wants the server's answer
+  char hello[16384];
+  const int hello_bytes = BIO_read(SSL_get_wbio(ssl), hello, sizeof hello);
+  ASSERT_GT(hello_bytes, 0);
+  bytes.append(hello, static_cast<size_t>(hello_bytes));
+  ASSERT_EQ(::send(raw.socket->fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(bytes.size()));
+  // The rest of the handshake over the socket itself.
+  BIO* socket_bio = BIO_new_socket(raw.socket->fd(), BIO_NOCLOSE);
+  SSL_set_bio(ssl, socket_bio, socket_bio);
+  EXPECT_EQ(SSL_connect(ssl), 1) << "the server did not complete the TLS handshake";
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
 }
 
 TEST_F(SqlServerTest, TextResultSets) {

@@ -12,6 +12,9 @@
 // created at start with root@'%' and an empty password if missing; every login reads
 // them (ClusterUserDirectory), so all sqld of a cluster authenticate alike.
 //
+// TLS: offered to clients with --ssl-cert/--ssl-key, else with a pair generated once in
+// --datadir (server_certificate.h, MySQL's auto_generate_certs); --skip-ssl offers none.
+//
 // Thread-safety: the main thread waits for the stop signal; SqlServer and the cluster
 // connection own their threads. The stop signals only set a flag (install_stop_flag).
 #include <poll.h>
@@ -37,6 +40,7 @@
 #include "sql-frontend/executor/sql_engine.h"
 #include "sql-frontend/executor/system_views.h"
 #include "sql-frontend/server/sql_server.h"
+#include "sql-frontend/sqld/server_certificate.h"
 
 #ifndef DUO_VERSION
 #define DUO_VERSION "0.0.0"
@@ -62,6 +66,10 @@ struct Options {
   std::string datadir = ".";
   bool foreground = false;
   std::string log_level = "info";
+  // TLS for MySQL clients: the given pair, else one generated in --datadir, unless off.
+  std::string ssl_cert;
+  std::string ssl_key;
+  bool ssl = true;
 };
 
 void print_usage() {
@@ -74,6 +82,10 @@ void print_usage() {
       "  --datadir=DIR                pid file and log directory (default .)\n"
       "  --foreground, --nodaemon     stay in the foreground and log to stderr\n"
       "  --log-level=LEVEL            error, warning, info (default), debug\n"
+      "  --ssl-cert=FILE --ssl-key=FILE  TLS certificate and key (PEM) offered to clients\n"
+      "                               (default: generated once in --datadir, as MySQL's\n"
+      "                               auto_generate_certs)\n"
+      "  --skip-ssl, --ssl=OFF        offer no TLS\n"
       "  -V, --version, -h, --help\n");
 }
 
@@ -109,6 +121,21 @@ bool parse_args(int argc, char** argv, Options* options) {
       options->datadir = value;
     } else if (arg == "--foreground" || arg == "--nodaemon") {
       options->foreground = true;
+    } else if (arg == "--ssl-cert" || arg == "--ssl-key") {
+      if (!take_value() || value.empty()) return false;
+      (arg == "--ssl-cert" ? options->ssl_cert : options->ssl_key) = value;
+    } else if (arg == "--skip-ssl") {
+      options->ssl = false;
+    } else if (arg == "--ssl") {
+      if (!take_value()) return false;
+      const std::string v = value;
+      if (v == "0" || v == "OFF" || v == "off") {
+        options->ssl = false;
+      } else if (v == "1" || v == "ON" || v == "on") {
+        options->ssl = true;
+      } else {
+        return false;
+      }
     } else if (arg == "--log-level") {
       if (!take_value()) return false;
       options->log_level = value;
@@ -190,6 +217,23 @@ int run_sqld(int argc, char** argv) {
     std::fprintf(stderr, "duo_sqld: %s\n", pid_fd.status().message().c_str());
     return kExitError;
   }
+  // TLS files before anything starts: a bad pair is a start-up error, as in mysqld.
+  sql::sqld::ServerTlsFiles tls;
+  if (options.ssl_cert.empty() != options.ssl_key.empty()) {
+    std::fprintf(stderr, "duo_sqld: --ssl-cert and --ssl-key go together\n");
+    return kExitUsage;
+  }
+  if (options.ssl && !options.ssl_cert.empty()) {
+    tls = {options.ssl_cert, options.ssl_key};
+  } else if (options.ssl) {
+    Result<sql::sqld::ServerTlsFiles> generated =
+        sql::sqld::auto_generated_server_certificate(options.datadir, DUO_VERSION);
+    if (!generated.ok()) {
+      std::fprintf(stderr, "duo_sqld: TLS: %s\n", generated.status().message().c_str());
+      return kExitError;
+    }
+    tls = *generated;
+  }
   // Daemonize before any thread exists (the cluster connection starts threads).
   if (!options.foreground) {
     std::printf("duo_sqld: daemonizing; log in %s_out.log\n", prefix.c_str());
@@ -260,6 +304,8 @@ int run_sqld(int argc, char** argv) {
   sql::server::SqlServerOptions server_options;
   server_options.bind_address = options.bind_address;
   server_options.port = options.port;
+  server_options.tls_cert_file = tls.cert_file;
+  server_options.tls_key_file = tls.key_file;
   server_options.session.server_version = sql::executor::server_version();
   sql::server::SqlServer server(&engine, &users, server_options);
   if (Status started = server.start(); !started.ok()) {

@@ -27,6 +27,7 @@
 
 #include "ndb-kernel/common/config/config_parser.h"
 #include "ndb-kernel/common/process.h"
+#include "ndb-kernel/common/small_files.h"
 #include "ndb-kernel/common/status.h"
 #include "ndb-kernel/transport/tls_authority.h"
 #include "ndb-kernel/transport/tls_context.h"
@@ -100,56 +101,22 @@ bool parse_args(int argc, char** argv, Options* options) {
   return !options->config_file.empty() && !options->keys_dir.empty();
 }
 
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(ErrorCode::kIoError, "cannot read " + path + ": " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Writes `text` to a new file `path` with `mode`; never replaces an existing file.
-Status write_new_file(const std::string& path, const std::string& text, mode_t mode) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0)
-    return Status(ErrorCode::kIoError, "cannot create " + path + ": " + std::strerror(errno));
-  size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      return Status(ErrorCode::kIoError, "cannot write " + path + ": " + why);
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    return Status(ErrorCode::kIoError, "cannot write " + path + ": " + std::strerror(errno));
-  }
-  return Status::OK();
-}
-
-bool exists(const std::string& path) {
-  return ::access(path.c_str(), F_OK) == 0;
-}
-
 // The CA in `dir`, created when absent.
 Result<transport::TlsKeyPair> cluster_ca(const std::string& dir) {
   const std::string cert_path = dir + "/" + transport::kTlsCaCertFile;
   const std::string key_path = dir + "/" + transport::kTlsCaKeyFile;
-  if (exists(cert_path) || exists(key_path)) {
+  if (file_exists(cert_path) || file_exists(key_path)) {
     transport::TlsKeyPair ca;
-    DUO_ASSIGN_OR_RETURN(ca.cert_pem, read_file(cert_path));
-    DUO_ASSIGN_OR_RETURN(ca.key_pem, read_file(key_path));
+    DUO_ASSIGN_OR_RETURN(ca.cert_pem, read_small_file(cert_path));
+    DUO_ASSIGN_OR_RETURN(ca.key_pem, read_small_file(key_path));
     std::printf("using the cluster CA in %s\n", dir.c_str());
     return ca;
   }
   DUO_ASSIGN_OR_RETURN(transport::TlsKeyPair ca,
                        transport::create_cluster_ca("DuoDB cluster CA", kCaValidDays));
   // The key first: a directory with a CA certificate but no key cannot sign anything.
-  DUO_RETURN_IF_ERROR(write_new_file(key_path, ca.key_pem, 0600));
-  DUO_RETURN_IF_ERROR(write_new_file(cert_path, ca.cert_pem, 0644));
+  DUO_RETURN_IF_ERROR(write_new_small_file(key_path, ca.key_pem, 0600));
+  DUO_RETURN_IF_ERROR(write_new_small_file(cert_path, ca.cert_pem, 0644));
   std::printf("created the cluster CA: %s\n", cert_path.c_str());
   return ca;
 }
@@ -158,15 +125,15 @@ Status sign_node(const transport::TlsKeyPair& ca, const std::string& dir, uint16
                  uint32_t valid_days) {
   const std::string cert_path = dir + "/" + transport::tls_node_cert_file(node_id);
   const std::string key_path = dir + "/" + transport::tls_node_key_file(node_id);
-  if (exists(cert_path) || exists(key_path)) {
+  if (file_exists(cert_path) || file_exists(key_path)) {
     std::printf("node %u: %s exists, left alone\n", node_id,
-                exists(cert_path) ? cert_path.c_str() : key_path.c_str());
+                file_exists(cert_path) ? cert_path.c_str() : key_path.c_str());
     return Status::OK();
   }
   DUO_ASSIGN_OR_RETURN(transport::TlsKeyPair pair,
                        transport::sign_node_key(ca, node_id, valid_days));
-  DUO_RETURN_IF_ERROR(write_new_file(key_path, pair.key_pem, 0600));
-  DUO_RETURN_IF_ERROR(write_new_file(cert_path, pair.cert_pem, 0644));
+  DUO_RETURN_IF_ERROR(write_new_small_file(key_path, pair.key_pem, 0600));
+  DUO_RETURN_IF_ERROR(write_new_small_file(cert_path, pair.cert_pem, 0644));
   std::printf("node %u: signed %s (%s, %u days)\n", node_id, cert_path.c_str(),
               transport::node_certificate_name(node_id).c_str(), valid_days);
   return Status::OK();

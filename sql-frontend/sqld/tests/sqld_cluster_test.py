@@ -10,7 +10,10 @@ UPDATE (interpreted k=k+1 and read-modify-write by scan), DELETE by key and by s
 prepared statements with bound parameters (duo_sqld_prepared_client, libmariadb),
 MySQL error codes (1046 1049 1050 1054 1062 1064 1146 1048 1364), a transaction rolled
 back and one committed (BEGIN and PyMySQL's autocommit=0), row locks (SELECT ... FOR
-UPDATE holds off an UPDATE by scan, which then applies to the committed value), and the data still there after
+UPDATE holds off an UPDATE by scan, which then applies to the committed value), KILL QUERY
+(SLEEP interrupted, the connection kept), TLS with the certificate duo_sqld generates and
+a caching_sha2_password account (refused without TLS), MySQL Connector/Python when it is
+installed (not in Debian 12: a local run only), and the data still there after
 duo_sqld is killed (SIGKILL) and started again. Every process is killed by its pid and
 the directory removed, also when a check fails.
 
@@ -18,9 +21,13 @@ Usage: sqld_cluster_test.py --mgmd P --datad P --sqld P   (CTest label `cluster`
 """
 
 import argparse
+import datetime
+import decimal
+import inspect
 import os
 import re
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -335,6 +342,96 @@ def kill_checks(env):
     killer.close()
 
 
+def tls_checks(env):
+    """duo_sqld offers TLS with the certificate it generated in its --datadir (MySQL's
+    auto_generate_certs), so a caching_sha2_password account logs in: full
+    authentication over TLS, refused without TLS (no RSA keys) until the server has
+    cached the account, as MySQL does."""
+    root = env.connect(autocommit=True)
+    cur = root.cursor()
+    cur.execute("CREATE USER 'sha2'@'%' IDENTIFIED WITH caching_sha2_password BY 'Secret-1'")
+    cur.execute("GRANT ALL ON *.* TO 'sha2'@'%'")
+    root.close()
+    no_verify = {"check_hostname": False, "verify_mode": ssl.CERT_NONE}
+
+    # PyMySQL >= 1.1 uses TLS whenever the server offers it, unless told not to.
+    plain = ({"ssl_disabled": True}
+             if "ssl_disabled" in inspect.signature(pymysql.connections.Connection).parameters
+             else {})
+
+    def login(use_tls):
+        options = {"ssl": no_verify} if use_tls else plain
+        conn = pymysql.connect(host="127.0.0.1", port=env.sql_port, user="sha2", password="Secret-1",
+                               **options)
+        on_tls = isinstance(conn._sock, ssl.SSLSocket)
+        conn.close()
+        return on_tls
+    try:
+        login(False)
+        check(False, "caching_sha2_password full authentication without TLS was accepted")
+    except pymysql.err.OperationalError as e:
+        check(e.args[0] == 1045, "refusal without TLS: %r" % (e.args,))
+    check(login(True), "the session did not run over TLS")
+    # (PyMySQL then still fails without TLS: after the switch from the handshake's
+    # mysql_native_password it scrambles over the nonce with its trailing NUL, so fast
+    # authentication never matches; MySQL would fall back to its RSA keys. The
+    # connector checks below log in from the cache.)
+    for name in ("ca.pem", "server-cert.pem", "server-key.pem"):
+        check(os.path.exists(os.path.join(env.dir, "sqld", name)), "%s not generated" % name)
+    check(os.stat(os.path.join(env.dir, "sqld", "server-key.pem")).st_mode & 0o077 == 0,
+          "server-key.pem readable by others")
+
+
+def connector_python_checks(env):
+    """MySQL Connector/Python (pure Python), when installed: not in Debian 12, so CI
+    skips it; run locally with a virtualenv that has mysql-connector-python."""
+    try:
+        import mysql.connector  # noqa: PLC0415
+    except ImportError:
+        print("mysql-connector-python not installed: its checks skipped")
+        return
+    conn = mysql.connector.connect(host="127.0.0.1", port=env.sql_port, user="root", password="",
+                                   use_pure=True)
+    cur = conn.cursor()
+    cur.execute("SELECT VERSION(), @@autocommit")
+    version, autocommit = cur.fetchone()
+    check("DuoDB" in version and autocommit == 0, "connect-time state: %r" % ((version, autocommit),))
+    cur.execute("CREATE TABLE shop.conn_py (id INT PRIMARY KEY, name VARCHAR(20), price DECIMAL(8,2), "
+                "at DATETIME, d DATE, f DOUBLE, b VARBINARY(10), n BIGINT UNSIGNED)")
+    rows = [(1, "a", decimal.Decimal("1.50"), datetime.datetime(2024, 1, 2, 3, 4, 5),
+             datetime.date(2024, 1, 2), 1.25, b"\x00\x01", 2 ** 63),
+            (2, "\u00e9", None, None, None, None, None, None)]
+    cur.executemany("INSERT INTO shop.conn_py VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows)
+    conn.commit()
+    cur.execute("SELECT * FROM shop.conn_py ORDER BY id")
+    check([tuple(r) for r in cur.fetchall()] == rows, "text protocol round trip")
+    prepared = conn.cursor(prepared=True)
+    prepared.execute("SELECT * FROM shop.conn_py WHERE id = ?", (1,))
+    check([tuple(r) for r in prepared.fetchall()] == rows[:1], "binary protocol round trip")
+    prepared.execute("INSERT INTO shop.conn_py (id, name, at) VALUES (?, ?, ?)",
+                     (3, "c", datetime.datetime(2025, 5, 6, 7, 8, 9)))
+    conn.rollback()
+    cur.execute("SELECT COUNT(*) FROM shop.conn_py")
+    check(cur.fetchone()[0] == 2, "rollback")
+    try:
+        cur.execute("INSERT INTO shop.conn_py (id) VALUES (1)")
+        check(False, "duplicate accepted")
+    except mysql.connector.Error as e:
+        check((e.errno, e.sqlstate) == (1062, "23000"), "1062: %r" % ((e.errno, e.sqlstate),))
+    cur.execute("DROP TABLE shop.conn_py")
+    conn.close()
+    # The connector's default: TLS when offered, caching_sha2_password.
+    sha2 = mysql.connector.connect(host="127.0.0.1", port=env.sql_port, user="sha2",
+                                   password="Secret-1", use_pure=True)
+    cur = sha2.cursor()
+    cur.execute("SELECT CURRENT_USER()")
+    check(cur.fetchone()[0] == "sha2@%", "caching_sha2_password login")
+    sha2.close()
+    cached = mysql.connector.connect(host="127.0.0.1", port=env.sql_port, user="sha2",
+                                     password="Secret-1", use_pure=True, ssl_disabled=True)
+    cached.close()  # fast authentication from the cache, no TLS needed
+
+
 def final_rows(env):
     conn = env.connect(database="shop", autocommit=True)
     cur = conn.cursor()
@@ -361,6 +458,8 @@ def main():
         cli_checks(env)
         pymysql_checks(env)
         kill_checks(env)
+        tls_checks(env)
+        connector_python_checks(env)
         if args.prepared_client:
             proc = subprocess.run([args.prepared_client, str(env.sql_port), "shop"],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
