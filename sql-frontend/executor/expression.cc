@@ -8,6 +8,7 @@
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/functions.h"
 #include "sql-frontend/executor/statement_context.h"
+#include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/ast_printer.h"
 
 #ifndef DUO_VERSION
@@ -451,8 +452,16 @@ SqlValue evaluate(const Expr& expr, const EvalContext& context) {
       if (std::optional<SqlValue> count = diagnostics_count(name, context)) return *count;
       return system_variable(name, context.session);
     }
-    case ExprKind::kUserVariable:
+    case ExprKind::kUserVariable: {
+      // The connection's value; NULL when never set (MySQL).
+      for (const EvalContext* c = &context; c != nullptr; c = c->outer) {
+        if (c->statement == nullptr || c->statement->user_variables == nullptr) continue;
+        const auto& variables = *c->statement->user_variables;
+        auto it = variables.find(ascii_lower(expr.as<UserVariableExpr>().name));
+        return it == variables.end() ? SqlValue::null() : it->second;
+      }
       return SqlValue::null();
+    }
     case ExprKind::kUnary: {
       const auto& unary = expr.as<UnaryExpr>();
       std::optional<SqlValue> number;

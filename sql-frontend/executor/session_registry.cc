@@ -55,6 +55,12 @@ const char* com_name(StatementKind kind) {
       return "Com_grant";
     case StatementKind::kFlush:
       return "Com_flush";
+    case StatementKind::kPrepare:
+      return "Com_prepare_sql";
+    case StatementKind::kExecute:
+      return "Com_execute_sql";
+    case StatementKind::kDeallocatePrepare:
+      return "Com_dealloc_sql";
     default:
       return nullptr;
   }

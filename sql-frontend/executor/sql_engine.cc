@@ -7,6 +7,7 @@
 #include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/executor/statement_retry.h"
+#include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/ast_printer.h"
 
 namespace duo::sql::executor {
@@ -118,6 +119,16 @@ server::StatementResult SqlEngine::dispatch(
   if (statement.kind == StatementKind::kTransaction) {
     return transaction_statement(session, c, statement.as<TransactionStatement>());
   }
+  switch (statement.kind) {
+    case StatementKind::kPrepare:
+      return prepare_sql(c, statement.as<PrepareStatement>());
+    case StatementKind::kExecute:
+      return execute_sql(session, c, statement.as<ExecuteStatement>(), previous_diagnostics);
+    case StatementKind::kDeallocatePrepare:
+      return deallocate_sql(c, statement.as<DeallocatePrepareStatement>());
+    default:
+      break;
+  }
   if (statement.kind == StatementKind::kSet) {
     const auto& set = statement.as<SetStatement>();
     if (!set.items.empty() && set.items.front().kind == SetKind::kPassword) {
@@ -132,6 +143,7 @@ server::StatementResult SqlEngine::dispatch(
   StatementContext context{session, catalog_, *c.api_session, params};
   context.source_text = source;
   context.last_insert_id = c.last_insert_id;
+  context.user_variables = &c.user_variables;
   context.previous_diagnostics = &previous_diagnostics;
   if (is_data_statement(statement.kind) && (session.in_transaction || !session.autocommit)) {
     // With autocommit=0 the first data statement opens the transaction.
@@ -227,6 +239,12 @@ server::StatementResult SqlEngine::set_statement(server::SessionState& session, 
                                                  const SetStatement& statement,
                                                  const std::vector<SqlValue>& params) {
   for (const SetItem& item : statement.items) {
+    if (item.kind == SetKind::kUserVariable) {
+      StatementContext context{session, catalog_, *c.api_session, params};
+      context.user_variables = &c.user_variables;
+      c.user_variables[ascii_lower(item.name)] = evaluate(*item.value, context.eval());
+      continue;
+    }
     if (item.kind != SetKind::kSystemVariable) continue;  // NAMES, CHARACTER SET: utf8mb4 only
     std::string name = item.name;
     for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -272,6 +290,12 @@ std::variant<server::PreparedStatementInfo, server::SqlError> SqlEngine::prepare
   prepared.text = std::string(sql);
   ParsedStatement parsed = parse_statement(prepared.text);
   if (!parsed.ok()) return parse_error(parsed);
+  const StatementKind kind = parsed.statement->kind;
+  if (kind == StatementKind::kPrepare || kind == StatementKind::kExecute ||
+      kind == StatementKind::kDeallocatePrepare) {
+    return server::SqlError{1295, "HY000",
+                            "This command is not supported in the prepared statement protocol yet"};
+  }
   prepared.statement = std::move(parsed.statement);
   server::PreparedStatementInfo info;
   info.handler_token = c.next_token++;

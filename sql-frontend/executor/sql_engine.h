@@ -62,8 +62,10 @@ class SqlEngine : public server::QueryHandler {
   struct Connection {
     std::unique_ptr<api::Session> api_session;
     std::unique_ptr<api::Transaction> transaction;  // open BEGIN ... COMMIT, or null
-    std::map<uint64_t, Prepared> prepared;
+    std::map<uint64_t, Prepared> prepared;  // COM_STMT_PREPARE
     uint64_t next_token = 1;
+    std::map<std::string, Prepared> sql_prepared;  // PREPARE name: by lower-case name
+    std::map<std::string, SqlValue> user_variables;  // @name: by lower-case name
     uint64_t last_insert_id = 0;
     // The last statement's warnings or error (MySQL's diagnostics area), kept until the
     // next statement that is not SHOW WARNINGS / SHOW ERRORS.
@@ -87,6 +89,13 @@ class SqlEngine : public server::QueryHandler {
   server::StatementResult set_statement(server::SessionState& session, Connection& connection,
                                         const SetStatement& statement,
                                         const std::vector<SqlValue>& params);
+  // SQL-level PREPARE / EXECUTE / DEALLOCATE PREPARE (sql_prepared_statements.cc).
+  server::StatementResult prepare_sql(Connection& connection, const PrepareStatement& statement);
+  server::StatementResult execute_sql(
+      server::SessionState& session, Connection& connection, const ExecuteStatement& statement,
+      const std::vector<StatementContext::Warning>& previous_diagnostics);
+  server::StatementResult deallocate_sql(Connection& connection,
+                                         const DeallocatePrepareStatement& statement);
   // Ends the connection's open transaction: commit or roll back.
   void end_transaction(server::SessionState& session, Connection& connection, bool commit);
 

@@ -60,6 +60,8 @@ struct StatementContext {
   uint64_t last_insert_id = 0;  // in: the connection's; out: set by INSERT
   // The connection's open transaction (explicit or autocommit=0), or null.
   std::unique_ptr<api::Transaction>* open_transaction = nullptr;
+  // The connection's user variables (@name, by lower-case name), or null.
+  std::map<std::string, SqlValue>* user_variables = nullptr;
   bool autocommit_statement = true;  // commit when the statement ends
 
   // Warnings of the statement (for the OK packet's count and SHOW WARNINGS), at most

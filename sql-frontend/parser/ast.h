@@ -540,6 +540,9 @@ enum class StatementKind : uint8_t {
   kAlterUser,
   kGrant,  // GRANT and REVOKE
   kFlush,
+  kPrepare,            // PREPARE name FROM 'text' | @variable
+  kExecute,            // EXECUTE name [USING @a, ...]
+  kDeallocatePrepare,  // {DEALLOCATE | DROP} PREPARE name
 };
 
 struct Statement {
@@ -877,6 +880,29 @@ struct KillStatement : Statement {
   explicit KillStatement(SourcePos p) : Statement(kKind, p) {}
   bool query_only = false;  // KILL QUERY n (else the connection)
   ExprPtr id;
+};
+
+// SQL-level prepared statements: named per connection (case-insensitive), executed
+// with user variables as the `?` values.
+struct PrepareStatement : Statement {
+  static constexpr StatementKind kKind = StatementKind::kPrepare;
+  explicit PrepareStatement(SourcePos p) : Statement(kKind, p) {}
+  Identifier name;
+  std::optional<std::string> text;           // FROM 'text'
+  std::optional<std::string> from_variable;  // FROM @variable (without '@')
+};
+
+struct ExecuteStatement : Statement {
+  static constexpr StatementKind kKind = StatementKind::kExecute;
+  explicit ExecuteStatement(SourcePos p) : Statement(kKind, p) {}
+  Identifier name;
+  std::vector<std::string> using_variables;  // without '@'
+};
+
+struct DeallocatePrepareStatement : Statement {
+  static constexpr StatementKind kKind = StatementKind::kDeallocatePrepare;
+  explicit DeallocatePrepareStatement(SourcePos p) : Statement(kKind, p) {}
+  Identifier name;
 };
 
 struct UserSpec {

@@ -1303,6 +1303,32 @@ void Printer::statement(const Statement& s) {
       if (g.with_grant_option) out += " WITH GRANT OPTION";
       return;
     }
+    case StatementKind::kPrepare: {
+      const auto& p = s.as<PrepareStatement>();
+      out += "PREPARE ";
+      ident(p.name.name);
+      out += " FROM ";
+      if (p.from_variable) {
+        out += "@" + *p.from_variable;
+      } else {
+        string(*p.text);
+      }
+      return;
+    }
+    case StatementKind::kExecute: {
+      const auto& e = s.as<ExecuteStatement>();
+      out += "EXECUTE ";
+      ident(e.name.name);
+      for (size_t k = 0; k < e.using_variables.size(); ++k) {
+        out += k == 0 ? " USING @" : ", @";
+        out += e.using_variables[k];
+      }
+      return;
+    }
+    case StatementKind::kDeallocatePrepare:
+      out += "DEALLOCATE PREPARE ";
+      ident(s.as<DeallocatePrepareStatement>().name.name);
+      return;
     case StatementKind::kFlush: {
       const auto& f = s.as<FlushStatement>();
       out += f.local ? "FLUSH LOCAL " : "FLUSH ";

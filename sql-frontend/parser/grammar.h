@@ -165,6 +165,10 @@ class Parser {
   StatementPtr parse_user_statement(StatementKind kind, SourcePos pos);
   StatementPtr parse_grant(bool revoke);
   StatementPtr parse_flush();
+  StatementPtr parse_prepare();
+  StatementPtr parse_execute();
+  StatementPtr parse_deallocate_prepare();  // after DEALLOCATE or DROP
+  std::string parse_user_variable_name();   // @name, without '@'
 
   const std::vector<Token>& tokens_;
   size_t pos_ = 0;

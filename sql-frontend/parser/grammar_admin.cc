@@ -352,6 +352,43 @@ StatementPtr Parser::parse_kill() {
   return stmt;
 }
 
+std::string Parser::parse_user_variable_name() {
+  if (!peek().is(TokenKind::kUserVar)) fail();
+  return std::string(take().text.substr(1));
+}
+
+StatementPtr Parser::parse_prepare() {
+  auto stmt = std::make_unique<PrepareStatement>(here());
+  take();  // PREPARE
+  stmt->name = parse_identifier();
+  if (!accept(Keyword::kFrom)) fail();
+  if (peek().is(TokenKind::kUserVar)) {
+    stmt->from_variable = parse_user_variable_name();
+  } else {
+    stmt->text = parse_string();
+  }
+  return stmt;
+}
+
+StatementPtr Parser::parse_execute() {
+  auto stmt = std::make_unique<ExecuteStatement>(here());
+  take();  // EXECUTE
+  stmt->name = parse_identifier();
+  if (accept(Keyword::kUsing)) {
+    do {
+      stmt->using_variables.push_back(parse_user_variable_name());
+    } while (accept(TokenKind::kComma));
+  }
+  return stmt;
+}
+
+StatementPtr Parser::parse_deallocate_prepare() {
+  auto stmt = std::make_unique<DeallocatePrepareStatement>(here());
+  if (!accept_word("PREPARE")) fail();
+  stmt->name = parse_identifier();
+  return stmt;
+}
+
 StatementPtr Parser::parse_user_statement(StatementKind kind, SourcePos pos) {
   std::unique_ptr<UserStatement> stmt;
   if (kind == StatementKind::kCreateUser) {

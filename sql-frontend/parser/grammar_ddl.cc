@@ -469,6 +469,7 @@ StatementPtr Parser::parse_create_index(SourcePos pos, bool unique) {
 StatementPtr Parser::parse_drop() {
   SourcePos pos = here();
   expect(Keyword::kDrop);
+  if (peek_word("PREPARE")) return parse_deallocate_prepare();
   if (peek().is(Keyword::kDatabase) || peek().is(Keyword::kSchema)) {
     take();
     auto stmt = std::make_unique<DropDatabaseStatement>(pos);

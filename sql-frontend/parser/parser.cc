@@ -226,7 +226,17 @@ StatementPtr Parser::parse_statement() {
         stmt = parse_flush();
         break;
       default:
-        fail();
+        // Not keywords of the lexer (MySQL does not reserve them).
+        if (peek_word("PREPARE")) {
+          stmt = parse_prepare();
+        } else if (peek_word("EXECUTE")) {
+          stmt = parse_execute();
+        } else if (peek_word("DEALLOCATE")) {
+          take();
+          stmt = parse_deallocate_prepare();
+        } else {
+          fail();
+        }
     }
   }
   if (!at_end() || peek().kind == TokenKind::kError) fail();

@@ -381,6 +381,19 @@ TEST(ParserAdminTest, DescribeExplainKill) {
   EXPECT_EQ(canon("KILL CONNECTION 7"), "KILL CONNECTION 7");
 }
 
+TEST(ParserAdminTest, SqlPreparedStatements) {
+  EXPECT_EQ(canon("PREPARE s FROM 'SELECT ?'"), "PREPARE s FROM 'SELECT ?'");
+  EXPECT_EQ(canon("prepare `my stmt` from @q"), "PREPARE `my stmt` FROM @q");
+  EXPECT_EQ(canon("EXECUTE s"), "EXECUTE s");
+  EXPECT_EQ(canon("execute s using @a, @b"), "EXECUTE s USING @a, @b");
+  EXPECT_EQ(canon("DEALLOCATE PREPARE s"), "DEALLOCATE PREPARE s");
+  EXPECT_EQ(canon("DROP PREPARE s"), "DEALLOCATE PREPARE s");
+  EXPECT_NE(testing::error_of("PREPARE s FROM 1"), "");
+  EXPECT_NE(testing::error_of("EXECUTE s USING 1"), "");
+  EXPECT_NE(testing::error_of("DEALLOCATE s"), "");
+  EXPECT_EQ(canon("SET @x = 1, @y := 'a'"), "SET @x = 1, @y = 'a'");
+}
+
 TEST(ParserAdminTest, UsersAndGrants) {
   EXPECT_EQ(canon("CREATE USER IF NOT EXISTS 'app'@'%' IDENTIFIED BY 'pw'"),
             "CREATE USER IF NOT EXISTS 'app'@'%' IDENTIFIED BY 'pw'");
