@@ -46,6 +46,7 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
   out.redo_file_bytes = bytes("FragmentLogFileSize");
   out.lcp_log2_words = static_cast<uint32_t>(bytes("TimeBetweenLocalCheckpoints"));
   out.disk_io_threads = static_cast<uint32_t>(bytes("DiskIOThreadPool"));
+  out.scheduler_spin_us = bytes("SchedulerSpinTimer");
   out.heartbeat_interval_ms = bytes("HeartbeatIntervalDbDb");
   out.arbitration_timeout_ms = bytes("ArbitrationTimeout");
   for (const config::ConfigSection* mgm :

@@ -47,6 +47,7 @@ struct DataNodeConfig {
   uint32_t lcp_log2_words = 0;         // TimeBetweenLocalCheckpoints
   bool compressed_lcp = false;         // CompressedLCP
   uint32_t disk_io_threads = 0;        // DiskIOThreadPool
+  uint64_t scheduler_spin_us = 0;      // SchedulerSpinTimer
   // Membership (the membership block, NDB's QMGR).
   uint64_t heartbeat_interval_ms = 0;   // HeartbeatIntervalDbDb
   uint64_t arbitration_timeout_ms = 0;  // ArbitrationTimeout

@@ -323,6 +323,7 @@ Status DataNode::start_runtime() {
   kernel::ThreadRuntimeOptions options;
   options.node_id = config_.node_id;
   options.layout = kernel::automatic_thread_layout(cores);
+  options.idle_spin_ns = config_.scheduler_spin_us * kNanosPerMicro;
   DUO_ASSIGN_OR_RETURN(runtime_, kernel::ThreadRuntime::create(options));
   DUO_RETURN_IF_ERROR(add_blocks());
   DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": automatic thread layout for " << cores

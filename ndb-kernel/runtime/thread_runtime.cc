@@ -336,14 +336,15 @@ void ThreadRuntime::fire_due_timers(BlockThread& thread) {
 bool ThreadRuntime::spin_for_work(BlockThread& thread) {
   // A signal usually follows the last one within microseconds under load (the answer to
   // what this thread just sent). Sleeping costs a futex wait here and a futex wake in
-  // the producer, each a trip through the scheduler, so look again a few times first,
-  // yielding the core to any other runnable thread in between. Bounded: an idle thread
-  // still goes to sleep after kIdleSpinRounds yields.
-  for (uint32_t round = 0; round < kIdleSpinRounds; ++round) {
+  // the producer, so with SchedulerSpinTimer set look again for that long first,
+  // yielding the core to any other runnable thread in between.
+  if (options_.idle_spin_ns == 0) return false;
+  const uint64_t until_ns = saturating_add(clock_.now_ns(), options_.idle_spin_ns);
+  do {
     std::this_thread::yield();
     if (!thread.queue.consumer_sees_empty()) return true;
     if (stop_requested_.load(std::memory_order_acquire)) return true;
-  }
+  } while (clock_.now_ns() < until_ns);
   return false;
 }
 

@@ -66,6 +66,11 @@ struct ThreadRuntimeOptions {
   // Signals delivered per loop turn before the thread looks at its timers again, so a
   // busy queue cannot starve timers (heartbeats).
   size_t signals_per_batch_max = 256;
+  // How long a thread whose queue ran empty keeps looking for a signal (yielding the
+  // core in between) before it sleeps: NDB's SchedulerSpinTimer. 0 (NDB's default):
+  // sleep at once. Spinning saves the sleep/wake trip per signal when cores are spare,
+  // and costs throughput when they are not (2-core machines running clients too).
+  uint64_t idle_spin_ns = 0;
   // Seed for the blocks' random streams; 0 picks one from the clock and logs it, so a
   // production run can still be replayed in a test.
   uint64_t seed = 0;
@@ -92,9 +97,6 @@ class ThreadRuntime {
   // Longest a thread sleeps without being woken. Correctness never depends on it (the
   // wake protocol is exact); it only bounds the damage of a missed-wake bug.
   static constexpr uint64_t kIdleSleepMaxNs = 50 * kNanosPerMilli;
-  // Yields a thread with an empty queue makes, looking for a signal after each, before
-  // it goes to sleep (see spin_for_work).
-  static constexpr uint32_t kIdleSpinRounds = 64;
 
   // Validates `options` (kInvalidArgument / kConfigError) and allocates every queue.
   static Result<std::unique_ptr<ThreadRuntime>> create(ThreadRuntimeOptions options);
@@ -151,7 +153,7 @@ class ThreadRuntime {
   bool push(uint32_t thread_index, Signal& signal);
   void run_thread(BlockThread& thread);
   void fire_due_timers(BlockThread& thread);
-  // True if a signal (or stop) turned up during a short bounded spin.
+  // True if a signal (or stop) turned up within options_.idle_spin_ns.
   bool spin_for_work(BlockThread& thread);
   void sleep_until_work(BlockThread& thread);
 

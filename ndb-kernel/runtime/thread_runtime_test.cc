@@ -40,13 +40,14 @@ ThreadLayout small_layout(uint32_t ldm) {
 }
 
 std::unique_ptr<ThreadRuntime> make_runtime(ThreadLayout layout, size_t queue_capacity = 4096,
-                                            uint64_t seed = 1) {
+                                            uint64_t seed = 1, uint64_t idle_spin_ns = 0) {
   register_test_signal_names();
   ThreadRuntimeOptions options;
   options.node_id = 1;
   options.layout = layout;
   options.queue_capacity_signals = queue_capacity;
   options.seed = seed;
+  options.idle_spin_ns = idle_spin_ns;
   auto runtime = ThreadRuntime::create(options);
   EXPECT_TRUE(runtime.ok()) << runtime.status().to_string();
   return std::move(runtime).value();
@@ -113,6 +114,13 @@ TEST(ThreadRuntime, RingOfEightBlocksOverFourThreads) {
   auto runtime = make_runtime(small_layout(3));
   ASSERT_EQ(runtime->layout().thread_count(), 4u);
   run_ring(*runtime, 8, /*tokens=*/4, /*laps=*/500);
+}
+
+// SchedulerSpinTimer: idle threads spin a while before sleeping; nothing is lost or
+// reordered either way.
+TEST(ThreadRuntime, RingWithIdleSpinning) {
+  auto runtime = make_runtime(small_layout(3), 4096, 1, /*idle_spin_ns=*/50'000);
+  run_ring(*runtime, 8, /*tokens=*/2, /*laps=*/300);
 }
 
 TEST(ThreadRuntime, RingOnThisMachinesAutomaticLayout) {

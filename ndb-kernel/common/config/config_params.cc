@@ -185,6 +185,8 @@ constexpr ParamSpec kParams[] = {
     boolean("AutomaticThreadConfig", kDb, true, "Size thread counts from the CPUs available"),
     integer("NumCPUs", kDb, 0, 0, 1024, "",
         "CPUs to plan for with AutomaticThreadConfig; 0 = all available"),
+    integer("SchedulerSpinTimer", kDb, 0, 0, 500, "us",
+        "How long an idle execution thread looks for work before it sleeps"),
 
     // --- Cluster log levels (0 = off .. 15 = everything) ------------------------------
     integer("LogLevelStartup", kDb, 1, 0, 15, "", "Cluster log level for start events"),
