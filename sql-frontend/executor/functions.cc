@@ -105,6 +105,15 @@ std::optional<SqlValue> call_information_function(const Args& args) {
     args.need(0);
     return SqlValue::of_uint(session ? session->connection_id : 0);
   }
+  if (name == "ROW_COUNT" || name == "FOUND_ROWS") {
+    args.need(0);
+    StatementContext* statement = args.context().statement;
+    if (name == "ROW_COUNT") return SqlValue::of_int(statement ? statement->previous_row_count : -1);
+    if (statement == nullptr) return SqlValue::of_uint(0);
+    statement->add_warning(1287, "'FOUND_ROWS()' is deprecated and will be removed in a future "
+                                 "release. Consider using COUNT(*) instead.");
+    return SqlValue::of_uint(statement->previous_found_rows);
+  }
   if (name == "SLEEP") {
     // 0 after the full time; 1 when KILL (QUERY) interrupts it, as MySQL does.
     args.need(1);

@@ -224,9 +224,9 @@ class BlockRunner {
     JoinExecutor join(context_, select_, base_, lock_of(block_));
     if (!select_.grouped) {
       // Plain rows: projected as they come; LIMIT stops the join once satisfied.
-      const bool can_stop = block_.order_by.empty();
+      const bool can_stop = block_.order_by.empty() && !block_.sql_calc_found_rows;
       std::map<Row, bool, ValuesLess> seen;
-      if (!no_rows && wanted > 0) {
+      if (!no_rows && (wanted > 0 || block_.sql_calc_found_rows)) {
         join.run([&]() {
           Row values = project();
           if (block_.having && !passes_having(values)) return true;
@@ -240,6 +240,12 @@ class BlockRunner {
       group_rows(join, no_rows, &rows);
     }
     sort_rows(&rows, select_.order_by);
+    if (block_.sql_calc_found_rows) {
+      context_.calc_found_rows = rows.size();
+      context_.add_warning(1287,
+                           "SQL_CALC_FOUND_ROWS is deprecated and will be removed in a future "
+                           "release. Consider using two separate queries instead.");
+    }
     std::vector<Row> out;
     const size_t begin = std::min<uint64_t>(offset, rows.size());
     const size_t end = begin + std::min<uint64_t>(rows.size() - begin, wanted);

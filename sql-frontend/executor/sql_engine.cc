@@ -95,6 +95,7 @@ server::StatementResult SqlEngine::run_statement(server::SessionState& session,
       return dispatch(session, c, statement, source, params, previous);
     });
   } catch (const SqlException& e) {
+    c.row_count = -1;
     if (!keeps_diagnostics) {
       c.diagnostics.clear();
       c.diagnostics.push_back(StatementContext::Warning{"Error", e.code(), e.what()});
@@ -145,6 +146,8 @@ server::StatementResult SqlEngine::dispatch(
   context.last_insert_id = c.last_insert_id;
   context.user_variables = &c.user_variables;
   context.previous_diagnostics = &previous_diagnostics;
+  context.previous_row_count = c.row_count;
+  context.previous_found_rows = c.found_rows;
   if (is_data_statement(statement.kind) && (session.in_transaction || !session.autocommit)) {
     // With autocommit=0 the first data statement opens the transaction.
     session.in_transaction = true;
@@ -191,6 +194,12 @@ server::StatementResult SqlEngine::dispatch(
       throw_not_supported("this statement");
   }
   c.last_insert_id = context.last_insert_id;
+  if (const auto* ok = std::get_if<server::OkResult>(&result)) {
+    c.row_count = static_cast<int64_t>(ok->affected_rows);
+  } else if (const auto* rows = std::get_if<server::ResultSet>(&result)) {
+    c.row_count = -1;
+    c.found_rows = context.calc_found_rows.value_or(rows->rows.size());
+  }
   if (!context.warnings.empty() || context.warning_count > 0) {
     c.diagnostics = context.warnings;
     const auto count = static_cast<uint16_t>(std::min<uint64_t>(context.warning_count, UINT16_MAX));

@@ -67,6 +67,8 @@ class SqlEngine : public server::QueryHandler {
     std::map<std::string, Prepared> sql_prepared;  // PREPARE name: by lower-case name
     std::map<std::string, SqlValue> user_variables;  // @name: by lower-case name
     uint64_t last_insert_id = 0;
+    int64_t row_count = -1;    // ROW_COUNT() of the next statement
+    uint64_t found_rows = 0;   // FOUND_ROWS() of the next statement
     // The last statement's warnings or error (MySQL's diagnostics area), kept until the
     // next statement that is not SHOW WARNINGS / SHOW ERRORS.
     std::vector<StatementContext::Warning> diagnostics;

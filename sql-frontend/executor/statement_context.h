@@ -89,6 +89,12 @@ struct StatementContext {
   // The previous statement's diagnostics (its warnings, or its error with level
   // "Error"), which SHOW WARNINGS / SHOW ERRORS list; null when there are none.
   const std::vector<Warning>* previous_diagnostics = nullptr;
+  // ROW_COUNT() and FOUND_ROWS(): the previous statement's affected rows (-1 after a
+  // SELECT or an error) and rows found. `calc_found_rows` is set by a SELECT
+  // SQL_CALC_FOUND_ROWS: its rows before LIMIT.
+  int64_t previous_row_count = -1;
+  uint64_t previous_found_rows = 0;
+  std::optional<uint64_t> calc_found_rows;
 
   // The transaction to define operations in, begun on first use.
   api::Transaction& transaction(const ::duo::protocol::TableDef* hint = nullptr,
