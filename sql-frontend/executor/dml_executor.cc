@@ -1,7 +1,8 @@
 // UPDATE and DELETE over the cluster; see statement_context.h (INSERT and REPLACE are in
 // insert_executor.cc).
 //
-// Every statement touches one table. Rows are found by the table's row source
+// Every statement here touches one table (the multi-table forms are in
+// multi_table_dml.cc). Rows are found by the table's row source
 // (row_source.h) under an exclusive lock; writes are key operations in the statement's
 // transaction: the matching rows are collected first (sorted by ORDER BY, cut by LIMIT)
 // and then updated or deleted in the same transaction, so the statement commits (or
@@ -114,9 +115,7 @@ server::StatementResult execute_update(StatementContext& context,
                                        const UpdateStatement& statement) {
   // Strict mode: a function's warning (1292 ...) fails the UPDATE unless IGNORE.
   context.warnings_are_errors = !statement.ignore;
-  if (statement.tables.size() != 1 || statement.tables[0]->kind != TableRefKind::kTable) {
-    throw_not_supported("multi-table UPDATE");
-  }
+  if (statement.join) return execute_multi_table_update(context, statement);
   const ObjectName& name = statement.tables[0]->table;
   const std::string db = context.database_of(name);
   const catalog::BoundTable bound = context.catalog.get_table(db, name.name.name);
@@ -294,6 +293,7 @@ server::StatementResult execute_update(StatementContext& context,
 
 server::StatementResult execute_delete(StatementContext& context,
                                        const DeleteStatement& statement) {
+  if (statement.join) return execute_multi_table_delete(context, statement);
   const std::string db = context.database_of(statement.table);
   const catalog::BoundTable bound = context.catalog.get_table(db, statement.table.name.name);
   const catalog::SqlTable& table = bound.sql;

@@ -187,13 +187,25 @@ void check_privileges(StatementContext& context, const Statement& statement) {
       collect.query(insert.select.get(), catalog::kSelectPrivilege);
       break;
     }
-    case StatementKind::kUpdate:
-      for (const TableRefPtr& ref : statement.as<UpdateStatement>().tables)
+    case StatementKind::kUpdate: {
+      // Multi-table: UPDATE on every table of the join (MySQL asks SELECT only of the
+      // tables not assigned to; this is stricter, never looser).
+      const auto& update = statement.as<UpdateStatement>();
+      for (const TableRefPtr& ref : update.join ? update.join->from : update.tables)
         collect.table_ref(ref.get(), catalog::kUpdatePrivilege);
       break;
-    case StatementKind::kDelete:
-      collect.table(statement.as<DeleteStatement>().table, catalog::kDeletePrivilege);
+    }
+    case StatementKind::kDelete: {
+      const auto& del = statement.as<DeleteStatement>();
+      if (!del.join) {
+        collect.table(del.table, catalog::kDeletePrivilege);
+        break;
+      }
+      // Multi-table: DELETE on every table of the join (stricter than MySQL, as above).
+      for (const TableRefPtr& ref : del.join->from)
+        collect.table_ref(ref.get(), catalog::kDeletePrivilege);
       break;
+    }
     case StatementKind::kCreateDatabase:
       collect.database(statement.as<CreateDatabaseStatement>().name.name,
                        catalog::kCreatePrivilege);

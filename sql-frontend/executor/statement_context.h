@@ -145,6 +145,11 @@ server::StatementResult execute_select(StatementContext& context, const SelectSt
 server::StatementResult execute_insert(StatementContext& context, const InsertStatement& statement);
 server::StatementResult execute_update(StatementContext& context, const UpdateStatement& statement);
 server::StatementResult execute_delete(StatementContext& context, const DeleteStatement& statement);
+// The multi-table forms (multi_table_dml.cc); execute_update/execute_delete pass them on.
+server::StatementResult execute_multi_table_update(StatementContext& context,
+                                                   const UpdateStatement& statement);
+server::StatementResult execute_multi_table_delete(StatementContext& context,
+                                                   const DeleteStatement& statement);
 // CREATE/DROP DATABASE, USE, CREATE/DROP TABLE, SHOW, DESCRIBE.
 server::StatementResult execute_admin(StatementContext& context, const Statement& statement);
 // CREATE/DROP INDEX, ALTER TABLE, RENAME TABLE, TRUNCATE TABLE (ddl_executor.cc).

@@ -596,11 +596,14 @@ struct UpdateStatement : Statement {
   static constexpr StatementKind kKind = StatementKind::kUpdate;
   explicit UpdateStatement(SourcePos p) : Statement(kKind, p) {}
   bool ignore = false;
-  std::vector<TableRefPtr> tables;  // one table normally; joins for multi-table UPDATE
+  std::vector<TableRefPtr> tables;  // the single-table form: one table
   std::vector<Assignment> set;
   ExprPtr where;
   std::vector<OrderItem> order_by;
   std::optional<Limit> limit;
+  // The multi-table form (several tables or a join): its tables and WHERE as the
+  // SELECT block the executor joins (`tables` and `where` are then empty).
+  std::unique_ptr<SelectBlock> join;
 };
 
 struct DeleteStatement : Statement {
@@ -613,6 +616,11 @@ struct DeleteStatement : Statement {
   ExprPtr where;
   std::vector<OrderItem> order_by;
   std::optional<Limit> limit;
+  // The multi-table forms `DELETE t1, t2 FROM <join> ...` and `DELETE FROM t1, t2 USING
+  // <join> ...`: the tables rows are deleted from (names or aliases of the join's
+  // tables) and the join with the WHERE (`table` and `where` are then empty).
+  std::vector<ObjectName> targets;
+  std::unique_ptr<SelectBlock> join;
 };
 
 struct CreateDatabaseStatement : Statement {

@@ -864,15 +864,16 @@ void Printer::statement(const Statement& s) {
       const auto& u = s.as<UpdateStatement>();
       out += "UPDATE ";
       if (u.ignore) out += "IGNORE ";
-      for (size_t k = 0; k < u.tables.size(); ++k) {
+      const auto& tables = u.join ? u.join->from : u.tables;
+      for (size_t k = 0; k < tables.size(); ++k) {
         if (k) out += ", ";
-        table_ref(*u.tables[k]);
+        table_ref(*tables[k]);
       }
       out += " SET ";
       assignments(u.set);
-      if (u.where) {
+      if (const ExprPtr& where = u.join ? u.join->where : u.where) {
         out += " WHERE ";
-        expr(*u.where);
+        expr(*where);
       }
       order_by(u.order_by);
       limit(u.limit);
@@ -883,6 +884,22 @@ void Printer::statement(const Statement& s) {
       out += "DELETE ";
       if (d.quick) out += "QUICK ";
       if (d.ignore) out += "IGNORE ";
+      if (d.join) {
+        for (size_t k = 0; k < d.targets.size(); ++k) {
+          if (k) out += ", ";
+          object(d.targets[k]);
+        }
+        out += " FROM ";
+        for (size_t k = 0; k < d.join->from.size(); ++k) {
+          if (k) out += ", ";
+          table_ref(*d.join->from[k]);
+        }
+        if (d.join->where) {
+          out += " WHERE ";
+          expr(*d.join->where);
+        }
+        return;
+      }
       out += "FROM ";
       object(d.table);
       if (d.alias) {

@@ -374,6 +374,16 @@ StatementPtr Parser::parse_update() {
   expect(Keyword::kSet);
   stmt->set = parse_assignments();
   if (accept(Keyword::kWhere)) stmt->where = parse_expr();
+  if (stmt->tables.size() > 1 || stmt->tables.front()->kind != TableRefKind::kTable) {
+    // Multi-table: no ORDER BY / LIMIT (MySQL's grammar has none there either).
+    stmt->join = std::make_unique<SelectBlock>();
+    stmt->join->pos = stmt->pos;
+    stmt->join->from = std::move(stmt->tables);
+    stmt->join->where = std::move(stmt->where);
+    stmt->join->lock = LockMode::kForUpdate;
+    stmt->tables.clear();
+    return stmt;
+  }
   if (peek().is(Keyword::kOrder)) stmt->order_by = parse_order_by();
   if (peek().is(Keyword::kLimit)) {
     take();
@@ -398,8 +408,37 @@ StatementPtr Parser::parse_delete() {
     }
     break;
   }
-  expect(Keyword::kFrom);
-  stmt->table = parse_object_name();
+  // `t[.*]` of the multi-table forms.
+  auto target = [this] {
+    ObjectName name;
+    name.name = parse_identifier();
+    const auto star = [this] {
+      if (!peek().is(TokenKind::kDot) || !peek(1).is(TokenKind::kStar)) return false;
+      take();
+      take();
+      return true;
+    };
+    if (star() || !accept(TokenKind::kDot)) return name;
+    name.db = std::move(name.name);
+    name.name = parse_identifier_after_dot();
+    star();
+    return name;
+  };
+  const bool targets_first = !peek().is(Keyword::kFrom);
+  if (!targets_first) take();  // FROM
+  stmt->targets.push_back(target());
+  if (targets_first || peek().is(TokenKind::kComma) || peek().is(Keyword::kUsing)) {
+    while (accept(TokenKind::kComma)) stmt->targets.push_back(target());
+    expect(targets_first ? Keyword::kFrom : Keyword::kUsing);
+    stmt->join = std::make_unique<SelectBlock>();
+    stmt->join->pos = stmt->pos;
+    stmt->join->from = parse_table_ref_list();
+    if (accept(Keyword::kWhere)) stmt->join->where = parse_expr();
+    stmt->join->lock = LockMode::kForUpdate;
+    return stmt;
+  }
+  stmt->table = std::move(stmt->targets.front());
+  stmt->targets.clear();
   stmt->alias = parse_optional_alias(false);
   if (accept(Keyword::kWhere)) stmt->where = parse_expr();
   if (peek().is(Keyword::kOrder)) stmt->order_by = parse_order_by();

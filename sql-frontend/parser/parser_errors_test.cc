@@ -32,7 +32,7 @@ TEST(ParserErrorTest, NearTextStartsAtTheOffendingToken) {
   EXPECT_EQ(error_of("INSERT INTO t VALUES (1"), near(""));
   EXPECT_EQ(error_of("INSERT INTO t VALUES 1"), near("1"));
   EXPECT_EQ(error_of("UPDATE t WHERE a = 1"), near("WHERE a = 1"));
-  EXPECT_EQ(error_of("DELETE t WHERE a = 1"), near("t WHERE a = 1"));
+  EXPECT_EQ(error_of("DELETE t WHERE a = 1"), near("WHERE a = 1"));  // `DELETE t FROM ...`
   EXPECT_EQ(error_of("SELECT * FROM select"), near("select"));
   EXPECT_EQ(error_of("SELECT * FROM t LEFT JOIN u"), near(""));
   EXPECT_EQ(error_of("SELECT a FROM t ORDER BY a UNION SELECT 1"), near("UNION SELECT 1"));

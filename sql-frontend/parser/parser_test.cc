@@ -381,6 +381,20 @@ TEST(ParserAdminTest, DescribeExplainKill) {
   EXPECT_EQ(canon("KILL CONNECTION 7"), "KILL CONNECTION 7");
 }
 
+TEST(ParserDmlTest, MultiTableUpdateAndDelete) {
+  EXPECT_EQ(canon("UPDATE a JOIN b ON a.x = b.x SET a.y = b.y WHERE b.z = 1"),
+            "UPDATE a JOIN b ON (a.x = b.x) SET a.y = b.y WHERE (b.z = 1)");
+  EXPECT_EQ(canon("UPDATE a, b SET a.y = 1 WHERE a.x = b.x"),
+            "UPDATE a, b SET a.y = 1 WHERE (a.x = b.x)");
+  EXPECT_EQ(canon("DELETE a, b.* FROM a JOIN b ON a.x = b.x WHERE a.y > 2"),
+            "DELETE a, b FROM a JOIN b ON (a.x = b.x) WHERE (a.y > 2)");
+  EXPECT_EQ(canon("DELETE FROM a.* USING a LEFT JOIN b ON a.x = b.x WHERE b.x IS NULL"),
+            "DELETE a FROM a LEFT JOIN b ON (a.x = b.x) WHERE (b.x IS NULL)");
+  EXPECT_EQ(canon("DELETE FROM t AS x WHERE x.a = 1"), "DELETE FROM t AS x WHERE (x.a = 1)");
+  EXPECT_NE(testing::error_of("UPDATE a, b SET a.y = 1 ORDER BY a.x"), "");
+  EXPECT_NE(testing::error_of("DELETE a FROM a, b LIMIT 1"), "");
+}
+
 TEST(ParserAdminTest, SqlPreparedStatements) {
   EXPECT_EQ(canon("PREPARE s FROM 'SELECT ?'"), "PREPARE s FROM 'SELECT ?'");
   EXPECT_EQ(canon("prepare `my stmt` from @q"), "PREPARE `my stmt` FROM @q");
