@@ -314,4 +314,14 @@ void check_privileges(StatementContext& context, const Statement& statement) {
   check_accesses(context, account, collect.accesses());
 }
 
+std::vector<ProcessInfo> visible_processes(StatementContext& context) {
+  const std::optional<catalog::UserRecord> account = session_account(context);
+  const bool all = account && account->has_global(catalog::kProcessPrivilege);
+  std::vector<ProcessInfo> processes =
+      SessionRegistry::instance().list(context.session, context.source_text);
+  if (!all)
+    std::erase_if(processes, [&](const ProcessInfo& p) { return p.user != context.session.user; });
+  return processes;
+}
+
 }  // namespace duo::sql::executor

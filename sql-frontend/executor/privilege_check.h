@@ -15,6 +15,7 @@
 #pragma once
 
 #include "sql-frontend/catalog/user_catalog.h"
+#include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/statement_context.h"
 
 namespace duo::sql::executor {
@@ -31,6 +32,9 @@ catalog::UserCatalog& shared_user_catalog(api::Cluster& cluster);
 
 // The session's account from the shared snapshot; nullopt when it no longer exists.
 std::optional<catalog::UserRecord> session_account(StatementContext& context);
+// The connections SHOW PROCESSLIST and information_schema.PROCESSLIST list: all with
+// the PROCESS privilege, else only those of the session's own user (as MySQL).
+std::vector<ProcessInfo> visible_processes(StatementContext& context);
 
 // 1142 for `command` ("SELECT", "INSERT", ...) on `table`.
 [[noreturn]] void throw_table_access_denied(const server::SessionState& session,

@@ -247,12 +247,8 @@ server::StatementResult show_status(StatementContext& context, const ShowStateme
 }
 
 server::StatementResult show_processlist(StatementContext& context, const ShowStatement& show) {
-  const std::optional<catalog::UserRecord> account = session_account(context);
-  const bool all = account && account->has_global(catalog::kProcessPrivilege);
   std::vector<TextRow> rows;
-  for (ProcessInfo& p : SessionRegistry::instance().list(context.session, context.source_text)) {
-    // Without PROCESS an account sees only its own user's connections, as in MySQL.
-    if (!all && p.user != context.session.user) continue;
+  for (ProcessInfo& p : visible_processes(context)) {
     if (p.info && !show.full && p.info->size() > kProcesslistInfoChars)
       p.info->resize(kProcesslistInfoChars);
     rows.push_back({std::to_string(p.id), p.user, p.host,

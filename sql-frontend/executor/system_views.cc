@@ -333,6 +333,24 @@ SystemView engines() {
   return view.done();
 }
 
+SystemView processlist(StatementContext& context) {
+  ViewBuilder view("information_schema", "PROCESSLIST");
+  view.column("ID", "bigint unsigned")
+      .column("USER", "varchar(32)")
+      .column("HOST", "varchar(261)")
+      .column("DB", "varchar(64)", true)
+      .column("COMMAND", "varchar(16)")
+      .column("TIME", "int")
+      .column("STATE", "varchar(64)", true)
+      .column("INFO", "text", true);  // MySQL: LONGTEXT
+  for (const ProcessInfo& p : visible_processes(context)) {
+    view.row({number(p.id), text(p.user), text(p.host),
+              p.db.empty() ? SqlValue::null() : text(p.db), text(p.command), number(p.time_s),
+              text(p.state), p.info ? text(*p.info) : SqlValue::null()});
+  }
+  return view.done();
+}
+
 SystemView user_privileges(StatementContext& context) {
   ViewBuilder view("information_schema", "USER_PRIVILEGES");
   view.column("GRANTEE", "varchar(292)")
@@ -464,7 +482,8 @@ bool is_system_view_database(const std::string& db) {
 
 std::vector<std::string> system_view_names(const std::string& db) {
   if (db == "information_schema") {
-    return {"COLUMNS", "ENGINES", "SCHEMATA", "STATISTICS", "TABLES", "USER_PRIVILEGES"};
+    return {"COLUMNS",    "ENGINES", "PROCESSLIST",    "SCHEMATA",
+            "STATISTICS", "TABLES",  "USER_PRIVILEGES"};
   }
   if (db == "ndbinfo") return {"memoryusage", "nodes", "transporters"};
   return {};
@@ -505,6 +524,7 @@ std::optional<SystemView> read_system_view(StatementContext& context, const std:
     if (view == "STATISTICS") return statistics(context);
     if (view == "ENGINES") return engines();
     if (view == "USER_PRIVILEGES") return user_privileges(context);
+    if (view == "PROCESSLIST") return processlist(context);
   } else {
     if (name == "nodes") return nodes();
     if (name == "memoryusage") return memoryusage();

@@ -1,6 +1,6 @@
 // System views: tables whose rows duo_sqld computes when a statement reads them —
 // `information_schema` (SCHEMATA, TABLES, COLUMNS, STATISTICS, ENGINES,
-// USER_PRIVILEGES) from the catalog, with MySQL 8.0's column names and value formats,
+// USER_PRIVILEGES, PROCESSLIST) from the catalog, with MySQL 8.0's column names and value formats,
 // and `ndbinfo` (nodes, memoryusage, transporters) from the management server's
 // `get status` (what the data nodes report to it). SELECT binds them like cluster
 // tables; they cannot be written.
