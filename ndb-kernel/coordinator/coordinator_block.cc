@@ -226,15 +226,18 @@ void CoordinatorBlock::on_tc_key_req(Signal& signal) {
                                                 std::to_string(placement.node_group) + " is down)");
   }
 
-  added.primary = placement.replicas.front();
-  added.chain =
-      is_write(req.type) ? placement.replicas : std::vector<uint16_t>{placement.replicas.front()};
+  // Writes start at the primary and go down the chain; reads run on one replica only:
+  // the primary, or for a committed read of a read-backup table possibly a backup.
+  const bool committed_read = !is_write(req.type) && req.lock == storage::LockMode::kCommittedRead;
+  const uint32_t position = committed_read ? read_position(def, placement, tx) : 0;
+  added.first = placement.replicas[position];
+  added.chain = is_write(req.type) ? placement.replicas : std::vector<uint16_t>{added.first};
   if (is_write(req.type)) {
     for (uint16_t node : placement.replicas) {
       tx->participants.emplace_back(node, placement.log_part);
     }
-  } else if (req.lock != storage::LockMode::kCommittedRead) {
-    tx->participants.emplace_back(placement.replicas.front(), placement.log_part);
+  } else if (!committed_read) {
+    tx->participants.emplace_back(added.first, placement.log_part);
   }
   protocol::LqhKeyReq lqh;
   lqh.transid = tx->transid;
@@ -248,21 +251,41 @@ void CoordinatorBlock::on_tc_key_req(Signal& signal) {
   lqh.flags = req.flags;
   lqh.coordinator = address();
   lqh.api_node = key.node;
+  // A read at a backup keeps the whole chain (local_query checks chain[position] is
+  // itself; a read is never forwarded).
   lqh.chain = std::move(placement.replicas);
-  lqh.position = 0;
+  lqh.position = position;
   lqh.body = std::move(req.body);
-  const BlockAddress primary = lqh_address(added.primary, lqh.log_part);
+  const BlockAddress first = lqh_address(added.first, lqh.log_part);
   Signal out = std::move(lqh).to_signal();
-  out.set_receiver(primary);
-  if (Status sent = send_to_replica(primary, std::move(out)); !sent.ok()) {
+  out.set_receiver(first);
+  if (Status sent = send_to_replica(first, std::move(out)); !sent.ok()) {
     ++stats_.refused_overload;
     return refuse_op(ErrorCode::kTemporary, "cannot reach data node " +
-                                                std::to_string(primary.node_id) + ": " +
+                                                std::to_string(first.node_id) + ": " +
                                                 sent.message());
   }
   ++tx->outstanding;
   ++operation_count_;
   ++stats_.operations;
+  if (position != 0) ++stats_.backup_reads;
+}
+
+uint32_t CoordinatorBlock::read_position(const protocol::TableDef& def,
+                                         const protocol::FragmentPlacement& placement,
+                                         const Transaction* tx) const {
+  if ((def.flags & protocol::kTableReadBackup) == 0) return 0;
+  // A transaction that wrote (or locked) rows reads at the primary: its own writes
+  // reach a backup only through the primary, so a read sent straight to the backup in
+  // the same batch could overtake them.
+  if (tx != nullptr && !tx->participants.empty()) return 0;
+  // Locality, as NDB's TC: this node's replica saves a network hop. A starting replica
+  // is still copying its rows (and sits last in the chain): never read there.
+  for (uint32_t i = 0; i < placement.replicas.size(); ++i) {
+    const uint16_t node = placement.replicas[i];
+    if (node == node_id() && !is_starting(node) && !is_dead(node)) return i;
+  }
+  return 0;
 }
 
 void CoordinatorBlock::fail_operation(Transaction& tx, Operation& op, ErrorCode error,
@@ -349,10 +372,11 @@ void CoordinatorBlock::on_lqh_key_ref(Signal& signal) {
   op.done = true;
   --tx->outstanding;
   --operation_count_;
-  // Ignorable only when the primary refused (nothing was applied anywhere) and the
-  // error is not a lock wait timeout, which always aborts as in NDB.
-  const bool from_primary = signal.sender().node_id == op.primary;
-  const bool fatal = (op.flags & protocol::kOpIgnoreError) == 0 || !from_primary ||
+  // Ignorable only when the first replica refused (nothing was applied anywhere: the
+  // primary of a write, or the one replica a read ran on) and the error is not a lock
+  // wait timeout, which always aborts as in NDB.
+  const bool from_first = signal.sender().node_id == op.first;
+  const bool fatal = (op.flags & protocol::kOpIgnoreError) == 0 || !from_first ||
                      ref->error == ErrorCode::kLockWaitTimeout;
   fail_operation(*tx, op, ref->error, std::move(ref->message), fatal);
   maybe_finish_batch(*tx);
@@ -606,6 +630,8 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
   // Inside a transaction the scan sees that transaction's own writes.
   auto tx = transactions_.find(ApiKey{signal.sender().node_id, req.api_tx});
   scan->transid = tx != transactions_.end() ? tx->second->transid : next_transid();
+  const Transaction* in_tx = tx != transactions_.end() ? tx->second.get() : nullptr;
+  uint32_t at_backup = 0;
   const uint32_t fragment_count = table->second.def.fragment_count;
   for (uint32_t f = 0; f < fragment_count; ++f) {
     const protocol::FragmentPlacement placement = live_placement(f);
@@ -614,13 +640,18 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
                                                " (node group " +
                                                std::to_string(placement.node_group) + " is down)");
     }
+    // Scans read committed rows: a read-backup table's fragment may be scanned at this
+    // node's replica.
+    const uint32_t position = read_position(table->second.def, placement, in_tx);
     Scan::Fragment fragment;
     fragment.fragment = f;
-    fragment.node = placement.replicas.front();
+    fragment.node = placement.replicas[position];
     fragment.log_part = placement.log_part;
     scan->fragments.push_back(fragment);
+    if (position != 0) ++at_backup;
   }
   ++stats_.scans;
+  stats_.backup_scan_fragments += at_backup;
   Scan& s = *scan;
   scans_.emplace(s.ptr, std::move(scan));
   for (Scan::Fragment& fragment : s.fragments) {

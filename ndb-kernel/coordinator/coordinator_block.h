@@ -2,7 +2,8 @@
 //
 // Clients (API nodes) send their operations here. For each operation the coordinator
 // finds the fragment (distribution hash of the key), the replica chain and log part
-// (protocol/distribution.h), and sends LQH_KEYREQ to the primary's local_query, which
+// (protocol/distribution.h), and sends LQH_KEYREQ to the primary's local_query (a
+// committed read of a read-backup table may go to a backup: "Read backup" below), which
 // passes writes down the chain; the last replica answers. When a batch is complete the
 // coordinator either answers the client (TC_KEYCONF with every operation's result),
 // or commits: LQH_COMMITREQ to every replica that took part, and only when all of them
@@ -13,7 +14,8 @@
 // operation the primary applied would leave the replicas different: always fatal).
 // Lock wait timeouts (1205) abort the transaction, as in NDB.
 //
-// Scans fan out SCAN_FRAGREQ to the primary of every fragment at once; each fragment's
+// Scans fan out SCAN_FRAGREQ to the primary of every fragment at once (for a read-backup
+// table, this node's replica where it holds one); each fragment's
 // batches are forwarded to the client as SCAN_TABCONF, and the client's
 // SCAN_TABNEXTREQ for a fragment asks that fragment for its next batch, so at most one
 // batch per fragment is in flight (flow control end to end).
@@ -55,6 +57,24 @@
 // and its takeover runs again. Both reports are answered to the sender
 // (NODE_STARTINGCONF / NODE_STARTEDCONF{S}). Without NODE_STARTINGREP for itself (a
 // system or initial start) the coordinator takes transactions as before.
+//
+// Read backup (NDB's READ_BACKUP table option, protocol::kTableReadBackup in
+// TableDef.flags): a committed (lock-free) read of such a table, and every fragment of a
+// scan of it (scans read committed rows), is served by this node's own replica of the
+// fragment when it holds a live one that is not starting — NDB's TC locality; otherwise
+// by the primary, as for every other table. Locking reads always go to the primary (the
+// lock lives there), and so do every read and scan of a transaction that already wrote
+// or locked rows (its writes reach a backup only through the primary: a read sent
+// straight to the backup could overtake them). This is safe because the client hears
+// "committed" only after EVERY live replica answered LQH_COMMITCONF, and local_query
+// answers it only after the commit is applied in memory and the row locks released
+// (LocalQueryBlock::end_transaction): a read at any replica after the acknowledgement
+// sees the row. A committed read never waits for a row lock: a row another transaction
+// holds in prepare is read as its last committed image, on a backup as on the primary. A
+// starting replica is never read (it is still copying rows). A read at a backup is sent
+// with the whole chain and `position` at that backup; its refusal is ignorable
+// (kOpIgnoreError) as a refusal from the primary is, since a read changes nothing.
+// Counted in CoordinatorStats::backup_reads / backup_scan_fragments.
 //
 // Limits (MaxNoOfConcurrentTransactions, MaxNoOfConcurrentOperations,
 // MaxNoOfConcurrentScans): a request beyond them is refused with kTemporary (MySQL
@@ -99,10 +119,12 @@ struct CoordinatorStats {
   uint64_t malformed_signals = 0;
   uint64_t packs_received = 0;
   uint64_t packs_sent = 0;
-  uint64_t node_failure_aborts = 0;  // transactions aborted by a data node's failure
-  uint64_t takeover_commits = 0;     // dead coordinators' transactions committed
-  uint64_t takeover_aborts = 0;      // ... and aborted
-  uint64_t refused_starting = 0;     // requests refused while this node is starting
+  uint64_t node_failure_aborts = 0;    // transactions aborted by a data node's failure
+  uint64_t takeover_commits = 0;       // dead coordinators' transactions committed
+  uint64_t takeover_aborts = 0;        // ... and aborted
+  uint64_t refused_starting = 0;       // requests refused while this node is starting
+  uint64_t backup_reads = 0;           // committed reads served by a backup replica
+  uint64_t backup_scan_fragments = 0;  // scan fragments served by a backup replica
 };
 
 class CoordinatorBlock : public kernel::Block {
@@ -173,6 +195,12 @@ class CoordinatorBlock : public kernel::Block {
   bool is_starting(uint16_t node) const;
   // The replica chain of `fragment` over live and starting nodes (starting ones last).
   protocol::FragmentPlacement live_placement(uint32_t fragment) const;
+  // Where in `placement`'s chain a committed read or a scan of `def` for `tx` (null: a
+  // scan outside a transaction) runs: 0 (the primary), or this node's own replica for
+  // a read-backup table ("Read backup" above).
+  uint32_t read_position(const protocol::TableDef& def,
+                         const protocol::FragmentPlacement& placement,
+                         const Transaction* tx) const;
   // Node failure handling and the takeover (coordinator_takeover.cc).
   void on_data_node_failed(uint16_t node);
   bool is_data_node(uint16_t node) const;

@@ -17,7 +17,9 @@ namespace duo::coordinator {
 struct CoordinatorBlock::Operation {
   uint32_t op_index = 0;
   uint8_t flags = 0;
-  uint16_t primary = 0;
+  // The replica it was sent to: the primary, except for a committed read of a
+  // read-backup table served by a backup (coordinator_block.h "Read backup").
+  uint16_t first = 0;
   bool done = false;
   std::vector<uint16_t> chain;  // where it was sent (a node failure there fails it)
 };

@@ -444,6 +444,7 @@ SqlTable table_from_create(const CreateTableStatement& statement, const std::str
   // index would probe the tree again on every insert.
   def.schema.ordered_indexes.push_back(
       storage::IndexDef{kPrimaryOrderedIndex, table.primary_key().columns, false});
+  def.flags = table.read_backup ? ::duo::protocol::kTableReadBackup : 0;
   def.sql_definition = encode_sql_definition(table);
   return def;
 }
@@ -474,6 +475,9 @@ std::string encode_sql_definition(const SqlTable& table) {
     }
     out += '\n';
   }
+  // Written only when there is one, so tables without a comment stay readable by
+  // readers that predate the record.
+  if (!table.comment.empty()) out += "comment\t" + escape(table.comment) + "\n";
   return out;
 }
 
@@ -535,6 +539,8 @@ Result<SqlTable> decode_sql_definition(const std::string& text, std::string db, 
         return corrupt("PRIMARY must be the first index");
       }
       table.indexes.push_back(std::move(index));
+    } else if (fields[0] == "comment" && fields.size() == 2) {
+      if (!unescape(fields[1], &table.comment)) return corrupt("bad escape");
     } else {
       return corrupt("unknown record");
     }
@@ -561,6 +567,7 @@ Result<SqlTable> from_table_def(const ::duo::protocol::TableDef& table_def) {
     return Status(ErrorCode::kCorruption,
                   "SQL definition and schema of " + table_def.schema.name + " disagree");
   }
+  table.read_backup = (table_def.flags & ::duo::protocol::kTableReadBackup) != 0;
   return table;
 }
 

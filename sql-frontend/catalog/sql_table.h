@@ -10,6 +10,7 @@
 //   column <name> <declared type, lower case> <NULL|NOT NULL> <default> <auto_increment 0|1>
 //          where <default> is "-" (none), "N" (DEFAULT NULL) or "V" followed by the text
 //   index <PRIMARY|UNIQUE|KEY> <name> <column>,<column>...
+//   comment <table comment as written>      (only when the table has one)
 // Columns appear in table order (column i is storage column i); the PRIMARY index comes
 // first. Unknown record kinds are refused, so a newer writer is detected.
 //
@@ -53,6 +54,10 @@ struct SqlTable {
   std::string name;
   std::vector<SqlColumn> columns;
   std::vector<SqlIndex> indexes;  // PRIMARY first
+  std::string comment;            // COMMENT='...' as written (may hold NDB_TABLE=...)
+  // NDB's READ_BACKUP: committed reads from any replica. Kept in the cluster table's
+  // flags (protocol::kTableReadBackup), not in sql_definition.
+  bool read_backup = false;
 
   // The column named `name` (case-insensitive, as MySQL's column names), or -1.
   int find_column(std::string_view column) const;

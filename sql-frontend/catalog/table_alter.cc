@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "sql-frontend/catalog/ndb_table_options.h"
 #include "sql-frontend/catalog/sql_exception.h"
 
 namespace duo::sql::catalog {
@@ -252,6 +253,19 @@ void set_column_default(TableChange* change, const AlterAction& action) {
   set_default(&column, *action.default_value);
 }
 
+void set_table_comment(TableChange* change, const std::string& comment) {
+  SqlTable& table = change->table;
+  std::vector<std::string> ignored;  // CREATE TABLE's warnings; ALTER keeps quiet
+  const bool read_backup = table.read_backup;
+  apply_table_comment(&table, comment, read_backup, &ignored);
+  if (table.read_backup != read_backup) {
+    // An in-place ALTER keeps the table's flags (the dictionary's ALTER_TABLEREQ
+    // changes definitions, not options): the new flag comes with a copy of the table.
+    change->read_backup_changed = true;
+    change->copy_rows = true;
+  }
+}
+
 TableChange plan_alter(const SqlTable& table, const AlterTableStatement& statement) {
   TableChange change(table);
   for (const AlterAction& action : statement.actions) {
@@ -289,6 +303,7 @@ TableChange plan_alter(const SqlTable& table, const AlterTableStatement& stateme
                                "Unknown storage engine '" + *action.options.engine + "'");
           }
         }
+        if (action.options.comment) set_table_comment(&change, *action.options.comment);
         break;
     }
   }
@@ -363,6 +378,9 @@ std::string show_create_table_text(const SqlTable& table, std::optional<uint64_t
     out += " AUTO_INCREMENT=" + std::to_string(*auto_increment);
   }
   out += " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci";
+  // As written: NDB shows READ_BACKUP only when the comment says it (a table that got
+  // it from ndb_read_backup shows no comment).
+  if (!table.comment.empty()) out += " COMMENT=" + quote_value(table.comment);
   return out;
 }
 

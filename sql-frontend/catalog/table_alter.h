@@ -29,7 +29,8 @@ inline constexpr size_t kSecondaryIndexesMax = 63;
 struct TableChange {
   SqlTable table;
   std::vector<int> origin;  // per column of `table`: the old column id, or -1
-  bool copy_rows = false;   // a column was added, dropped or redefined
+  bool copy_rows = false;   // a column was added, dropped or redefined, or READ_BACKUP changed
+  bool read_backup_changed = false;  // COMMENT='NDB_TABLE=READ_BACKUP=..' changed the option
   // RENAME [TO] in ALTER TABLE: applied by the executor after the other actions.
   std::optional<ObjectName> new_name;
 
@@ -59,8 +60,16 @@ void modify_column(TableChange* change, const AlterAction& action);
 // unknown column, 1067 invalid default.
 void set_column_default(TableChange* change, const AlterAction& action);
 
+// COMMENT='...' in ALTER TABLE: the comment is replaced (in place); READ_BACKUP in it
+// changes the table's option, which needs a copy of the table (copy_rows) until the
+// dictionary can change a table's flags in place; READ_BACKUP left out keeps the
+// table's value (NDB instead applies ndb_read_backup and refuses a mismatch). 1478 as
+// CREATE TABLE for a syntax error or FULLY_REPLICATED=1 (ndb_table_options.h).
+void set_table_comment(TableChange* change, const std::string& comment);
+
 // Applies every action of ALTER TABLE in order (ENGINE in table options is checked:
-// 1286; other options are accepted and ignored, as the storage has no use for them).
+// 1286; COMMENT as set_table_comment; other options are accepted and ignored, as the
+// storage has no use for them).
 TableChange plan_alter(const SqlTable& table, const AlterTableStatement& statement);
 
 // SHOW CREATE TABLE's text, as MySQL 8.0 prints it for an NDB table. `auto_increment`

@@ -3,8 +3,10 @@
 // account_executor.cc. See statement_context.h.
 #include <algorithm>
 
+#include "sql-frontend/catalog/ndb_table_options.h"
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/admin_statements.h"
+#include "sql-frontend/executor/global_variables.h"
 #include "sql-frontend/executor/privilege_check.h"
 #include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/statement_context.h"
@@ -54,7 +56,17 @@ server::StatementResult execute_admin(StatementContext& context, const Statement
                              "Unknown storage engine '" + *create.options.engine + "'");
         }
       }
-      const catalog::SqlTable table = catalog::table_from_create(create, db);
+      catalog::SqlTable table = catalog::table_from_create(create, db);
+      // NDB_TABLE options in the comment; READ_BACKUP defaults to ndb_read_backup.
+      std::vector<std::string> warnings;
+      try {
+        catalog::apply_table_comment(&table, create.options.comment,
+                                     GlobalVariables::instance().ndb_read_backup(), &warnings);
+      } catch (const SqlException&) {
+        for (std::string& warning : warnings) context.add_warning(1478, std::move(warning));
+        throw;
+      }
+      for (std::string& warning : warnings) context.add_warning(1478, std::move(warning));
       catalog.create_table(table, create.if_not_exists);
       return server::OkResult{};
     }

@@ -7,6 +7,7 @@
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/functions.h"
+#include "sql-frontend/executor/global_variables.h"
 #include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/ast_printer.h"
@@ -411,6 +412,9 @@ SqlValue system_variable(const std::string& raw_name, const server::SessionState
   if (name == "max_execution_time") return SqlValue::of_int(0);
   if (name == "default_storage_engine" || name == "storage_engine") {
     return SqlValue::of_string("ndbcluster");
+  }
+  if (name == "ndb_read_backup") {
+    return SqlValue::of_int(GlobalVariables::instance().ndb_read_backup() ? 1 : 0);
   }
   if (name == "hostname") return SqlValue::of_string("localhost");
   if (name == "port") return SqlValue::of_int(3306);

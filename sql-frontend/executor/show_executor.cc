@@ -200,6 +200,7 @@ std::vector<std::string> engine_variable_names() {
           "lower_case_table_names",
           "max_allowed_packet",
           "max_execution_time",
+          "ndb_read_backup",
           "net_buffer_length",
           "net_write_timeout",
           "performance_schema",
@@ -218,7 +219,8 @@ std::vector<std::string> engine_variable_names() {
 }
 
 bool is_boolean_variable(const std::string& name) {
-  return name == "autocommit" || name == "performance_schema" || name == "transaction_read_only";
+  return name == "autocommit" || name == "ndb_read_backup" || name == "performance_schema" ||
+         name == "transaction_read_only";
 }
 
 server::StatementResult show_variables(StatementContext& context, const ShowStatement& show) {

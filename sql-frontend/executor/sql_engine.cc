@@ -3,6 +3,7 @@
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/admin_statements.h"
+#include "sql-frontend/executor/global_variables.h"
 #include "sql-frontend/executor/privilege_check.h"
 #include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/statement_context.h"
@@ -247,18 +248,8 @@ server::StatementResult SqlEngine::transaction_statement(server::SessionState& s
 server::StatementResult SqlEngine::set_statement(server::SessionState& session, Connection& c,
                                                  const SetStatement& statement,
                                                  const std::vector<SqlValue>& params) {
-  for (const SetItem& item : statement.items) {
-    if (item.kind == SetKind::kUserVariable) {
-      StatementContext context{session, catalog_, *c.api_session, params};
-      context.user_variables = &c.user_variables;
-      c.user_variables[ascii_lower(item.name)] = evaluate(*item.value, context.eval());
-      continue;
-    }
-    if (item.kind != SetKind::kSystemVariable) continue;  // NAMES, CHARACTER SET: utf8mb4 only
-    std::string name = item.name;
-    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (name != "autocommit") continue;  // other session variables are accepted, not kept
-    if (item.scope == VariableScope::kGlobal) throw_not_supported("SET GLOBAL autocommit");
+  // ON / OFF / TRUE / FALSE / 1 / 0, as MySQL takes for a boolean variable; 1231 else.
+  auto switch_value = [&](const SetItem& item, const std::string& name) {
     std::optional<bool> on;
     if (item.value->kind == ExprKind::kColumn) {
       std::string word = item.value->as<ColumnExpr>().column.name;
@@ -277,11 +268,35 @@ server::StatementResult SqlEngine::set_statement(server::SessionState& session, 
     if (!on) {
       throw SqlException(
           1231, "42000",
-          "Variable 'autocommit' can't be set to the value of '" + to_sql(*item.value) + "'");
+          "Variable '" + name + "' can't be set to the value of '" + to_sql(*item.value) + "'");
     }
+    return *on;
+  };
+  for (const SetItem& item : statement.items) {
+    if (item.kind == SetKind::kUserVariable) {
+      StatementContext context{session, catalog_, *c.api_session, params};
+      context.user_variables = &c.user_variables;
+      c.user_variables[ascii_lower(item.name)] = evaluate(*item.value, context.eval());
+      continue;
+    }
+    if (item.kind != SetKind::kSystemVariable) continue;  // NAMES, CHARACTER SET: utf8mb4 only
+    const std::string name = ascii_lower(item.name);
+    if (name == "ndb_read_backup") {
+      // GLOBAL only, as in NDB: the default READ_BACKUP of tables created from now on.
+      if (item.scope != VariableScope::kGlobal) {
+        throw SqlException(1229, "HY000",
+                           "Variable 'ndb_read_backup' is a GLOBAL variable and should be set "
+                           "with SET GLOBAL");
+      }
+      GlobalVariables::instance().set_ndb_read_backup(switch_value(item, name));
+      continue;
+    }
+    if (name != "autocommit") continue;  // other session variables are accepted, not kept
+    if (item.scope == VariableScope::kGlobal) throw_not_supported("SET GLOBAL autocommit");
+    const bool on = switch_value(item, name);
     // Turning autocommit on commits the open transaction.
-    if (*on && !session.autocommit && session.in_transaction) end_transaction(session, c, true);
-    session.autocommit = *on;
+    if (on && !session.autocommit && session.in_transaction) end_transaction(session, c, true);
+    session.autocommit = on;
   }
   return server::OkResult{};
 }
