@@ -210,6 +210,17 @@ std::string declared_type_text(const DataType& type) {
     case TypeName::kText:
       base = "text";
       break;
+    case TypeName::kEnum: {
+      // enum('a','it''s'): MySQL's SHOW CREATE TABLE form, values as written.
+      base = "enum(";
+      for (size_t k = 0; k < type.values.size(); ++k) {
+        if (k > 0) base += ',';
+        base += '\'';
+        for (char c : type.values[k]) base += c == '\'' ? std::string("''") : std::string(1, c);
+        base += '\'';
+      }
+      return base + ")";
+    }
     default:
       throw_not_supported("column type " + lower(to_sql(type)));
   }
@@ -228,12 +239,57 @@ std::string declared_type_text(const DataType& type) {
   return base;
 }
 
+// The values of "enum('a','it''s')"; false when `text` is not of that form.
+bool parse_enum_values(std::string_view text, std::vector<std::string>* values) {
+  if (!text.starts_with("enum(") || !text.ends_with(")")) return false;
+  values->clear();
+  size_t at = 5;
+  while (at < text.size() - 1) {
+    if (text[at] != '\'') return false;
+    std::string value;
+    for (++at; at < text.size(); ++at) {
+      if (text[at] != '\'') {
+        value += text[at];
+      } else if (at + 1 < text.size() && text[at + 1] == '\'') {
+        value += '\'';
+        ++at;
+      } else {
+        break;
+      }
+    }
+    if (at >= text.size()) return false;
+    values->push_back(std::move(value));
+    ++at;  // the closing quote
+    if (text[at] == ',') ++at;
+  }
+  return !values->empty();
+}
+
 void derive_storage(SqlColumn* column) {
   std::string text = column->declared_type;
   storage::ColumnDef& def = column->storage;
   def = storage::ColumnDef{};
   def.name = column->name;
   def.nullable = column->nullable;
+  column->enum_values.clear();
+  if (parse_enum_values(text, &column->enum_values)) {
+    uint32_t longest = 1;
+    for (size_t k = 0; k < column->enum_values.size(); ++k) {
+      const std::string& value = column->enum_values[k];
+      longest = std::max<uint32_t>(longest, static_cast<uint32_t>(value.size()));
+      for (size_t j = 0; j < k; ++j) {
+        if (iequals(column->enum_values[j], value)) {
+          throw_error(1291, "HY000",
+                      "Column '" + column->name + "' has duplicated value '" + value + "' in ENUM");
+        }
+      }
+    }
+    def.type = storage::ColumnType::kVarchar;
+    def.collation = storage::Collation::kCaseInsensitive;
+    def.length = longest;  // bytes: the labels are stored as written
+    column->char_length = longest;
+    return;
+  }
   if (text.ends_with(" binary")) {
     text.resize(text.size() - 7);
   } else {
@@ -311,6 +367,18 @@ void derive_storage(SqlColumn* column) {
   }
 }
 
+// An ENUM's DEFAULT must be one of its values (1067); it is kept as declared.
+void check_enum_default(SqlColumn* column) {
+  if (column->enum_values.empty() || !column->default_value) return;
+  for (const std::string& value : column->enum_values) {
+    if (iequals(value, *column->default_value)) {
+      column->default_value = value;
+      return;
+    }
+  }
+  throw_error(1067, "42000", "Invalid default value for '" + column->name + "'");
+}
+
 SqlColumn column_from_def(const ColumnDef& def) {
   SqlColumn column;
   column.name = def.name.name;
@@ -325,6 +393,7 @@ SqlColumn column_from_def(const ColumnDef& def) {
     }
   }
   derive_storage(&column);
+  check_enum_default(&column);
   return column;
 }
 
@@ -335,6 +404,7 @@ void set_default(SqlColumn* column, const Expr& value) {
   }
   column->has_default = true;
   column->default_value = std::move(text);
+  check_enum_default(column);
 }
 
 SqlTable table_from_create(const CreateTableStatement& statement, const std::string& db) {

@@ -39,6 +39,11 @@ struct SqlColumn {
   // Derived from declared_type (not encoded).
   storage::ColumnDef storage;
   uint32_t char_length = 0;  // CHAR/VARCHAR: length in characters (0: not a char type)
+  // ENUM: the permitted values, in order. Stored as the value's text (a VARCHAR of the
+  // longest one), so comparisons, filters pushed to the data nodes and indexes see the
+  // labels; MySQL stores the 1-based position instead, which shows only in ORDER BY (by
+  // position there) and in numeric context.
+  std::vector<std::string> enum_values;
 };
 
 enum class SqlIndexKind : uint8_t { kPrimary, kUnique, kKey };

@@ -169,7 +169,41 @@ int compare(const SqlValue& a, const SqlValue& b) {
   return x.size() < y.size() ? -1 : x.size() > y.size();
 }
 
+namespace {
+
+// An ENUM column's value: one of its values (case-insensitively, trailing spaces
+// ignored, stored as declared), or its 1-based position as a number; anything else is
+// strict mode's 1265.
+std::string enum_to_storage(const catalog::SqlColumn& column, const SqlValue& value,
+                            uint64_t row) {
+  const std::vector<std::string>& values = column.enum_values;
+  const std::string* chosen = nullptr;
+  if (value.kind == SqlValue::Kind::kInt || value.kind == SqlValue::Kind::kUInt) {
+    const uint64_t position = value.kind == SqlValue::Kind::kUInt
+                                  ? value.u
+                                  : static_cast<uint64_t>(std::max<int64_t>(0, value.i));
+    if (position >= 1 && position <= values.size()) chosen = &values[position - 1];
+  } else {
+    const SqlValue text = SqlValue::of_string(value.to_text());
+    for (const std::string& candidate : values) {
+      if (compare(SqlValue::of_string(candidate), text) == 0) {
+        chosen = &candidate;
+        break;
+      }
+    }
+  }
+  if (chosen == nullptr) {
+    throw SqlException(
+        1265, "01000",
+        "Data truncated for column '" + column.name + "' at row " + std::to_string(row));
+  }
+  return *storage::parse_value(column.storage, *chosen);
+}
+
+}  // namespace
+
 std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row) {
+  if (!column.enum_values.empty()) return enum_to_storage(column, value, row);
   const storage::ColumnDef& def = column.storage;
   if (storage::is_integer(def.type)) {
     int64_t i = 0;

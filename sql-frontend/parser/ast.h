@@ -75,6 +75,7 @@ enum class TypeName : uint8_t {
   kJson,
   kSigned,    // CAST(x AS SIGNED [INTEGER]) only
   kUnsigned,  // CAST(x AS UNSIGNED [INTEGER]) only
+  kEnum,      // ENUM('a', 'b', ...): `values`
 };
 
 struct DataType {
@@ -87,6 +88,7 @@ struct DataType {
   bool zerofill = false;
   std::optional<std::string> charset;  // CHARACTER SET x / CHARSET x
   std::optional<std::string> collate;  // COLLATE x written as part of the type
+  std::vector<std::string> values;     // ENUM's permitted values, as written
 };
 
 // ---------------------------------------------------------------------------------

@@ -295,12 +295,21 @@ const char* type_name(TypeName t) {
       return "SIGNED";
     case TypeName::kUnsigned:
       return "UNSIGNED";
+    case TypeName::kEnum:
+      return "ENUM";
   }
   return "?";
 }
 
 void Printer::type(const DataType& t) {
   out += type_name(t.name);
+  if (t.name == TypeName::kEnum) {
+    for (size_t k = 0; k < t.values.size(); ++k) {
+      out += k == 0 ? "(" : ", ";
+      string(t.values[k]);
+    }
+    out += ')';
+  }
   if (t.length) {
     out += '(' + std::to_string(*t.length);
     if (t.scale) out += ", " + std::to_string(*t.scale);

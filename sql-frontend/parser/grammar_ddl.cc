@@ -346,7 +346,17 @@ DataType Parser::parse_data_type() {
       length_allowed = false;
       break;
     default:
-      fail();
+      if (!peek_word("ENUM")) fail();
+      // ENUM('a', 'b', ...) [CHARACTER SET x] [COLLATE y]; ENUM is no keyword in MySQL.
+      take();
+      type.name = TypeName::kEnum;
+      expect(TokenKind::kLeftParen);
+      do {
+        type.values.push_back(parse_string());
+      } while (accept(TokenKind::kComma));
+      expect(TokenKind::kRightParen);
+      parse_charset_collate(type);
+      return type;
   }
   const Keyword first = take().keyword;
   if (first == Keyword::kDouble) accept(Keyword::kPrecision);
