@@ -643,6 +643,7 @@ Result<SqlTable> from_table_def(const ::duo::protocol::TableDef& table_def) {
 
 protocol::FieldType field_type(const SqlColumn& column) {
   using protocol::FieldType;
+  if (!column.enum_values.empty()) return FieldType::kString;  // as MySQL sends an ENUM
   switch (column.storage.type) {
     case storage::ColumnType::kTinyInt:
       return FieldType::kTiny;
@@ -688,6 +689,7 @@ uint16_t column_flags(const SqlTable& table, uint16_t column) {
   if (table.is_key_column(column)) flags |= protocol::kPriKeyFlag;
   if (c.storage.is_unsigned) flags |= protocol::kUnsignedFlag;
   if (c.auto_increment) flags |= protocol::kAutoIncrementFlag;
+  if (!c.enum_values.empty()) flags |= protocol::kEnumFlag;
   if (c.storage.type == storage::ColumnType::kBlob ||
       c.storage.type == storage::ColumnType::kText) {
     flags |= protocol::kBlobFlag;
