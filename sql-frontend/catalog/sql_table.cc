@@ -210,9 +210,10 @@ std::string declared_type_text(const DataType& type) {
     case TypeName::kText:
       base = "text";
       break;
-    case TypeName::kEnum: {
+    case TypeName::kEnum:
+    case TypeName::kSet: {
       // enum('a','it''s'): MySQL's SHOW CREATE TABLE form, values as written.
-      base = "enum(";
+      base = type.name == TypeName::kEnum ? "enum(" : "set(";
       for (size_t k = 0; k < type.values.size(); ++k) {
         if (k > 0) base += ',';
         base += '\'';
@@ -239,11 +240,12 @@ std::string declared_type_text(const DataType& type) {
   return base;
 }
 
-// The values of "enum('a','it''s')"; false when `text` is not of that form.
+// The values of "enum('a','it''s')" / "set(...)"; false when `text` is neither.
 bool parse_enum_values(std::string_view text, std::vector<std::string>* values) {
-  if (!text.starts_with("enum(") || !text.ends_with(")")) return false;
+  const size_t open = text.starts_with("enum(") ? 5 : text.starts_with("set(") ? 4 : 0;
+  if (open == 0 || !text.ends_with(")")) return false;
   values->clear();
-  size_t at = 5;
+  size_t at = open;
   while (at < text.size() - 1) {
     if (text[at] != '\'') return false;
     std::string value;
@@ -272,22 +274,33 @@ void derive_storage(SqlColumn* column) {
   def.name = column->name;
   def.nullable = column->nullable;
   column->enum_values.clear();
+  column->is_set = text.starts_with("set(");
   if (parse_enum_values(text, &column->enum_values)) {
+    const char* kind = column->is_set ? "SET" : "ENUM";
+    if (column->is_set && column->enum_values.size() > 64) {
+      throw_error(1097, "HY000", "Too many strings for column " + column->name + " and SET");
+    }
     uint32_t longest = 1;
+    uint32_t all = 0;  // every member of a SET, with commas
     for (size_t k = 0; k < column->enum_values.size(); ++k) {
       const std::string& value = column->enum_values[k];
       longest = std::max<uint32_t>(longest, static_cast<uint32_t>(value.size()));
+      all += static_cast<uint32_t>(value.size()) + (k > 0 ? 1 : 0);
+      if (column->is_set && value.find(',') != std::string::npos) {
+        throw_error(1367, "22007",
+                    "Illegal set '" + value + "' value found during parsing");
+      }
       for (size_t j = 0; j < k; ++j) {
         if (iequals(column->enum_values[j], value)) {
-          throw_error(1291, "HY000",
-                      "Column '" + column->name + "' has duplicated value '" + value + "' in ENUM");
+          throw_error(1291, "HY000", "Column '" + column->name + "' has duplicated value '" +
+                                         value + "' in " + kind);
         }
       }
     }
     def.type = storage::ColumnType::kVarchar;
     def.collation = storage::Collation::kCaseInsensitive;
-    def.length = longest;  // bytes: the labels are stored as written
-    column->char_length = longest;
+    def.length = std::max<uint32_t>(1, column->is_set ? all : longest);  // bytes, as written
+    column->char_length = def.length;
     return;
   }
   if (text.ends_with(" binary")) {
@@ -370,6 +383,19 @@ void derive_storage(SqlColumn* column) {
 // An ENUM's DEFAULT must be one of its values (1067); it is kept as declared.
 void check_enum_default(SqlColumn* column) {
   if (column->enum_values.empty() || !column->default_value) return;
+  if (column->is_set) {
+    // Each member named must be one of the set's; kept as written.
+    std::string_view rest = *column->default_value;
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      const std::string_view member = rest.substr(0, comma);
+      const bool known = std::any_of(column->enum_values.begin(), column->enum_values.end(),
+                                     [&](const std::string& v) { return iequals(v, member); });
+      if (!known) throw_error(1067, "42000", "Invalid default value for '" + column->name + "'");
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    return;
+  }
   for (const std::string& value : column->enum_values) {
     if (iequals(value, *column->default_value)) {
       column->default_value = value;
@@ -643,7 +669,7 @@ Result<SqlTable> from_table_def(const ::duo::protocol::TableDef& table_def) {
 
 protocol::FieldType field_type(const SqlColumn& column) {
   using protocol::FieldType;
-  if (!column.enum_values.empty()) return FieldType::kString;  // as MySQL sends an ENUM
+  if (!column.enum_values.empty()) return FieldType::kString;  // as MySQL sends ENUM / SET
   switch (column.storage.type) {
     case storage::ColumnType::kTinyInt:
       return FieldType::kTiny;
@@ -689,7 +715,7 @@ uint16_t column_flags(const SqlTable& table, uint16_t column) {
   if (table.is_key_column(column)) flags |= protocol::kPriKeyFlag;
   if (c.storage.is_unsigned) flags |= protocol::kUnsignedFlag;
   if (c.auto_increment) flags |= protocol::kAutoIncrementFlag;
-  if (!c.enum_values.empty()) flags |= protocol::kEnumFlag;
+  if (!c.enum_values.empty()) flags |= c.is_set ? protocol::kSetFlag : protocol::kEnumFlag;
   if (c.storage.type == storage::ColumnType::kBlob ||
       c.storage.type == storage::ColumnType::kText) {
     flags |= protocol::kBlobFlag;

@@ -44,6 +44,9 @@ struct SqlColumn {
   // labels; MySQL stores the 1-based position instead, which shows only in ORDER BY (by
   // position there) and in numeric context.
   std::vector<std::string> enum_values;
+  // SET: `enum_values` are its members; a value is any subset, stored as the members'
+  // labels in declared order joined by ',' (MySQL stores the bit set).
+  bool is_set = false;
 };
 
 enum class SqlIndexKind : uint8_t { kPrimary, kUnique, kKey };

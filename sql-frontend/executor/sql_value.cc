@@ -171,12 +171,52 @@ int compare(const SqlValue& a, const SqlValue& b) {
 
 namespace {
 
+[[noreturn]] void truncated(const catalog::SqlColumn& column, uint64_t row) {
+  throw SqlException(
+      1265, "01000",
+      "Data truncated for column '" + column.name + "' at row " + std::to_string(row));
+}
+
+// A SET column's value: members separated by ',' (each one of the set's, matched
+// case-insensitively; repeats and order do not matter), or the bit set as a number.
+// Stored as the members in declared order.
+std::string set_to_storage(const catalog::SqlColumn& column, const SqlValue& value,
+                           uint64_t row) {
+  const std::vector<std::string>& members = column.enum_values;
+  uint64_t bits = 0;
+  if (value.kind == SqlValue::Kind::kInt || value.kind == SqlValue::Kind::kUInt) {
+    if (value.kind == SqlValue::Kind::kInt && value.i < 0) truncated(column, row);
+    bits = value.kind == SqlValue::Kind::kUInt ? value.u : static_cast<uint64_t>(value.i);
+    if (members.size() < 64 && (bits >> members.size()) != 0) truncated(column, row);
+  } else {
+    const std::string text = value.to_text();
+    size_t start = 0;
+    while (start <= text.size() && !text.empty()) {
+      const size_t comma = std::min(text.find(',', start), text.size());
+      const SqlValue member = SqlValue::of_string(text.substr(start, comma - start));
+      size_t k = 0;
+      while (k < members.size() && compare(SqlValue::of_string(members[k]), member) != 0) ++k;
+      if (k == members.size()) truncated(column, row);
+      bits |= uint64_t{1} << k;
+      start = comma + 1;
+    }
+  }
+  std::string stored;
+  for (size_t k = 0; k < members.size(); ++k) {
+    if ((bits >> k & 1) == 0) continue;
+    if (!stored.empty()) stored += ',';
+    stored += members[k];
+  }
+  return *storage::parse_value(column.storage, stored);
+}
+
 // An ENUM column's value: one of its values (case-insensitively, trailing spaces
 // ignored, stored as declared), or its 1-based position as a number; anything else is
 // strict mode's 1265.
 std::string enum_to_storage(const catalog::SqlColumn& column, const SqlValue& value,
                             uint64_t row) {
   const std::vector<std::string>& values = column.enum_values;
+  if (column.is_set) return set_to_storage(column, value, row);
   const std::string* chosen = nullptr;
   if (value.kind == SqlValue::Kind::kInt || value.kind == SqlValue::Kind::kUInt) {
     const uint64_t position = value.kind == SqlValue::Kind::kUInt
@@ -192,11 +232,7 @@ std::string enum_to_storage(const catalog::SqlColumn& column, const SqlValue& va
       }
     }
   }
-  if (chosen == nullptr) {
-    throw SqlException(
-        1265, "01000",
-        "Data truncated for column '" + column.name + "' at row " + std::to_string(row));
-  }
+  if (chosen == nullptr) truncated(column, row);
   return *storage::parse_value(column.storage, *chosen);
 }
 

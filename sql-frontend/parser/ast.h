@@ -76,6 +76,7 @@ enum class TypeName : uint8_t {
   kSigned,    // CAST(x AS SIGNED [INTEGER]) only
   kUnsigned,  // CAST(x AS UNSIGNED [INTEGER]) only
   kEnum,      // ENUM('a', 'b', ...): `values`
+  kSet,       // SET('a', 'b', ...): `values`
 };
 
 struct DataType {
@@ -88,7 +89,7 @@ struct DataType {
   bool zerofill = false;
   std::optional<std::string> charset;  // CHARACTER SET x / CHARSET x
   std::optional<std::string> collate;  // COLLATE x written as part of the type
-  std::vector<std::string> values;     // ENUM's permitted values, as written
+  std::vector<std::string> values;     // ENUM's / SET's permitted values, as written
 };
 
 // ---------------------------------------------------------------------------------

@@ -297,13 +297,15 @@ const char* type_name(TypeName t) {
       return "UNSIGNED";
     case TypeName::kEnum:
       return "ENUM";
+    case TypeName::kSet:
+      return "SET";
   }
   return "?";
 }
 
 void Printer::type(const DataType& t) {
   out += type_name(t.name);
-  if (t.name == TypeName::kEnum) {
+  if (t.name == TypeName::kEnum || t.name == TypeName::kSet) {
     for (size_t k = 0; k < t.values.size(); ++k) {
       out += k == 0 ? "(" : ", ";
       string(t.values[k]);

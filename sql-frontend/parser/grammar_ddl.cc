@@ -345,11 +345,12 @@ DataType Parser::parse_data_type() {
       type.name = TypeName::kJson;
       length_allowed = false;
       break;
+    case Keyword::kSet:
     default:
-      if (!peek_word("ENUM")) fail();
-      // ENUM('a', 'b', ...) [CHARACTER SET x] [COLLATE y]; ENUM is no keyword in MySQL.
+      // ENUM|SET('a', 'b', ...) [CHARACTER SET x] [COLLATE y]; ENUM is no keyword.
+      if (t.keyword != Keyword::kSet && !peek_word("ENUM")) fail();
+      type.name = t.keyword == Keyword::kSet ? TypeName::kSet : TypeName::kEnum;
       take();
-      type.name = TypeName::kEnum;
       expect(TokenKind::kLeftParen);
       do {
         type.values.push_back(parse_string());
