@@ -493,7 +493,7 @@ void DataNode::send_report() {
     const distribution::NodeStartState start = distribution_->start_state();
     if (start != distribution::NodeStartState::kReadingSysfile &&
         start != distribution::NodeStartState::kStarted) {
-      request.add("startinfo", distribution::node_start_state_name(start));
+      request.add("startinfo", distribution_->start_info());
     }
   }
   if (port_ != 0) request.add("port", port_);
@@ -741,7 +741,7 @@ void DataNode::check_links() {
     if (now >= next_progress_ms_) {
       next_progress_ms_ = now + kProgressLogIntervalMs;
       DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": start phase 4: "
-                          << distribution::node_start_state_name(start);
+                          << distribution_->start_info();
     }
     return;
   }

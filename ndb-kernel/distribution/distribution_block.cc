@@ -99,6 +99,7 @@ DistributionBlock::DistributionBlock(protocol::ClusterTopology topology,
   on(protocol::kNodeStartedConf, &DistributionBlock::on_node_started_conf);
   on(protocol::kNodeRecoverableRep, &DistributionBlock::on_node_recoverable_rep);
   on(protocol::kNodeRestartTimer, &DistributionBlock::on_node_restart_timer);
+  on(protocol::kCopyProgressRep, &DistributionBlock::on_copy_progress_rep);
   for (kernel::SignalId id : {protocol::kFsOpenConf, protocol::kFsRef, protocol::kFsWriteConf,
                               protocol::kFsReadConf, protocol::kFsCloseConf}) {
     on(id, &DistributionBlock::on_fs_answer);
@@ -133,6 +134,9 @@ void DistributionBlock::on_start() {
         }
       }
       master_ = lowest_live_node();
+      // Written by this node after it had been allowed a node restart (or while back
+      // from one, not yet recoverable): its disk is not a full replica.
+      own_sysfile_lists_self_ = dead_since_.count(node_id()) != 0;
       for (const auto& [node, gci] : dead_since_) {
         DUO_BLOCK_LOG(INFO) << "sysfile: data node " << node << " is dead since GCI " << gci
                             << "; the restart does not wait for it";
@@ -162,6 +166,18 @@ void DistributionBlock::send_to_master(Signal signal) {
 }
 
 void DistributionBlock::write_sysfile(uint32_t gci) {
+  sysfile_->write(sysfile_payload(gci), [this, gci](Status written) {
+    if (written.ok()) {
+      on_sysfile_written(gci);
+    } else if (!written.is(ErrorCode::kTemporary)) {  // kTemporary: superseded by a newer GCI
+      // Without its sysfile the node cannot promise the GCI: stop rather than go on.
+      fail_start("cannot record GCI " + std::to_string(gci) +
+                 " in the sysfile: " + written.message());
+    }
+  });
+}
+
+fs_client::Bytes DistributionBlock::sysfile_payload(uint32_t gci) const {
   fs_client::Bytes payload;
   protocol::put_u32(&payload, gci);
   // Nodes back from a node restart stay recorded dead until they can recover by
@@ -173,15 +189,7 @@ void DistributionBlock::write_sysfile(uint32_t gci) {
     protocol::put_u16(&payload, node);
     protocol::put_u32(&payload, since);
   }
-  sysfile_->write(std::move(payload), [this, gci](Status written) {
-    if (written.ok()) {
-      on_sysfile_written(gci);
-    } else if (!written.is(ErrorCode::kTemporary)) {  // kTemporary: superseded by a newer GCI
-      // Without its sysfile the node cannot promise the GCI: stop rather than go on.
-      fail_start("cannot record GCI " + std::to_string(gci) +
-                 " in the sysfile: " + written.message());
-    }
-  });
+  return payload;
 }
 
 void DistributionBlock::on_fs_answer(Signal& signal) {
@@ -328,6 +336,10 @@ void DistributionBlock::on_restart_gci_rep(Signal& signal) {
 }
 
 void DistributionBlock::on_dict_restore_conf(Signal& signal) {
+  if (start_state_.load() == NodeStartState::kCopying &&
+      local_step_ == LocalRecoveryStep::kRestoringSchema) {
+    return on_local_schema_restored(signal);
+  }
   if (start_state_.load() != NodeStartState::kRestoring) return;
   if (signal.word(1) != 0) {
     return fail_start(
@@ -344,6 +356,10 @@ void DistributionBlock::on_dict_restore_conf(Signal& signal) {
 }
 
 void DistributionBlock::on_lqh_restore_conf(Signal& signal) {
+  if (start_state_.load() == NodeStartState::kCopying &&
+      local_step_ == LocalRecoveryStep::kRestoringData) {
+    return on_local_part_restored(signal);
+  }
   if (start_state_.load() != NodeStartState::kRestoring || restores_awaited_ == 0) return;
   if (signal.word(2) != 0) {
     return fail_start("log part " + std::to_string(signal.sender().instance) +
@@ -442,6 +458,11 @@ void DistributionBlock::on_gcp_timer(Signal&) {
   }
   round_revive_ = revive_next_round_;
   revive_next_round_ = 0;
+  // A round revives one node: the next one reported waits for the round after.
+  if (!revive_later_.empty()) {
+    revive_next_round_ = *revive_later_.begin();
+    revive_later_.erase(revive_later_.begin());
+  }
   round_gci_ = current_gci_.load();
   phase_ = Phase::kPreparing;
   send_to_every_node(protocol::kGcpPrepareReq, round_gci_ + 1);

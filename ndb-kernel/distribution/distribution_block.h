@@ -63,6 +63,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ndb-kernel/fs_client/dual_copy_file.h"
@@ -126,6 +127,15 @@ class DistributionBlock : public kernel::Block {
   // This node started by a node restart (copying from the live replicas), not by
   // restoring its own disk.
   bool started_by_node_restart() const { return started_by_node_restart_.load(); }
+  // What the start is doing, for ALL STATUS `startinfo` and the start phase log (any
+  // thread): the state's name, during a node restart with the local recovery and the
+  // copy's progress, e.g. "node restart: copying rows: 45% (12 of 27 fragments, 410
+  // changed rows, 9000 unchanged)".
+  std::string start_info() const;
+  // Node restart of this node: the GCI it restored from its own disk before the copy
+  // (0: it copied every row — --initial, a disk that was not a full replica, or a
+  // failed local recovery).
+  uint32_t local_recovery_gci() const { return local_recovery_gci_.load(); }
 
  private:
   // Master side.
@@ -182,6 +192,13 @@ class DistributionBlock : public kernel::Block {
   void on_dict_copy_conf(kernel::Signal& signal);
   void on_dict_copy_ref(kernel::Signal& signal);
   void on_lcp_start_conf(kernel::Signal& signal);
+  // Local recovery before the copy (the restore to the sysfile's GCI), its fallback to
+  // the full copy, and the copy progress reports of this node's instances.
+  void start_full_copy();
+  void fall_back_to_full_copy(const std::string& why);
+  void on_local_schema_restored(kernel::Signal& signal);
+  void on_local_part_restored(kernel::Signal& signal);
+  void on_copy_progress_rep(kernel::Signal& signal);
   // Master.
   void on_start_perm_req(kernel::Signal& signal);
   void on_dict_lock_conf(kernel::Signal& signal);
@@ -210,6 +227,12 @@ class DistributionBlock : public kernel::Block {
 
   void send_to_master(kernel::Signal signal);
   void write_sysfile(uint32_t gci);
+  // The sysfile's bytes: `gci`, then the nodes recorded dead (unrecovered ones too).
+  fs_client::Bytes sysfile_payload(uint32_t gci) const;
+  // Node restart, before any old file of this node goes (NODE_RESTART_INITREQ, keep
+  // or not): the sysfile records this node itself dead, durably, so a crash from here
+  // on never takes the disk for a recovery point again (the next restart copies all).
+  void record_self_dead_then_init(uint32_t init_mode);
   void on_sysfile_written(uint32_t gci);
 
   // `extra` (word 1) rides along: GCP_COMPLETEREP's node that became recoverable.
@@ -258,6 +281,35 @@ class DistributionBlock : public kernel::Block {
   uint32_t lcps_awaited_ = 0;
   std::atomic<bool> started_by_node_restart_{false};
   uint64_t copy_start_ns_ = 0;
+  // Local recovery (see distribution_node_restart.cc): the sysfile listed this node
+  // itself dead (its disk is not a full replica), and the step of the recovery.
+  bool own_sysfile_lists_self_ = false;
+  enum class LocalRecoveryStep : uint8_t {
+    kNone,             // full copy
+    kRestoringSchema,  // DICT_RESTOREREQ: the node's own schema file
+    kRestoringData,    // LQH_RESTOREREQ(G) on every instance
+    kCopyingSchema,    // DICT_COPYREQ: tables changed meanwhile are replaced, empty
+    kKeeping,          // NODE_RESTART_INITREQ(keep): old files go, rows stay
+    kCopying,          // NODE_RESTART_READYREP sent
+  };
+  LocalRecoveryStep local_step_ = LocalRecoveryStep::kNone;
+  std::atomic<uint32_t> local_recovery_gci_{0};
+  std::atomic<bool> local_restoring_{false};
+  uint32_t local_restores_awaited_ = 0;
+  std::string local_restore_failure_;
+  // (table id, version) -> instances that kept its restored rows.
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> restored_table_parts_;
+  // Copy progress, by instance: fragments held, fragments copied, rows whole, keys.
+  struct PartProgress {
+    uint32_t fragments = 0, fragments_done = 0;
+    uint64_t full_rows = 0, key_rows = 0;
+  };
+  std::map<uint16_t, PartProgress> copy_progress_;
+  std::atomic<uint32_t> progress_fragments_{0};
+  std::atomic<uint32_t> progress_fragments_done_{0};
+  std::atomic<uint64_t> progress_full_rows_{0};
+  std::atomic<uint64_t> progress_key_rows_{0};
+  uint64_t progress_logged_ns_ = 0, progress_logged_rows_ = 0;
   // Node restart, on the master: at most one at a time.
   struct NodeRestart {
     enum class Step : uint8_t {
@@ -275,10 +327,15 @@ class DistributionBlock : public kernel::Block {
     uint32_t include_attempts = 0;
     uint64_t rows = 0;
     uint64_t start_ns = 0;
+    // From NODE_RESTART_READYREP: the GCI the node restored, the tables it restored.
+    uint32_t since_gci = 0;
+    fs_client::Bytes restored_tables;
   };
   std::optional<NodeRestart> node_restart_;
   uint16_t revive_next_round_ = 0;  // recoverable: revived at the next round's completion
   uint16_t round_revive_ = 0;       // ... revived at this round's GCP_COMPLETEREP
+  // Recoverable too, each waiting for a round of its own (a round revives one node).
+  std::set<uint16_t> revive_later_;
   std::atomic<uint64_t> node_restarts_completed_{0};
   // Every node: the requester of a COPY_NODEREQ and what its instances answered.
   kernel::BlockAddress copy_requester_;

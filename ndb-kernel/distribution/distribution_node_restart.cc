@@ -1,7 +1,23 @@
-// DistributionBlock: node restart (NDB's DBDIH node restart, initial-style: the starting
-// node copies every row of its fragments from the live replica while the cluster keeps
-// serving). See distribution_block.h for the rules and docs/formats/kernel-protocol.md
-// "Node restart" for the signals.
+// DistributionBlock: node restart (NDB's DBDIH node restart: the starting node catches
+// up from the live replica while the cluster keeps serving). See distribution_block.h
+// for the rules and docs/formats/kernel-protocol.md "Node restart" for the signals.
+//
+// On the starting node S, after START_PERMCONF. If its sysfile has a complete GCI G and
+// does not list S itself dead (it then died a full replica: every commit up to G is in
+// its checkpoint and redo), S recovers locally first: its own schema file
+// (DICT_RESTOREREQ: the tables as they were), every instance's rows up to G
+// (LQH_RESTOREREQ kRestoreForNodeRestart: no checkpoint after it), then the master's
+// schema (DICT_COPYREQ: tables dropped, re-created or altered meanwhile are dropped and
+// added empty), then NODE_RESTART_INITREQ keep: the old files go, the rows stay, and
+// each instance names the tables whose rows it kept. NODE_RESTART_READYREP carries G and
+// those tables, the master passes them in COPY_NODEREQ, and the live replicas send only
+// what changed since G. Anything failing in the local recovery falls back to the full
+// copy (a WARNING says why): the instances drop what they restored. Without a usable
+// recovery point (--initial, no sysfile, S listed dead) it is the full copy from the
+// start: wipe, schema, every row. Before any old file goes, the sysfile records S dead
+// (durably), so a crash from then on makes the next restart copy everything. Progress
+// of the copy (COPY_PROGRESSREP from the instances) feeds start_info() for ALL STATUS
+// and a progress line at most every 3 s.
 #include <algorithm>
 #include <utility>
 
@@ -68,8 +84,21 @@ void DistributionBlock::begin_node_restart(uint16_t master) {
   master_ = master;
   started_by_node_restart_.store(true);
   start_state_.store(NodeStartState::kJoining);
+  // Its own disk is a usable recovery point if the sysfile has a complete GCI and does
+  // not list this node itself dead (it then died as a full replica, with every commit
+  // up to that GCI in its checkpoint and redo).
+  const bool recover_locally = sysfile_gci_ > 0 && !own_sysfile_lists_self_;
+  local_recovery_gci_.store(recover_locally ? sysfile_gci_ : 0);
   DUO_BLOCK_LOG(INFO) << "node restart: the cluster runs without this node (master: node " << master
-                      << "); asking to start, this node's old data is discarded";
+                      << "); asking to start, "
+                      << (recover_locally
+                              ? "then recovering locally to GCI " + std::to_string(sysfile_gci_) +
+                                    " and copying the rows changed since"
+                              : std::string(sysfile_gci_ == 0
+                                                ? "no local data (initial node restart)"
+                                                : "the sysfile records this node dead (it was "
+                                                  "not a full replica)") +
+                                    ": its old data is discarded and every row copied");
   // Passive in the heartbeat ring until the master's membership includes this node.
   const BlockAddress membership = local_address(protocol::kMembershipBlock);
   Signal joining(protocol::kMembershipJoining);
@@ -134,15 +163,105 @@ void DistributionBlock::on_start_perm_conf(Signal& signal) {
   start_state_.store(NodeStartState::kCopying);
   copy_start_ns_ = clock().now_ns();
   DUO_BLOCK_LOG(INFO) << "node restart: allowed by node " << master_ << " at GCI " << signal.word(1)
-                      << "; discarding the old data";
+                      << (local_recovery_gci_.load() > 0 ? "; restoring the local data"
+                                                         : "; discarding the old data");
   // The coordinator takes no transaction until the node has started; the other blocks
   // learn the dead nodes.
   tell_local_blocks(protocol::kNodeStartingRep, node_id());
   announce_dead_nodes_locally();
-  inits_awaited_ = topology_.log_parts;
-  for (uint16_t part = 0; part < topology_.log_parts; ++part) {
-    send_local(protocol::kLocalQueryBlock, part, protocol::kNodeRestartInitReq, node_id());
+  if (local_recovery_gci_.load() == 0) return start_full_copy();
+  // Local recovery: the node's own schema file first (the tables as they were when it
+  // died), then every instance restores its rows to G from its checkpoint and redo,
+  // then the master's schema replaces it (DICT_COPYREQ drops the tables dropped,
+  // re-created or altered meanwhile: they start empty and are copied whole), then the
+  // old files go while the rows stay (NODE_RESTART_INITREQ keep).
+  local_step_ = LocalRecoveryStep::kRestoringSchema;
+  local_restoring_.store(true);
+  Signal request(protocol::kDictRestoreReq);
+  const BlockAddress dictionary = local_address(protocol::kDictionaryBlock);
+  request.set_receiver(dictionary);
+  if (Status sent = send(dictionary, std::move(request)); !sent.ok()) {
+    fall_back_to_full_copy("cannot reach the dictionary: " + sent.message());
   }
+}
+
+void DistributionBlock::start_full_copy() {
+  local_step_ = LocalRecoveryStep::kNone;
+  local_restoring_.store(false);
+  local_recovery_gci_.store(0);
+  record_self_dead_then_init(0);
+}
+
+void DistributionBlock::record_self_dead_then_init(uint32_t init_mode) {
+  auto init = [this, init_mode] {
+    inits_awaited_ = topology_.log_parts;
+    for (uint16_t part = 0; part < topology_.log_parts; ++part) {
+      send_local(protocol::kLocalQueryBlock, part, protocol::kNodeRestartInitReq, init_mode);
+    }
+  };
+  // Without a sysfile the disk is no recovery point anyway (a first write torn by a
+  // crash would even leave an unreadable one).
+  if (sysfile_gci_ == 0) return init();
+  // dead_since_ holds this node since START_PERMCONF.
+  sysfile_->write(sysfile_payload(recorded_gci_), [this, init](Status written) {
+    if (start_state_.load() != NodeStartState::kCopying) return;
+    if (!written.ok()) {
+      return fail_start(
+          "node restart: cannot record this node dead in its sysfile before "
+          "discarding its files: " +
+          written.message());
+    }
+    init();
+  });
+}
+
+void DistributionBlock::fall_back_to_full_copy(const std::string& why) {
+  // Never a wrong replica: whatever was restored is dropped (NODE_RESTART_INITREQ
+  // without keep), and every row comes from the live replica.
+  DUO_BLOCK_LOG(WARNING) << "node restart: local recovery to GCI " << local_recovery_gci_.load()
+                         << " failed (" << why << "); copying every row instead";
+  start_full_copy();
+}
+
+void DistributionBlock::on_local_schema_restored(Signal& signal) {
+  if (signal.word(1) != 0) {
+    return fall_back_to_full_copy(
+        "the schema file could not be read (" +
+        std::string(error_info(static_cast<ErrorCode>(std::min<uint32_t>(
+                                   signal.word(1), static_cast<uint32_t>(ErrorCode::kInternal))))
+                        .name) +
+        ")");
+  }
+  local_step_ = LocalRecoveryStep::kRestoringData;
+  local_restores_awaited_ = topology_.log_parts;
+  local_restore_failure_.clear();
+  for (uint16_t part = 0; part < topology_.log_parts; ++part) {
+    const BlockAddress target = local_address(protocol::kLocalQueryBlock, part);
+    Signal request(protocol::kLqhRestoreReq,
+                   {local_recovery_gci_.load(), protocol::kRestoreForNodeRestart});
+    request.set_receiver(target);
+    if (!send(target, std::move(request)).ok()) {
+      --local_restores_awaited_;
+      local_restore_failure_ = "log part " + std::to_string(part) + " cannot be reached";
+    }
+  }
+  if (local_restores_awaited_ == 0) fall_back_to_full_copy(local_restore_failure_);
+}
+
+void DistributionBlock::on_local_part_restored(Signal& signal) {
+  if (local_restores_awaited_ == 0) return;
+  if (signal.word(2) != 0 && local_restore_failure_.empty()) {
+    local_restore_failure_ = "log part " + std::to_string(signal.sender().instance) +
+                             " could not be restored: " + message_of(signal);
+  }
+  // Every instance must have stopped restoring before any is wiped.
+  if (--local_restores_awaited_ > 0) return;
+  if (!local_restore_failure_.empty()) return fall_back_to_full_copy(local_restore_failure_);
+  DUO_BLOCK_LOG(INFO) << "node restart: local data restored to GCI " << local_recovery_gci_.load()
+                      << "; copying the schema from node " << master_;
+  local_step_ = LocalRecoveryStep::kCopyingSchema;
+  local_restoring_.store(false);
+  send_local(protocol::kDictionaryBlock, 0, protocol::kDictCopyReq, master_);
 }
 
 void DistributionBlock::on_node_restart_init_conf(Signal& signal) {
@@ -152,17 +271,79 @@ void DistributionBlock::on_node_restart_init_conf(Signal& signal) {
     return fail_start("node restart: log part " + std::to_string(signal.sender().instance) +
                       " could not discard its old data: " + message_of(signal));
   }
+  if (local_step_ == LocalRecoveryStep::kKeeping) {
+    protocol::ByteReader in(protocol::as_view(signal.section()));
+    uint32_t table_id = 0, version = 0;
+    while (in.u32(&table_id) && in.u32(&version)) ++restored_table_parts_[{table_id, version}];
+  }
   if (--inits_awaited_ > 0) return;
-  DUO_BLOCK_LOG(INFO) << "node restart: local data discarded; copying the schema from node "
-                      << master_;
-  send_local(protocol::kDictionaryBlock, 0, protocol::kDictCopyReq, master_);
+  if (local_step_ != LocalRecoveryStep::kKeeping) {
+    DUO_BLOCK_LOG(INFO) << "node restart: local data discarded; copying the schema from node "
+                        << master_;
+    send_local(protocol::kDictionaryBlock, 0, protocol::kDictCopyReq, master_);
+    return;
+  }
+  // The tables every instance kept restored rows of: the live replicas send only the
+  // rows of those changed since G.
+  fs_client::Bytes restored;
+  uint32_t tables = 0;
+  for (const auto& [table, parts] : restored_table_parts_) {
+    if (parts != topology_.log_parts) continue;
+    protocol::put_u32(&restored, table.first);
+    protocol::put_u32(&restored, table.second);
+    ++tables;
+  }
+  local_step_ = LocalRecoveryStep::kCopying;
+  DUO_BLOCK_LOG(INFO) << "node restart: old checkpoint and redo discarded, rows of " << tables
+                      << " table(s) kept as of GCI " << local_recovery_gci_.load()
+                      << "; waiting for the changed rows";
+  Signal ready(protocol::kNodeRestartReadyRep, {node_id(), local_recovery_gci_.load()});
+  ready.set_section(std::move(restored));
+  send_to_master(std::move(ready));
 }
 
 void DistributionBlock::on_dict_copy_conf(Signal& signal) {
   if (start_state_.load() != NodeStartState::kCopying) return;
+  if (local_step_ == LocalRecoveryStep::kCopyingSchema) {
+    DUO_BLOCK_LOG(INFO) << "node restart: schema copied (" << signal.word(0)
+                        << " tables); discarding the old checkpoint and redo files";
+    local_step_ = LocalRecoveryStep::kKeeping;
+    restored_table_parts_.clear();
+    record_self_dead_then_init(protocol::kNodeRestartKeepRestored);
+    return;
+  }
   DUO_BLOCK_LOG(INFO) << "node restart: schema copied (" << signal.word(0)
                       << " tables); waiting for the rows";
-  send_to_master(Signal(protocol::kNodeRestartReadyRep, {node_id()}));
+  send_to_master(Signal(protocol::kNodeRestartReadyRep, {node_id(), 0}));
+}
+
+void DistributionBlock::on_copy_progress_rep(Signal& signal) {
+  if (start_state_.load() != NodeStartState::kCopying) return;
+  PartProgress& part = copy_progress_[static_cast<uint16_t>(signal.word(0))];
+  part.fragments = signal.word(1);
+  part.fragments_done = signal.word(2);
+  part.full_rows = static_cast<uint64_t>(signal.word(3)) | (uint64_t{signal.word(4)} << 32);
+  part.key_rows = static_cast<uint64_t>(signal.word(5)) | (uint64_t{signal.word(6)} << 32);
+  PartProgress total;
+  for (const auto& [instance, p] : copy_progress_) {
+    total.fragments += p.fragments;
+    total.fragments_done += p.fragments_done;
+    total.full_rows += p.full_rows;
+    total.key_rows += p.key_rows;
+  }
+  progress_fragments_.store(total.fragments);
+  progress_fragments_done_.store(total.fragments_done);
+  progress_full_rows_.store(total.full_rows);
+  progress_key_rows_.store(total.key_rows);
+  const uint64_t now_ns = clock().now_ns();
+  if (now_ns - progress_logged_ns_ < 3 * kNanosPerSecond) return;
+  const uint64_t rows = total.full_rows + total.key_rows;
+  const double seconds = static_cast<double>(now_ns - progress_logged_ns_) / 1e9;
+  const double rate =
+      progress_logged_ns_ == 0 ? 0.0 : static_cast<double>(rows - progress_logged_rows_) / seconds;
+  progress_logged_ns_ = now_ns;
+  progress_logged_rows_ = rows;
+  DUO_BLOCK_LOG(INFO) << start_info() << ", " << static_cast<uint64_t>(rate) << " rows/s";
 }
 
 void DistributionBlock::on_dict_copy_ref(Signal& signal) {
@@ -294,6 +475,8 @@ void DistributionBlock::on_node_restart_ready_rep(Signal& signal) {
       node_restart_->step != NodeRestart::Step::kPreparing) {
     return;
   }
+  node_restart_->since_gci = signal.word(1);
+  node_restart_->restored_tables = signal.section();
   // Every live node (and the starting one) routes the starting node's writes to it
   // before any row is copied.
   node_restart_->step = NodeRestart::Step::kStarting;
@@ -373,10 +556,18 @@ void DistributionBlock::send_node_started_if_idle() {
   const uint16_t node = node_restart_->node;
   node_restart_->started_sent = true;
   node_restart_->awaiting.clear();
+  // The nodes still unrecovered: the starting node heard no GCP_COMPLETEREP while it
+  // copied, so it may still list a node that became recoverable meanwhile.
+  fs_client::Bytes unrecovered;
+  for (const auto& [peer, since] : unrecovered_) {
+    protocol::put_u16(&unrecovered, peer);
+    protocol::put_u32(&unrecovered, since);
+  }
   for (uint16_t peer : data_nodes_) {
     if (is_dead(peer) && peer != node) continue;
     const BlockAddress target{peer, protocol::kDistributionBlock, 0};
     Signal rep(protocol::kNodeStartedRep, {node, current_gci_.load()});
+    rep.set_section(unrecovered);
     rep.set_receiver(target);
     if (send(target, std::move(rep)).ok()) node_restart_->awaiting.insert(peer);
   }
@@ -404,6 +595,12 @@ void DistributionBlock::on_node_recoverable_rep(Signal& signal) {
   if (!is_master()) {
     // The master moved meanwhile: pass it on.
     send_to_master(Signal(protocol::kNodeRecoverableRep, {node}));
+    return;
+  }
+  // Two restarted nodes may report in the same round (one restarted while the other
+  // was not yet recoverable): neither report may be lost.
+  if (revive_next_round_ != 0 && revive_next_round_ != node) {
+    revive_later_.insert(node);
     return;
   }
   revive_next_round_ = node;
@@ -465,13 +662,18 @@ void DistributionBlock::on_node_starting_conf(Signal& signal) {
   for (uint16_t peer : group) {
     if (peer == node || is_dead(peer)) continue;
     const BlockAddress target{peer, protocol::kDistributionBlock, 0};
-    Signal request(protocol::kCopyNodeReq, {node});
+    Signal request(protocol::kCopyNodeReq, {node, node_restart_->since_gci});
+    request.set_section(node_restart_->restored_tables);
     request.set_receiver(target);
     if (send(target, std::move(request)).ok()) node_restart_->awaiting.insert(peer);
   }
   DUO_BLOCK_LOG(INFO) << "node restart of data node " << node << ": every node writes to it; "
                       << "copying rows from " << node_restart_->awaiting.size()
-                      << " node(s) of its group";
+                      << " node(s) of its group"
+                      << (node_restart_->since_gci > 0
+                              ? " (changed since GCI " + std::to_string(node_restart_->since_gci) +
+                                    ", which it restored locally)"
+                              : " (every row)");
   if (node_restart_->awaiting.empty()) abort_node_restart("no live node can copy to it");
 }
 
@@ -482,7 +684,11 @@ void DistributionBlock::on_copy_node_req(Signal& signal) {
   copy_fragments_ = 0;
   copies_awaited_ = topology_.log_parts;
   for (uint16_t part = 0; part < topology_.log_parts; ++part) {
-    send_local(protocol::kLocalQueryBlock, part, protocol::kCopyNodeReq, copy_node_);
+    const BlockAddress target = local_address(protocol::kLocalQueryBlock, part);
+    Signal request(protocol::kCopyNodeReq, {copy_node_, signal.word(1)});
+    request.set_section(signal.section());
+    request.set_receiver(target);
+    send(target, std::move(request)).ignore_error();
   }
 }
 
@@ -495,6 +701,19 @@ void DistributionBlock::on_node_started_rep(Signal& signal) {
     unrecovered_[node] = dead->second;
     dead_since_.erase(dead);
   }
+  if (node == node_id() && start_state_.load() == NodeStartState::kCopying) {
+    // The master's record of the nodes not yet recoverable replaces this node's (taken
+    // at START_PERMCONF): some may have become recoverable while it copied.
+    std::map<uint16_t, uint32_t> unrecovered;
+    protocol::ByteReader in(protocol::as_view(signal.section()));
+    uint16_t peer = 0;
+    uint32_t since = 0;
+    while (in.u16(&peer) && in.u32(&since)) unrecovered[peer] = since;
+    if (auto self = unrecovered_.find(node_id()); self != unrecovered_.end()) {
+      unrecovered.insert(*self);
+    }
+    unrecovered_ = std::move(unrecovered);
+  }
   master_ = lowest_live_node();
   local_answer_to_ = signal.sender();
   local_answer_id_ = protocol::kNodeStartedConf;
@@ -505,8 +724,15 @@ void DistributionBlock::on_node_started_rep(Signal& signal) {
     send_local(protocol::kCoordinatorBlock, 0, protocol::kGcpSwitchReq, gci);
     start_state_.store(NodeStartState::kStarted);
     const double seconds = static_cast<double>(clock().now_ns() - copy_start_ns_) / 1e9;
-    DUO_BLOCK_LOG(INFO) << "node restart: started in GCI " << gci << " after " << seconds
-                        << " s; taking a local checkpoint";
+    // One line that says how the node caught up (tests grep it).
+    DUO_BLOCK_LOG(INFO)
+        << "node restart: started in GCI " << gci << " after " << seconds << " s; "
+        << (local_recovery_gci_.load() > 0
+                ? "recovered locally to GCI " + std::to_string(local_recovery_gci_.load()) +
+                      ", copied only changed rows: " + std::to_string(progress_full_rows_.load()) +
+                      " rows whole, " + std::to_string(progress_key_rows_.load()) + " unchanged"
+                : "copied every row: " + std::to_string(progress_full_rows_.load()) + " rows")
+        << "; taking a local checkpoint";
     lcps_awaited_ = topology_.log_parts;
     for (uint16_t part = 0; part < topology_.log_parts; ++part) {
       send_local(protocol::kLocalQueryBlock, part, protocol::kLcpStartReq, 0);
@@ -540,6 +766,30 @@ void DistributionBlock::on_node_started_conf(Signal& signal) {
   if (!node_restart_ || node_restart_->node != node || !node_restart_->started_sent) return;
   node_restart_->awaiting.erase(signal.sender().node_id);
   if (node_restart_->awaiting.empty()) finish_node_restart();
+}
+
+// ---------------------------------------------------------------------------------------
+// Progress (any thread: atomics only)
+
+std::string DistributionBlock::start_info() const {
+  const NodeStartState state = start_state_.load();
+  if (state != NodeStartState::kCopying) return node_start_state_name(state);
+  const uint32_t fragments = progress_fragments_.load();
+  const uint32_t done = progress_fragments_done_.load();
+  const uint64_t full_rows = progress_full_rows_.load();
+  const uint64_t key_rows = progress_key_rows_.load();
+  const uint32_t since = local_recovery_gci_.load();
+  if (local_restoring_.load()) {
+    return "node restart: restoring this node's own data to GCI " + std::to_string(since);
+  }
+  std::string info = since > 0 ? "node restart: recovered locally to GCI " + std::to_string(since) +
+                                     ", copying changed rows: "
+                               : std::string("node restart: copying rows: ");
+  const uint32_t percent = fragments == 0 ? 0 : std::min<uint32_t>(100, 100 * done / fragments);
+  info += std::to_string(percent) + "% (" + std::to_string(done) + " of " +
+          std::to_string(fragments) + " fragments, " + std::to_string(full_rows) + " rows";
+  if (since > 0) info += ", " + std::to_string(key_rows) + " unchanged";
+  return info + ")";
 }
 
 }  // namespace duo::distribution

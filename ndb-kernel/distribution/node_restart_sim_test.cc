@@ -15,8 +15,17 @@
 // node still up crashes (unsynced disk writes lost) and restarts: the restarted node
 // recovers from its own disk every transfer acknowledged at or below the recovered
 // GCI. Scenarios: one crash and restart; a crash of the starting node in the middle of
-// its copy, then a second restart; two nodes restarting one after the other (the second
-// while the first is not yet recoverable). 2 data nodes and 4 (2 node groups).
+// its restart (early, or once its copy runs), then a second restart; two nodes
+// restarting one after the other (the second while the first is not yet recoverable).
+// 2 data nodes and 4 (2 node groups).
+//
+// Each restart is, as the seed chooses, a normal node restart (the node recovers its
+// own disk to its sysfile's GCI, then the live replica sends the rows changed since
+// whole and the others as keys: checked that unchanged rows went as keys) or an initial
+// one (its disk wiped first, as --initial does: every row copied, none as a key), or a
+// normal one whose redo cannot be read (the local recovery falls back to copying every
+// row). A node that died once its restart had started discarding its files must copy
+// everything at its next restart.
 //
 // DUO_NODE_RESTART_SEEDS=N runs N seeds per scenario (CI: 20), from
 // DUO_NODE_RESTART_FIRST_SEED (1); a failing seed prints the command that replays it.
@@ -31,6 +40,7 @@
 #include "ndb-kernel/local_query/local_query_block.h"
 #include "ndb-kernel/membership/membership_block.h"
 #include "ndb-kernel/membership/sim_arbitrator.h"
+#include "ndb-kernel/sim/sim_file_system.h"
 #include "ndb-kernel/testing/bank_accounts.h"
 #include "ndb-kernel/testing/sim_cluster.h"
 
@@ -220,7 +230,64 @@ class NodeRestartTest : public ::testing::Test {
     }
     return true;
   }
+  // Sums over the up nodes' local_query instances.
+  uint64_t copy_sent(bool keys) {
+    uint64_t total = 0;
+    for (uint16_t n : cluster_.data_nodes()) {
+      if (down_.count(n) != 0) continue;
+      for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
+        auto* lqh =
+            cluster_.block<local_query::LocalQueryBlock>(n, protocol::kLocalQueryBlock, part);
+        if (lqh != nullptr) total += keys ? lqh->copy_key_rows_sent() : lqh->copy_full_rows_sent();
+      }
+    }
+    return total;
+  }
+  bool copy_running_anywhere() {
+    for (uint16_t n : cluster_.data_nodes()) {
+      if (down_.count(n) != 0) continue;
+      for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
+        auto* lqh =
+            cluster_.block<local_query::LocalQueryBlock>(n, protocol::kLocalQueryBlock, part);
+        if (lqh != nullptr && lqh->copy_running()) return true;
+      }
+    }
+    return false;
+  }
+  // As --initial: the node's file system is emptied before it starts.
+  void wipe_disk(uint16_t node) {
+    sim::SimDisk& disk = cluster_.disk(node);
+    std::vector<std::string> names;
+    uint32_t os_errno = 0;
+    ASSERT_TRUE(disk.list_directory("", &names, &os_errno).ok());
+    for (std::string name : names) {
+      if (!name.empty() && name.back() == '/') name.pop_back();
+      ASSERT_TRUE(disk.remove_path(name, true, &os_errno).ok());
+    }
+  }
+  // Restarts `node`, wiping its disk first (an initial node restart) one time in three;
+  // otherwise, one time in four, with its redo files of log part 0 unreadable: the
+  // local recovery fails and falls back to copying every row.
   void restart(uint16_t node) {
+    const bool initial = random_.uniform(3) == 0;
+    const bool unreadable = !initial && random_.uniform(4) == 0;
+    initial_[node] = initial || unreadable;
+    cluster_.disk(node).clear_faults();
+    if (initial) {
+      wipe_disk(node);
+      if (HasFatalFailure()) return;
+    }
+    if (unreadable) {
+      std::vector<std::string> names;
+      uint32_t os_errno = 0;
+      ASSERT_TRUE(cluster_.disk(node).list_directory("redo/part0", &names, &os_errno).ok());
+      for (const std::string& name : names) {
+        cluster_.disk(node).fail_path("redo/part0/" + name, /*reads=*/true, /*writes=*/false);
+      }
+      // Nothing to read: nothing to fail. Then it is an ordinary local recovery.
+      if (names.empty()) initial_[node] = false;
+    }
+    keys_sent_before_[node] = copy_sent(true);
     ASSERT_TRUE(cluster_.sim().restart_node(node).ok());
     // As duo_mgmd does when a data node connects as starting: the arbitrator forgets
     // that it granted a side without it.
@@ -337,6 +404,9 @@ class NodeRestartTest : public ::testing::Test {
   std::set<uint64_t> refused_;
   std::set<uint64_t> unknown_;
   uint64_t next_transfer_ = 1;
+  std::map<uint16_t, bool> initial_;               // its last restart was initial
+  std::map<uint16_t, uint64_t> keys_sent_before_;  // copy_sent(true) before its restart
+  bool files_discarded_ = false;  // crashed once the copy ran (its files were gone)
 };
 
 void NodeRestartTest::run(Scenario scenario) {
@@ -356,23 +426,61 @@ void NodeRestartTest::run(Scenario scenario) {
   restart(victim);
   if (scenario == Scenario::kCrashDuringCopy) {
     // The starting node dies in the middle of its copy, then starts again.
+    // Early (restoring, or discarding its files), or once rows are being copied to it
+    // (its files are gone: its next restart must copy everything).
+    const bool late = random_.uniform(2) == 0;
     ASSERT_TRUE(pump(
         [&] {
           DistributionBlock* d = dih(victim);
-          return d != nullptr && d->start_state() == NodeStartState::kCopying &&
-                 random_.uniform(8) == 0;
+          if (d == nullptr || d->start_state() != NodeStartState::kCopying) return false;
+          return late ? copy_running_anywhere() && random_.uniform(4) == 0
+                      : random_.uniform(8) == 0;
         },
         30'000))
         << "node " << victim << " never reached the copy";
     crash(victim);
+    files_discarded_ = late;
     ASSERT_TRUE(pump([&] { return declared_dead_everywhere(victim); }, 20'000))
         << "node " << victim << " was not declared dead again";
     restart(victim);
   }
-  ASSERT_TRUE(pump([&] { return started(victim) && restarts_completed() >= 1; }, 60'000))
+  // What ALL STATUS shows as startinfo while it copies (sampled at every answer).
+  bool seen_local_progress = false, seen_full_progress = false;
+  ASSERT_TRUE(pump(
+      [&] {
+        DistributionBlock* d = dih(victim);
+        if (d != nullptr && d->start_state() == NodeStartState::kCopying) {
+          const std::string info = d->start_info();
+          if (info.find("% (") != std::string::npos) {
+            seen_local_progress |= info.starts_with("node restart: recovered locally to GCI");
+            seen_full_progress |= info.starts_with("node restart: copying rows: ");
+          }
+        }
+        return started(victim) && restarts_completed() >= 1;
+      },
+      60'000))
       << "node " << victim << " did not finish its node restart (state "
       << (dih(victim) ? distribution::node_start_state_name(dih(victim)->start_state()) : "down")
       << ")";
+  // How it caught up: an initial restart copies every row; a normal one whose disk is a
+  // full replica restores it and gets the filler rows (never changed) as keys.
+  // The files it discarded are gone: no fault injection needed any more.
+  cluster_.disk(victim).clear_faults();
+  const bool must_copy_all =
+      initial_[victim] || (scenario == Scenario::kCrashDuringCopy && files_discarded_);
+  EXPECT_TRUE(seen_local_progress || seen_full_progress) << "no copy progress was shown";
+  if (must_copy_all) {
+    EXPECT_FALSE(seen_local_progress);
+    EXPECT_EQ(dih(victim)->local_recovery_gci(), 0u);
+    EXPECT_EQ(copy_sent(true), keys_sent_before_[victim]) << "keys sent to a node with no rows";
+  } else if (scenario != Scenario::kCrashDuringCopy) {
+    EXPECT_GT(dih(victim)->local_recovery_gci(), 0u)
+        << "node " << victim << " did not recover locally";
+    EXPECT_TRUE(seen_local_progress);
+    // Its group holds about half the filler rows with 4 nodes (placement by hash).
+    EXPECT_GE(copy_sent(true), keys_sent_before_[victim] + kFillerRows / 4)
+        << "unchanged rows were not sent as keys";
+  }
   if (scenario == Scenario::kTwoRestarts) {
     // Right after, before the first can recover by itself: another node (its peer with
     // 2 data nodes, a node of the other group with 4) crashes and restarts too, copying
@@ -390,6 +498,7 @@ void NodeRestartTest::run(Scenario scenario) {
     ASSERT_TRUE(
         pump([&] { return started(second) && dih(second)->started_by_node_restart(); }, 60'000))
         << "node " << second << " did not finish its node restart";
+    cluster_.disk(second).clear_faults();
   }
   // It checkpoints, and from the next complete GCI on it is no longer recorded dead.
   ASSERT_TRUE(pump(

@@ -33,8 +33,11 @@
 //     every participant of it has committed).
 //
 //   - Node restart (local_query_node_restart.cc; docs/formats/kernel-protocol.md "Node
-//     restart"). On the starting node S: NODE_RESTART_INITREQ wipes the old life (tables,
-//     checkpoint, redo) and puts the part in copying state until NODE_STARTEDREP{S}:
+//     restart"). On the starting node S: NODE_RESTART_INITREQ wipes the old life (the
+//     checkpoint and redo, and the tables unless S just restored its own disk to GCI G:
+//     then the rows stay and only what changed since G is copied, the rest confirmed by
+//     key and the rows deleted meanwhile swept) and puts the part in copying state until
+//     NODE_STARTEDREP{S}:
 //     unique indexes are not enforced and an operation on a row S does not have yet is
 //     lenient (update/delete/interpreted update of a missing row do nothing, an insert
 //     of an existing row overwrites it); COPY_ROWSREQ batches from the live replica are
@@ -68,6 +71,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -170,12 +174,21 @@ class LocalQueryBlock final : public kernel::Block {
   // Whether a COPY_NODEREQ is being served here, and rows sent by this part's copies.
   bool copy_running() const { return copy_ != nullptr; }
   uint64_t rows_copied() const { return rows_copied_; }
+  // Copy of changed rows: records this part sent as whole rows (changed since the
+  // starting node's restore GCI, or every row of a full copy) and as keys alone
+  // (unchanged since), and, on a starting node, rows its sweeps deleted.
+  uint64_t copy_full_rows_sent() const { return copy_full_rows_sent_; }
+  uint64_t copy_key_rows_sent() const { return copy_key_rows_sent_; }
+  uint64_t copy_rows_swept() const { return copy_rows_swept_; }
 
  private:
   // A table this instance knows, with the fragments it holds. Heap-allocated and never
   // moved, because the fragments point at def.schema.
   struct Table {
     protocol::TableDef def;
+    // Node restart: the fragments hold rows restored from this node's own disk (a
+    // LQH_RESTOREREQ with kRestoreForNodeRestart), so the copy sends only what changed.
+    bool restored = false;
     std::map<uint32_t, std::unique_ptr<storage::Fragment>> fragments;  // by fragment id
   };
 
@@ -367,6 +380,8 @@ class LocalQueryBlock final : public kernel::Block {
   void lcp_finished();
   void fail_lcp(const Status& status);
   void maybe_start_lcp();
+  // False while the first checkpoint after a node restart must wait (lcp_min_start_gci_).
+  bool lcp_may_start() const;
 
   // ---- Restore (restore.cc) ----
   struct RestoreFile {
@@ -396,6 +411,7 @@ class LocalQueryBlock final : public kernel::Block {
     uint64_t lcp_rows = 0, lcp_bytes = 0, redo_records = 0, redo_bytes = 0;
     uint64_t total_bytes = 0;  // estimate, for the progress percentage
     uint64_t start_ns = 0, last_log_ns = 0;
+    bool for_node_restart = false;  // kRestoreForNodeRestart: no checkpoint after it
   };
   // Reads a whole small file; nullopt if it does not exist.
   using WholeFileDone = std::function<void(Result<std::optional<Bytes>>)>;
@@ -437,10 +453,18 @@ class LocalQueryBlock final : public kernel::Block {
     std::vector<uint64_t> older_transids;
     std::vector<std::pair<uint32_t, uint32_t>> todo;  // (table, fragment)
     size_t next = 0;
-    // The fragment being copied (started = its scan was opened).
+    // The starting node restored its disk to this GCI (0: it has nothing, copy every
+    // row), and the (table id, version) pairs whose rows it restored: only their
+    // fragments are copied "since" that GCI.
+    uint32_t since_gci = 0;
+    std::set<std::pair<uint32_t, uint32_t>> restored_tables;
+    // The fragment being copied (started = its scan was opened), and the GCI rows
+    // changed after are sent whole (0: all); others go as their key alone.
     bool started = false;
     uint32_t table_id = 0;
     uint32_t fragment_id = 0;
+    uint32_t fragment_since_gci = 0;
+    bool end_in_flight = false;  // the batch in flight is the fragment's end marker
     std::unique_ptr<storage::Fragment::Scan> scan;
     std::deque<storage::AttrValues> keys;  // scanned, not yet copied, in scan order
     storage::TxId tx = storage::kNullId;   // holds the shared locks of the batch in flight
@@ -452,7 +476,8 @@ class LocalQueryBlock final : public kernel::Block {
     std::optional<kernel::Signal> unsent;
     uint64_t unsent_since_ns = 0;
     uint32_t fragments = 0;
-    uint64_t rows = 0;
+    uint64_t rows = 0;  // records confirmed (whole rows and keys)
+    uint64_t full_rows = 0, key_rows = 0;
     uint64_t start_ns = 0, last_log_ns = 0, rows_at_last_log = 0;
   };
   // A COPY_ROWSREQ on the starting node whose rows are not all written yet (a row was
@@ -463,6 +488,10 @@ class LocalQueryBlock final : public kernel::Block {
     uint32_t fragment_id = 0;
     uint32_t batch = 0;
     storage::RowBatch rows;
+    // Per row: its GCI at the source (a whole row), or 0 (a key: unchanged since).
+    std::vector<uint32_t> gcis;
+    uint32_t since_gci = 0;     // the source's G for this fragment (0: full copy)
+    bool fragment_end = false;  // sweep the fragment, then answer
     size_t next = 0;
     uint64_t give_up_ns = 0;
     uint32_t generation = 0;
@@ -491,6 +520,8 @@ class LocalQueryBlock final : public kernel::Block {
   // Node failure or table drop: what the copies of `node` / on `table_id` hold goes.
   void copy_node_failed(uint16_t node);
   void copy_table_dropped(uint32_t table_id);
+  // The starting side: copy progress to this node's distribution block.
+  void report_copy_progress();
 
   // ---- Helpers ----
   Table* find_table(uint32_t table_id);
@@ -543,6 +574,13 @@ class LocalQueryBlock final : public kernel::Block {
   // before its first checkpoint's record, so a crash never leaves only a torn slot.
   bool empty_control_written_ = false;
   uint64_t lcp_start_lsn_ = 0;  // redo LSN when the last checkpoint started
+  // Node restart: the GCI after the one this node started in (0: none). While the
+  // node was copying, a chain write on a row the copy had not yet made current (a
+  // restored row unchanged here since G, changed at the live replica) logged an image
+  // the copy then replaced in memory without redo. So no checkpoint may need redo of
+  // those GCIs: checkpoints start once this part saved the started GCI (every commit
+  // of it is in memory), and keep redo from this GCI on.
+  uint32_t lcp_min_start_gci_ = 0;
   uint32_t continue_generation_ = 0;
 
   // Restore.
@@ -566,6 +604,13 @@ class LocalQueryBlock final : public kernel::Block {
   std::map<uint16_t, CopyWrite> copy_writes_;  // by source node
   uint32_t copy_generation_ = 0;
   uint64_t rows_copied_ = 0;
+  uint64_t copy_full_rows_sent_ = 0;
+  uint64_t copy_key_rows_sent_ = 0;
+  uint64_t copy_rows_swept_ = 0;
+  // Starting node: fragments whose copy ended, rows written and keys marked (progress).
+  uint32_t copy_fragments_received_ = 0;
+  uint64_t copy_full_rows_received_ = 0;
+  uint64_t copy_key_rows_received_ = 0;
 };
 
 }  // namespace duo::local_query

@@ -48,11 +48,17 @@ size_t encoded_values_bytes(const storage::AttrValues& values, size_t first) {
 void LocalQueryBlock::on_lcp_start(Signal& signal) {
   // One checkpoint at a time. A request during one (or during a restore) gets the next
   // one, which starts after it: "checkpoint now" must cover what it saw committed.
-  if (lcp_ != nullptr || restore_ != nullptr) {
+  if (lcp_ != nullptr || restore_ != nullptr || !lcp_may_start()) {
     lcp_requesters_.push_back(signal.sender());
     return;
   }
   start_lcp({signal.sender()}, std::nullopt);
+}
+
+bool LocalQueryBlock::lcp_may_start() const {
+  // After a node restart, every commit of the GCIs the copy ran in must be in memory
+  // first: the checkpoint then needs no redo of them (see lcp_min_start_gci_).
+  return lcp_min_start_gci_ == 0 || saved_gci_ + 1 >= lcp_min_start_gci_;
 }
 
 void LocalQueryBlock::on_continue(Signal& signal) {
@@ -84,7 +90,10 @@ void LocalQueryBlock::on_continue(Signal& signal) {
 void LocalQueryBlock::maybe_start_lcp() {
   // A copying part's checkpoint would hold a partial copy: the one after the node
   // restart (LCP_STARTREQ) is the first that counts.
-  if (lcp_ != nullptr || restore_ != nullptr || options_.lcp_redo_bytes == 0 || copying_) return;
+  if (lcp_ != nullptr || restore_ != nullptr || options_.lcp_redo_bytes == 0 || copying_ ||
+      !lcp_may_start()) {
+    return;
+  }
   if (redo_.appended_lsn() - lcp_start_lsn_ < options_.lcp_redo_bytes) return;
   start_lcp({}, std::nullopt);
 }
@@ -103,7 +112,7 @@ void LocalQueryBlock::start_lcp(std::vector<BlockAddress> requesters,
     run.start_gci = *restore_gci + 1;
     run.max_gci = *restore_gci;
   } else {
-    run.start_gci = std::max<uint32_t>(highest_commit_gci_, 1);
+    run.start_gci = std::max<uint32_t>({highest_commit_gci_, 1, lcp_min_start_gci_});
   }
   for (const auto& [table_id, table] : tables_) {
     for (const auto& [fragment_id, fragment] : table->fragments) {
@@ -355,7 +364,7 @@ void LocalQueryBlock::lcp_finished() {
                                   {run->lcp_id, static_cast<uint32_t>(run->rows), 0}));
   }
   if (run->after_restore) restore_finished(Status::OK());
-  if (!lcp_requesters_.empty() && lcp_ == nullptr && restore_ == nullptr) {
+  if (!lcp_requesters_.empty() && lcp_ == nullptr && restore_ == nullptr && lcp_may_start()) {
     start_lcp(std::exchange(lcp_requesters_, {}), std::nullopt);
   }
 }

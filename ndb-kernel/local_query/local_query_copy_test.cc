@@ -8,7 +8,10 @@
 // ending with node 2 holding exactly node 1's rows, over many seeds; transactions that
 // predate the copy; the starting node failing mid-copy (locks released, no answer);
 // and the restarted node restoring by itself from its post-restart checkpoint and redo,
-// with nothing of its old life.
+// with nothing of its old life. A normal node restart: node 2 restores its own disk to
+// its last saved GCI G, then only rows changed since G come whole (the others as keys,
+// node 1's deletes swept), under load, over many seeds; a table node 2 re-created (as
+// the schema copy does for one dropped, re-created or altered meanwhile) comes whole.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -92,7 +95,7 @@ class Workload final : public kernel::Block {
          {protocol::kScanFragConf, protocol::kScanFragRef, protocol::kTableAddConf,
           protocol::kNodeRestartInitConf, protocol::kNodeStartingConf, protocol::kNodeStartedConf,
           protocol::kCopyNodeConf, protocol::kCopyNodeRef, protocol::kGcpSaveConf,
-          protocol::kLcpStartConf, protocol::kLqhRestoreConf}) {
+          protocol::kLcpStartConf, protocol::kLqhRestoreConf, protocol::kTableDropConf}) {
       on(id, &Workload::on_answer);
     }
   }
@@ -847,6 +850,165 @@ TEST_F(LocalQueryCopyTest, RestartInitNeedsAFreshPartAndCopyNeedsAStartingNode) 
     EXPECT_EQ(ref.word(0), kStarting);
     EXPECT_EQ(ref.word(1), static_cast<uint32_t>(ErrorCode::kTransactionState));
   }
+}
+
+// A normal node restart: node 2 held the table and saved its redo up to GCI G (with a
+// checkpoint or not, as the seed says), died, and node 1 went on inserting, updating
+// and deleting. Node 2 restores itself to G (LQH_RESTOREREQ for a node restart), keeps
+// those rows (NODE_RESTART_INITREQ keep: its old files go), and node 1 copies only what
+// changed since G while the load goes on; rows node 1 deleted meanwhile are swept.
+// Returns {whole rows sent, keys sent}.
+class CopySinceRestore : public LocalQueryCopyTest {
+ public:
+  std::pair<uint64_t, uint64_t> run(uint64_t seed, bool recreate_table, bool load_after) {
+    LocalQueryOptions options;
+    options.copy_batch_rows = 1 + static_cast<uint32_t>(seed % 8);
+    options.lock_wait_timeout_ms = 100;
+    options.redo_file_bytes = 4096;
+    start(seed, options);
+    add_table(1);
+    add_table(kStarting);
+    workload_->start_load(8, 200);
+    sim_->run_for(60 * kMs);
+    stop_load_and_drain();
+    if (seed % 2 == 0) {
+      checkpoint(kStarting);
+      workload_->start_load(4, 200);
+      sim_->run_for(20 * kMs);
+      stop_load_and_drain();
+    }
+    // GCI G: every commit so far is at or below it, and node 2 saved it.
+    const uint32_t first_unsaved = routing_.gci;
+    save_gcis_until(kStarting, [&] { return routing_.gci > first_unsaved; });
+    const uint32_t restore_gci = routing_.gci - 1;
+    fail_node_2();
+    if (load_after) {
+      workload_->start_load(4, 200);
+      sim_->run_for(15 * kMs);
+    }
+    const uint64_t full_before = sent(true), keys_before = sent(false);
+
+    // Node 2 restarts: its own disk first.
+    EXPECT_TRUE(sim_->restart_node(kStarting).ok());
+    sim_->run_for(1 * kMs);
+    add_table(kStarting);
+    send_to_parts(kStarting, Signal(protocol::kLqhRestoreReq,
+                                    {restore_gci, protocol::kRestoreForNodeRestart}));
+    for (uint16_t part = 0; part < kLogParts; ++part) {
+      Signal conf = must_wait_for(protocol::kLqhRestoreConf);
+      EXPECT_EQ(conf.word(2), 0u) << std::string(conf.section().begin(), conf.section().end());
+    }
+    if (recreate_table) {
+      // As the schema copy does for a table re-created meanwhile: dropped, added empty.
+      const uint32_t request_id = ++next_request_;
+      send_to_parts(kStarting, protocol::DictMsg{request_id, kTable, 0, 0, ""}.to_signal(
+                                   protocol::kTableDropReq));
+      for (uint16_t part = 0; part < kLogParts; ++part) must_wait_for(protocol::kTableDropConf);
+      add_table(kStarting);
+    }
+    // Its old files go, the rows stay; the answer names the tables whose rows it kept.
+    send_to_parts(kStarting,
+                  Signal(protocol::kNodeRestartInitReq, {protocol::kNodeRestartKeepRestored}));
+    Bytes restored_tables;
+    for (uint16_t part = 0; part < kLogParts; ++part) {
+      Signal conf = must_wait_for(protocol::kNodeRestartInitConf);
+      EXPECT_EQ(conf.word(1), 0u);
+      restored_tables = conf.section();
+      Bytes expected;
+      if (!recreate_table) {
+        protocol::put_u32(&expected, kTable);
+        protocol::put_u32(&expected, kVersion);
+      }
+      EXPECT_EQ(conf.section(), expected);
+    }
+    for (uint16_t part = 0; part < kLogParts; ++part) {
+      EXPECT_FALSE(disks_[kStarting]->file_exists(lcp_control_path(part, 0)));
+      EXPECT_FALSE(disks_[kStarting]->file_exists(redo_path(part, 1)));
+      EXPECT_TRUE(lqh_[kStarting][part]->copying());
+    }
+    routing_.dead.clear();
+    routing_.starting = {kStarting};
+    to_parts_and_wait({1, kStarting}, Signal(protocol::kNodeStartingRep, {kStarting}),
+                      protocol::kNodeStartingConf);
+    workload_->start_load(6, 220);  // some new keys too
+    Signal copy(protocol::kCopyNodeReq, {kStarting, restore_gci});
+    copy.set_section(restored_tables);
+    send_to_parts(1, copy);
+    for (uint16_t part = 0; part < kLogParts; ++part) {
+      auto answer = wait_for([](const Signal& s) {
+        return s.id() == protocol::kCopyNodeConf || s.id() == protocol::kCopyNodeRef;
+      });
+      if (!answer) {
+        ADD_FAILURE() << "no COPY_NODECONF";
+        break;
+      }
+      EXPECT_EQ(answer->id(), protocol::kCopyNodeConf);
+    }
+    sim_->run_for(5 * kMs);
+    stop_load_and_drain();
+    node_2_started();
+    const Rows on_1 = contents(1);
+    const Rows on_2 = contents(2);
+    EXPECT_FALSE(on_1.empty());
+    EXPECT_EQ(on_1.size(), on_2.size());
+    EXPECT_TRUE(on_1 == on_2) << "node 2 differs from node 1";
+    expect_consistent(1);
+    expect_consistent(2);
+    return {sent(true) - full_before, sent(false) - keys_before};
+  }
+
+  // Records node 1's copies sent whole (true) or as keys (false).
+  uint64_t sent(bool whole) {
+    uint64_t total = 0;
+    for (uint16_t part = 0; part < kLogParts; ++part) {
+      total += whole ? lqh_[1][part]->copy_full_rows_sent() : lqh_[1][part]->copy_key_rows_sent();
+    }
+    return total;
+  }
+  uint64_t swept() {
+    uint64_t total = 0;
+    for (uint16_t part = 0; part < kLogParts; ++part)
+      total += lqh_[kStarting][part]->copy_rows_swept();
+    return total;
+  }
+};
+
+TEST_F(CopySinceRestore, StartingNodeEndsWithExactlyTheLiveReplicasRows) {
+  const LogLevel saved_level = log_level();
+  set_log_level(LogLevel::kWarning);
+#if defined(DUO_SANITIZE) || !defined(NDEBUG)
+  constexpr uint64_t kSeeds = 20;
+#else
+  constexpr uint64_t kSeeds = 150;
+#endif
+  uint64_t keys = 0, swept_rows = 0;
+  for (uint64_t seed = 1; seed <= kSeeds && !HasFailure(); ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const auto [whole, keys_sent] = run(seed, false, true);
+    EXPECT_GT(whole, 0u);
+    keys += keys_sent;
+    swept_rows += swept();
+  }
+  // Unchanged rows went as keys; rows deleted while node 2 was down were swept.
+  EXPECT_GT(keys, 0u);
+  EXPECT_GT(swept_rows, 0u);
+  set_log_level(saved_level);
+}
+
+// Nothing changed while node 2 was down and no load runs during the copy... except the
+// load the copy itself runs under: still, most rows go as keys.
+TEST_F(CopySinceRestore, UnchangedRowsGoAsKeys) {
+  const auto [whole, keys] = run(3, false, false);
+  EXPECT_GT(keys, whole) << "rows unchanged since the restore GCI were sent whole";
+  EXPECT_GT(keys, 0u);
+}
+
+// A table node 2 re-created (dropped and added again, as the schema copy does when the
+// cluster's table is another one now): every row comes whole, none as a key.
+TEST_F(CopySinceRestore, RecreatedTableIsCopiedWhole) {
+  const auto [whole, keys] = run(5, true, true);
+  EXPECT_EQ(keys, 0u);
+  EXPECT_GT(whole, 0u);
 }
 
 }  // namespace

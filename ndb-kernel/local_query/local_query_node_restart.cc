@@ -1,22 +1,54 @@
-// LocalQueryBlock: node restart (NDB's DBLQH part of an initial node restart; the
-// protocol is in docs/formats/kernel-protocol.md "Node restart").
+// LocalQueryBlock: node restart (NDB's DBLQH part of a node restart; the protocol is in
+// docs/formats/kernel-protocol.md "Node restart").
 //
-// On the starting node S: NODE_RESTART_INITREQ forgets the old life (tables, the
-// checkpoint and redo files of this part) and puts the part in copying state; the
-// schema then arrives (TABLE_ADDREQ) and every write of S's fragments comes down the
-// chain to S last. While copying, an operation on a row S does not have yet is lenient
-// and COPY_ROWSREQ batches from the live replica are written (insert-or-overwrite,
-// committed at once, no redo: the checkpoint S takes after NODE_STARTEDREP covers them).
+// On the starting node S: NODE_RESTART_INITREQ ends the old life's files (the checkpoint
+// and redo of this part) and puts the part in copying state. Without kNodeRestartKeep-
+// Restored (an initial node restart, or a disk that is no full replica) it also drops
+// every table: the schema then arrives (TABLE_ADDREQ) and every row is copied. With it,
+// the rows S restored from its own disk to GCI G just before (LQH_RESTOREREQ with
+// kRestoreForNodeRestart, restore.cc) stay, and the answer names the tables they belong
+// to (those the schema copy kept: same id and version as the cluster's). Every write of
+// S's fragments comes down the chain to S last. While copying, an operation on a row S
+// does not have yet is lenient, and COPY_ROWSREQ batches from the live replica are
+// written (insert-or-overwrite, committed at once, no redo: the checkpoint S takes after
+// NODE_STARTEDREP covers them).
 //
-// On a live replica: COPY_NODEREQ{S} copies every fragment whose live chain starts here
-// and holds S. Rows are found with a committed scan and taken again by key under a
-// shared lock in a copy storage transaction; a row a writer holds is retried a little
-// later (the copy never waits, so it cannot deadlock with writers). A batch's locks are
-// released once S confirmed it. Why this loses nothing: the copy is asked for only once
-// every node routes writes to S, and starts only once the transactions that held writes
-// here before have ended, so every write is either routed to S or committed before the
-// copy reads its row; a write that starts after the copy read a row waits for the
-// batch's shared lock, i.e. until S holds the row, and then reaches S down the chain.
+// On a live replica: COPY_NODEREQ{S, G, restored tables} copies every fragment whose
+// live chain starts here and holds S. Rows are found with a committed scan. For a
+// fragment of a table S restored, a row whose committed GCI is at most G goes as its key
+// alone ("unchanged, keep it"), without a lock; any other row is taken again by key under
+// a shared lock in a copy storage transaction and goes whole with its GCI; a row a
+// writer holds is retried a little later (the copy never waits, so it cannot deadlock
+// with writers). A batch's locks are released once S confirmed it. After a fragment's
+// last batch an empty end batch (kCopyRowsFragmentEnd) tells S to sweep it.
+//
+// On S, a whole row is written and keeps the source's GCI; a whole row or a key marks
+// the row seen (a key of a row S lacks is ignored: a delete down the chain came first).
+// The end batch's sweep deletes every row not seen whose GCI is at most G, then clears
+// the marks; a candidate a transaction holds makes the sweep run again 2 ms later (its
+// commit gives it a GCI above G: kept; its abort leaves the old row: deleted), so the
+// end is answered only once the fragment is swept.
+//
+// Why S ends with exactly the live replica's rows. (1) S restored the committed state as
+// of G: every transaction commits in one GCI on every replica, and S was a replica
+// through G. (2) A row's GCI is never below its last change: commits write the commit's
+// GCI, a restore gives checkpoint rows the checkpoint's max GCI and redo rows their
+// record's, a copied row keeps its source's. So a row with GCI <= G at the live replica
+// is unchanged since G, and S's row (restored, or changed since only by writes that also
+// ran here, onto the same row) equals it: the key suffices. (3) The copy is asked for
+// only once every node routes writes to S and starts only once the transactions that
+// held writes here before have ended, so every write after G is either in a row this
+// scan reads (GCI > G: sent whole, under a shared lock a later writer waits for) or
+// reaches S down the chain (committing there with a GCI > G). (4) Every row that exists
+// here throughout the scan is visited (the scan walks slots; rows do not move), so S
+// marks it. A row S holds that is not marked at the end and has GCI <= G was neither
+// visited nor written since G through the chain: the live replica deleted it after G
+// (or it was deleted and re-inserted behind the scan, which went down the chain and
+// carries GCI > G): deleting it is right. Writes a restored row got down the chain
+// before the copy made it current may have logged a stale image in S's redo; the copy
+// then replaces it in memory without redo, so S's first checkpoint starts only once
+// the GCI it started in is saved and keeps redo from the next GCI on
+// (lcp_min_start_gci_): no restore ever replays those records.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -46,6 +78,9 @@ namespace {
 constexpr size_t kCopyBatchBytes = 32 * 1024;
 // Rows examined per slice at most, in batches (rows gone meanwhile are skipped, not sent).
 constexpr size_t kCopyExaminedBatches = 4;
+// Records per batch at most, in batches of whole rows: keys of unchanged rows hold no
+// lock, so many of them may share a signal (the 32 KiB bound applies too).
+constexpr size_t kCopyKeyRowsPerBatchFactor = 16;
 // Keys fetched from the scan at once.
 constexpr size_t kCopyKeysPerFetch = 64;
 // How long the copy waits before it retries a row a writer holds, or checks again for
@@ -97,12 +132,26 @@ void insert_sorted(std::vector<uint16_t>* nodes, uint16_t node) {
 void LocalQueryBlock::on_node_restart_init(Signal& signal) {
   const BlockAddress requester = signal.sender();
   const uint16_t part = address().instance;
-  auto answer = [this, requester, part](const Status& status) {
+  const bool keep_restored = signal.word(0) == protocol::kNodeRestartKeepRestored;
+  // With the restored rows kept: the tables whose rows are this node's own (restored,
+  // and not replaced by the schema copy since) go back in the answer.
+  Bytes restored_tables;
+  if (keep_restored) {
+    for (const auto& [table_id, table] : tables_) {
+      if (!table->restored) continue;
+      protocol::put_u32(&restored_tables, table_id);
+      protocol::put_u32(&restored_tables, table->def.version);
+    }
+  }
+  auto answer = [this, requester, part,
+                 restored_tables = std::move(restored_tables)](const Status& status) {
     Signal conf(protocol::kNodeRestartInitConf, {part, static_cast<uint32_t>(status.code())});
     if (!status.ok()) {
       DUO_BLOCK_LOG(ERROR) << "node restart: log part " << part
                            << " cannot start a new life: " << status.to_string();
       conf.set_section(Bytes(status.message().begin(), status.message().end()));
+    } else {
+      conf.set_section(restored_tables);
     }
     send_or_log(requester, std::move(conf));
   };
@@ -113,9 +162,16 @@ void LocalQueryBlock::on_node_restart_init(Signal& signal) {
     return answer(
         Status(ErrorCode::kTransactionState, "log part " + std::to_string(part) + " is in use"));
   }
-  std::vector<uint32_t> table_ids;
-  for (const auto& [table_id, table] : tables_) table_ids.push_back(table_id);
-  for (uint32_t table_id : table_ids) drop_table(table_id);
+  if (keep_restored) {
+    // The rows restored to the node's GCI stay; the copy brings what changed since.
+    for (auto& [table_id, table] : tables_) {
+      for (auto& [fragment_id, fragment] : table->fragments) fragment->set_enforce_unique(false);
+    }
+  } else {
+    std::vector<uint32_t> table_ids;
+    for (const auto& [table_id, table] : tables_) table_ids.push_back(table_id);
+    for (uint32_t table_id : table_ids) drop_table(table_id);
+  }
   copying_ = true;
   copy_writes_.clear();
   committed_.clear();
@@ -141,7 +197,10 @@ void LocalQueryBlock::on_node_restart_init(Signal& signal) {
     });
   }
   DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << part
-                      << ": node restart, old checkpoint and redo discarded, copying";
+                      << (keep_restored ? ": node restart, restored rows kept, old checkpoint "
+                                          "and redo discarded, copying changed rows"
+                                        : ": node restart, old checkpoint and redo discarded, "
+                                          "copying");
 }
 
 std::optional<OpResult> LocalQueryBlock::copying_outcome(const LqhKeyReq& request,
@@ -187,6 +246,7 @@ void LocalQueryBlock::on_node_started(Signal& signal) {
   if (node == node_id() && copying_) {
     // Every fragment holds what its live replica holds: an ordinary replica again.
     copying_ = false;
+    lcp_min_start_gci_ = signal.word(1) + 1;
     for (auto& [table_id, table] : tables_) {
       for (auto& [fragment_id, fragment] : table->fragments) fragment->set_enforce_unique(true);
     }
@@ -230,12 +290,38 @@ void LocalQueryBlock::on_copy_rows(Signal& signal) {
   write.table_id = table_id;
   write.fragment_id = fragment_id;
   write.batch = batch;
-  Status decoded = protocol::decode_row_batch(protocol::as_view(signal.section()), &write.rows);
+  const uint32_t flags = signal.word(5);
+  write.since_gci = signal.word(6);
+  write.fragment_end = (flags & protocol::kCopyRowsFragmentEnd) != 0;
+  std::string_view rows_bytes = protocol::as_view(signal.section());
+  Status decoded;
+  if (flags & protocol::kCopyRowsWithGci) {
+    // u32 n, n x u32 GCI (0: a key alone), then the RowBatch.
+    protocol::ByteReader in(rows_bytes);
+    uint32_t count = 0;
+    if (!in.u32(&count) || in.remaining() / 4 < count) {
+      decoded = Status(ErrorCode::kCorruption, "COPY_ROWSREQ: truncated GCI list");
+    } else {
+      write.gcis.resize(count);
+      for (uint32_t& gci : write.gcis) in.u32(&gci);
+      std::string_view rest;
+      in.take(in.remaining(), &rest);
+      rows_bytes = rest;
+    }
+  }
+  if (decoded.ok() && !rows_bytes.empty()) {
+    decoded = protocol::decode_row_batch(rows_bytes, &write.rows);
+  }
+  if (decoded.ok() && !write.gcis.empty() && write.gcis.size() != write.rows.rows()) {
+    decoded = Status(ErrorCode::kCorruption, "COPY_ROWSREQ: GCI list and rows differ");
+  }
   if (!decoded.ok()) {
     log_malformed(signal, decoded);
     return refuse_rows(decoded);
   }
-  write.give_up_ns = clock().now_ns() + options_.lock_wait_timeout_ms * kNanosPerMilli;
+  // The end's sweep waits for chain transactions to end: a longer bound.
+  write.give_up_ns = clock().now_ns() +
+                     (write.fragment_end ? 10 : 1) * options_.lock_wait_timeout_ms * kNanosPerMilli;
   write.generation = ++continue_generation_;
   // One batch per source and part at a time (the source waits for the answer).
   copy_writes_[source_node] = std::move(write);
@@ -270,8 +356,21 @@ void LocalQueryBlock::copy_write(uint16_t source_node) {
   const storage::TxId tx = *begun;
   AttrValues row;
   bool blocked = false;
+  const size_t first = write.next;
   for (; write.next < write.rows.rows(); ++write.next) {
     copy_row(write.rows.row(write.next), &row);
+    if (!write.gcis.empty() && write.gcis[write.next] == 0) {
+      // Unchanged at the source since the GCI this node restored: the row here is the
+      // same; it is only marked seen. Missing: a delete down the chain came first.
+      Status marked = fragment->mark_copy_seen(row);
+      if (!marked.ok() && !marked.is(ErrorCode::kNotFound)) {
+        fragment->abort(tx).ignore_error();
+        resume_ready(write.table_id, write.fragment_id);
+        return refuse_rows(marked);
+      }
+      ++copy_key_rows_received_;
+      continue;
+    }
     // Insert-or-overwrite: the row may have come down the chain already (an insert),
     // and the copy's image is the committed one of the live replica.
     const OpResult result = fragment->write(tx, row);
@@ -297,6 +396,19 @@ void LocalQueryBlock::copy_write(uint16_t source_node) {
     resume_ready(table_id, fragment_id);
     return refuse_rows(committed);
   }
+  // A copied row keeps the GCI it has at the source (not this commit's, which may be
+  // stale or 0): a later copy from this node compares it with a restore GCI, so it must
+  // never be below the row's last change. Marked seen for the fragment's sweep.
+  for (size_t i = first; i < write.next; ++i) {
+    if (!write.gcis.empty() && write.gcis[i] == 0) continue;
+    copy_row(write.rows.row(i), &row);
+    Status set = fragment->set_copied_gci(row, write.gcis.empty() ? 1 : write.gcis[i]);
+    if (!set.ok()) {
+      resume_ready(table_id, fragment_id);
+      return refuse_rows(set);
+    }
+    ++copy_full_rows_received_;
+  }
   if (blocked) {
     if (clock().now_ns() >= write.give_up_ns) {
       resume_ready(table_id, fragment_id);
@@ -314,9 +426,55 @@ void LocalQueryBlock::copy_write(uint16_t source_node) {
     resume_ready(table_id, fragment_id);
     return;
   }
+  if (write.fragment_end) {
+    if (write.since_gci > 0) {
+      // The copy of this fragment is over: what the source no longer has and this node
+      // restored unchanged since the GCI goes (see the file comment).
+      Result<Fragment::CopySweep> swept = fragment->sweep_unseen(write.since_gci);
+      if (!swept.ok()) {
+        resume_ready(table_id, fragment_id);
+        return refuse_rows(swept.status());
+      }
+      copy_rows_swept_ += swept->deleted;
+      if (swept->busy > 0) {
+        // A chain operation holds a candidate: its commit (newer GCI: kept) or abort
+        // (old row: deleted) decides. Try again shortly, within a bound.
+        resume_ready(table_id, fragment_id);
+        if (clock().now_ns() >= write.give_up_ns) {
+          return refuse_rows(Status(ErrorCode::kTemporary,
+                                    "the sweep after the copy waited too long for a row "
+                                    "a transaction holds"));
+        }
+        Status armed = send_delayed(
+            address(), Signal(protocol::kLqhContinue, {kContinueCopyWrite, write.generation}),
+            kCopyRetryMs);
+        if (!armed.ok()) return refuse_rows(armed);
+        return;
+      }
+      fragment->clear_copy_marks();
+    }
+    ++copy_fragments_received_;
+    report_copy_progress();
+  }
   const uint32_t rows = static_cast<uint32_t>(write.rows.rows());
   answer(Signal(protocol::kCopyRowsConf, {table_id, fragment_id, write.batch, rows}));
   resume_ready(table_id, fragment_id);
+}
+
+void LocalQueryBlock::report_copy_progress() {
+  uint32_t fragments_held = 0;
+  for (const auto& [table_id, table] : tables_) {
+    fragments_held += static_cast<uint32_t>(table->fragments.size());
+  }
+  const BlockAddress distribution{node_id(), protocol::kDistributionBlock, 0};
+  Signal rep(protocol::kCopyProgressRep,
+             {address().instance, fragments_held, copy_fragments_received_,
+              static_cast<uint32_t>(copy_full_rows_received_),
+              static_cast<uint32_t>(copy_full_rows_received_ >> 32),
+              static_cast<uint32_t>(copy_key_rows_received_),
+              static_cast<uint32_t>(copy_key_rows_received_ >> 32)});
+  // Progress only: a test without a distribution block has nobody to tell.
+  send(distribution, std::move(rep)).ignore_error();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -346,6 +504,14 @@ void LocalQueryBlock::on_copy_node(Signal& signal) {
   run->generation = ++copy_generation_;
   run->start_ns = clock().now_ns();
   run->last_log_ns = run->start_ns;
+  // w1: the GCI the starting node restored its own disk to (0: none); the section
+  // lists the (table id, version) pairs it restored rows of.
+  run->since_gci = signal.word(1);
+  protocol::ByteReader restored(protocol::as_view(signal.section()));
+  uint32_t restored_id = 0, restored_version = 0;
+  while (restored.u32(&restored_id) && restored.u32(&restored_version)) {
+    run->restored_tables.emplace(restored_id, restored_version);
+  }
   for (const auto& [table_id, table] : tables_) {
     for (const auto& [fragment_id, fragment] : table->fragments) {
       const protocol::FragmentPlacement live =
@@ -367,6 +533,10 @@ void LocalQueryBlock::on_copy_node(Signal& signal) {
   }
   DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << address().instance << ": copying "
                       << run->todo.size() << " fragments to node " << starting
+                      << (run->since_gci == 0
+                              ? std::string(", every row")
+                              : ", rows changed since GCI " + std::to_string(run->since_gci) +
+                                    " (tables it restored; others every row)")
                       << (run->older_transids.empty()
                               ? std::string()
                               : ", after " + std::to_string(run->older_transids.size()) +
@@ -390,6 +560,12 @@ void LocalQueryBlock::copy_next_fragment() {
     if (!scan.ok()) return fail_copy(scan.status());
     run.table_id = table_id;
     run.fragment_id = fragment_id;
+    // Rows of a table the starting node restored in this very version are there as of
+    // since_gci; a table it does not have (dropped, re-created or altered meanwhile)
+    // starts empty there and is copied whole.
+    const Table* table = find_table(table_id);
+    run.fragment_since_gci =
+        run.restored_tables.contains({table_id, table->def.version}) ? run.since_gci : 0;
     run.scan = std::move(scan).value();
     run.started = true;
     return;
@@ -440,12 +616,17 @@ void LocalQueryBlock::copy_slice() {
     run.tx = *begun;
   }
   storage::RowBatch batch;
-  size_t bytes = 8;
+  std::vector<uint32_t> gcis;  // per record: the row's GCI, or 0 for a key alone
+  size_t bytes = 12;
+  size_t whole_rows = 0;
   size_t examined = 0;
   bool blocked = false;
   AttrValues values;
   const size_t batch_rows = std::max<size_t>(1, options_.copy_batch_rows);
-  while (batch.rows() < batch_rows && examined < kCopyExaminedBatches * batch_rows) {
+  // Keys alone hold no lock, so a batch may carry many more of them than whole rows.
+  const size_t records_max = kCopyKeyRowsPerBatchFactor * batch_rows;
+  while (whole_rows < batch_rows && batch.rows() < records_max &&
+         examined < kCopyExaminedBatches * batch_rows) {
     if (run.keys.empty()) {
       if (run.scan->done()) break;
       storage::RowBatch keys;
@@ -458,6 +639,28 @@ void LocalQueryBlock::copy_slice() {
         run.keys.push_back(std::move(key));
       }
       continue;
+    }
+    if (run.fragment_since_gci > 0) {
+      Result<uint32_t> gci = fragment->committed_gci(run.keys.front());
+      if (!gci.ok()) {
+        if (!gci.status().is(ErrorCode::kNotFound)) return fail_copy(gci.status());
+        run.keys.pop_front();  // deleted meanwhile: its delete reached S too
+        continue;
+      }
+      if (*gci <= run.fragment_since_gci) {
+        // Unchanged since the starting node's restore point: it holds this very row.
+        // No lock: a writer holding it now writes down the chain to S, onto the same
+        // row (see the file comment).
+        const size_t key_bytes = encoded_bytes(run.keys.front()) + 4;
+        if (batch.rows() > 0 && bytes + key_bytes > kCopyBatchBytes) break;
+        AttrValues& out = batch.begin_row();
+        const AttrValues& key = run.keys.front();
+        for (size_t i = 0; i < key.size(); ++i) out.add(key.entry(i).column, key.value(i));
+        gcis.push_back(0);
+        bytes += key_bytes;
+        run.keys.pop_front();
+        continue;
+      }
     }
     // The committed version the scan saw may have a writer: the shared lock waits for
     // none of them, so what is read is the latest committed row.
@@ -475,9 +678,13 @@ void LocalQueryBlock::copy_slice() {
       run.keys.pop_front();  // deleted meanwhile: its delete reached S too
       continue;
     }
-    const size_t row_bytes = encoded_bytes(values);
+    const size_t row_bytes = encoded_bytes(values) + 4;
     // The row stays first in line (its lock is released with the batch's).
     if (batch.rows() > 0 && bytes + row_bytes > kCopyBatchBytes) break;
+    // Under the shared lock the committed version cannot change: its GCI goes along
+    // (at least 1: a GCI of 0 would read as "a key alone").
+    Result<uint32_t> gci = fragment->committed_gci(run.keys.front());
+    if (!gci.ok()) return fail_copy(gci.status());
     AttrValues& out = batch.begin_row();
     for (size_t i = 0; i < values.size(); ++i) {
       const AttrValues::Entry& entry = values.entry(i);
@@ -487,17 +694,35 @@ void LocalQueryBlock::copy_slice() {
         out.add(entry.column, values.value(i));
       }
     }
+    gcis.push_back(std::max<uint32_t>(*gci, 1));
+    ++whole_rows;
     bytes += row_bytes;
     run.keys.pop_front();
   }
-  if (batch.rows() > 0) {
+  const Table* table = find_table(run.table_id);
+  const bool fragment_done = !blocked && run.keys.empty() && run.scan->done();
+  if (batch.rows() > 0 || fragment_done) {
+    // A batch, or the fragment's end marker (no rows): the starting node sweeps then.
     Bytes section;
-    Status encoded = protocol::encode_row_batch(batch, &section);
-    if (!encoded.ok()) return fail_copy(encoded);
-    const Table* table = find_table(run.table_id);
-    Signal request(protocol::kCopyRowsReq, {run.table_id, table->def.version, run.fragment_id,
-                                            ++run.batch, static_cast<uint32_t>(batch.rows())});
+    protocol::put_u32(&section, static_cast<uint32_t>(gcis.size()));
+    for (uint32_t gci : gcis) protocol::put_u32(&section, gci);
+    if (batch.rows() > 0) {
+      Status encoded = protocol::encode_row_batch(batch, &section);
+      if (!encoded.ok()) return fail_copy(encoded);
+    }
+    const bool end_marker = batch.rows() == 0;
+    uint32_t flags = protocol::kCopyRowsWithGci;
+    if (end_marker) flags |= protocol::kCopyRowsFragmentEnd;
+    Signal request(protocol::kCopyRowsReq,
+                   {run.table_id, table->def.version, run.fragment_id, ++run.batch,
+                    static_cast<uint32_t>(batch.rows()), flags, run.fragment_since_gci});
     request.set_section(std::move(section));
+    run.full_rows += whole_rows;
+    run.key_rows += batch.rows() - whole_rows;
+    copy_full_rows_sent_ += whole_rows;
+    copy_key_rows_sent_ += batch.rows() - whole_rows;
+    run.end_in_flight = end_marker;
+    if (end_marker) end_copy_tx();  // no lock is held for it
     Signal copy = request.clone();
     Status sent =
         send(BlockAddress{run.starting_node, protocol::kLocalQueryBlock, address().instance},
@@ -513,10 +738,6 @@ void LocalQueryBlock::copy_slice() {
   }
   end_copy_tx();
   if (blocked) return continue_later(kCopyRetryMs);
-  if (run.keys.empty() && run.scan->done()) {
-    ++run.fragments;
-    run.started = false;
-  }
   continue_later(0);
 }
 
@@ -549,6 +770,12 @@ void LocalQueryBlock::on_copy_rows_conf(Signal& signal) {
   rows_copied_ += signal.word(3);
   // S holds the rows: their writers may go, and reach S down the chain.
   end_copy_tx();
+  if (run.end_in_flight) {
+    // S has swept the fragment: it holds what this replica holds.
+    run.end_in_flight = false;
+    ++run.fragments;
+    run.started = false;
+  }
   if (clock().now_ns() - run.last_log_ns >= kCopyProgressIntervalNs) copy_log_progress(false);
   // One batch per signal: key operations queued meanwhile run before the next one.
   send_or_log(address(), Signal(protocol::kLqhContinue, {kContinueCopy, run.generation}));
@@ -572,12 +799,16 @@ void LocalQueryBlock::copy_log_progress(bool final) {
   const uint64_t recent = run.rows - run.rows_at_last_log;
   run.last_log_ns = now_ns;
   run.rows_at_last_log = run.rows;
-  char text[256];
+  char text[320];
   std::snprintf(text, sizeof(text),
-                "Node %u: log part %u: %s node %u: %llu rows, %u of %zu fragments, %.0f rows/s",
+                "Node %u: log part %u: %s node %u: %llu rows (%llu changed rows sent whole, "
+                "%llu unchanged sent as keys), %u of %zu fragments (%.0f%%), %.0f rows/s",
                 unsigned{node_id()}, unsigned{address().instance},
                 final ? "copied to" : "copying to", unsigned{run.starting_node},
-                static_cast<unsigned long long>(run.rows), run.fragments, run.todo.size(),
+                static_cast<unsigned long long>(run.rows),
+                static_cast<unsigned long long>(run.full_rows),
+                static_cast<unsigned long long>(run.key_rows), run.fragments, run.todo.size(),
+                run.todo.empty() ? 100.0 : 100.0 * run.fragments / run.todo.size(),
                 final ? (seconds > 0 ? static_cast<double>(run.rows) / seconds : 0.0)
                       : (interval > 0 ? static_cast<double>(recent) / interval : 0.0));
   DUO_BLOCK_LOG(INFO) << text;

@@ -172,6 +172,10 @@ void LocalQueryBlock::pump_saves() {
       saved_gci_ = std::max(saved_gci_, save.gci);
       send_or_log(save.requester, Signal(protocol::kGcpSaveConf, {save.gci}));
     }
+    if (!lcp_requesters_.empty() && lcp_ == nullptr && restore_ == nullptr && lcp_may_start()) {
+      // The first checkpoint after a node restart waited for this save.
+      start_lcp(std::exchange(lcp_requesters_, {}), std::nullopt);
+    }
     if (lcp_ != nullptr && lcp_->waiting_for_gcp && saved_gci_ >= lcp_->max_gci + 2) {
       lcp_->waiting_for_gcp = false;
       lcp_write_control();

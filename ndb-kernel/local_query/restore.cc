@@ -124,6 +124,7 @@ void LocalQueryBlock::on_restore_request(Signal& signal) {
   if (redo_.appended_lsn() != 0) return refuse_restore("this log part has logged commits");
   restore_ = std::make_unique<RestoreRun>();
   restore_->gci = gci;
+  restore_->for_node_restart = signal.word(1) == protocol::kRestoreForNodeRestart;
   restore_->requester = signal.sender();
   restore_->generation = ++continue_generation_;
   restore_->start_ns = clock().now_ns();
@@ -433,6 +434,14 @@ void LocalQueryBlock::restore_log_progress(bool final) {
 void LocalQueryBlock::restore_loaded() {
   RestoreRun& run = *restore_;
   restore_log_progress(true);
+  if (run.for_node_restart) {
+    // A node restart discards these files next (NODE_RESTART_INITREQ), so no
+    // checkpoint; unique indexes stay unenforced until the copy has made the rows
+    // those of the live replica (NODE_STARTEDREP).
+    for (auto& [table_id, table] : tables_) table->restored = true;
+    highest_commit_gci_ = std::max(highest_commit_gci_, run.gci);
+    return restore_finished(Status::OK());
+  }
   for (auto& [table_id, table] : tables_) {
     for (auto& [fragment_id, fragment] : table->fragments) fragment->set_enforce_unique(true);
   }

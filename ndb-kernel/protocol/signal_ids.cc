@@ -106,6 +106,7 @@ void register_protocol_signal_names() {
       {kCopyRowsReq, "COPY_ROWSREQ"},
       {kCopyRowsConf, "COPY_ROWSCONF"},
       {kCopyRowsRef, "COPY_ROWSREF"},
+      {kCopyProgressRep, "COPY_PROGRESSREP"},
       {kDictLockReq, "DICT_LOCKREQ"},
       {kDictLockConf, "DICT_LOCKCONF"},
       {kDictUnlockReq, "DICT_UNLOCKREQ"},

@@ -220,6 +220,22 @@ inline constexpr SignalId kNodeRestartInitConf = 491;
 inline constexpr SignalId kCopyRowsReq = 492;
 inline constexpr SignalId kCopyRowsConf = 493;
 inline constexpr SignalId kCopyRowsRef = 494;
+// S's local_query -> its distribution: copy progress of the part (w0 instance, w1
+// fragments held, w2 fragments whose copy ended, w3/w4 whole rows written, w5/w6 keys
+// of unchanged rows; low/high 32 bits), for the start phase's progress report.
+inline constexpr SignalId kCopyProgressRep = 495;
+
+// Node restart field values (docs/formats/kernel-protocol.md "Node restart").
+// NODE_RESTART_INITREQ w0: keep the rows restored from this node's own disk (tables
+// stay; only the old checkpoint and redo files go). CONF section then: (u32 table id,
+// u32 version) per table whose rows were restored.
+inline constexpr uint32_t kNodeRestartKeepRestored = 1;
+// LQH_RESTOREREQ w1: a node restart's restore: no checkpoint after it (the files are
+// discarded next), unique indexes stay unenforced (copying follows).
+inline constexpr uint32_t kRestoreForNodeRestart = 1;
+// COPY_ROWSREQ w5 flags.
+inline constexpr uint32_t kCopyRowsWithGci = 1u << 0;      // section: u32 n, n x u32 GCI, RowBatch
+inline constexpr uint32_t kCopyRowsFragmentEnd = 1u << 1;  // the fragment's last (empty) batch
 // Node restart, dictionary (500..509).
 // M's distribution -> its dictionary: no schema transaction may start (the running one
 // ends first; CONF then); new requests are refused with kTemporary (NDB 711).

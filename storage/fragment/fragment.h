@@ -184,6 +184,33 @@ class Fragment {
   void set_enforce_unique(bool on) { enforce_unique_ = on; }
   size_t active_transaction_count() const { return active_tx_count_; }
 
+  // ---- node restart: copy of changed rows (fragment_copy.cc) ----
+  // A starting node restored from its own disk to GCI G receives from the live replica
+  // whole rows (changed since G) and keys of rows unchanged since G. Each one it holds
+  // is marked seen; once the fragment's copy ended, the rows not seen that were last
+  // changed at or before G were deleted at the live replica since, and go.
+  //
+  // The GCI the committed version of the row `key` was last changed in (rows carry it
+  // in their header; restore and copies keep it at or above the real one).
+  // kNotFound when the row has no committed version.
+  Result<uint32_t> committed_gci(const AttrValues& key) const;
+  // Marks the committed row `key` seen by the copy; kNotFound when there is none.
+  Status mark_copy_seen(const AttrValues& key);
+  // Records `gci` as the committed row's GCI (a copied row keeps its source's GCI)
+  // and marks it seen; kNotFound when there is none.
+  Status set_copied_gci(const AttrValues& key, uint32_t gci);
+  struct CopySweep {
+    size_t deleted = 0;  // rows removed
+    size_t busy = 0;     // candidates a transaction holds: the sweep must run again
+  };
+  // Deletes every committed row not marked seen whose GCI is at most `gci_max` and
+  // that no transaction holds (no lock record: a pending chain operation may commit
+  // with a newer GCI, or abort and leave the old row — only its end decides). The
+  // deletes are committed at once, through no change sink. Marks are kept.
+  Result<CopySweep> sweep_unseen(uint32_t gci_max);
+  // Clears every copy mark (after a sweep that found nothing busy).
+  void clear_copy_marks();
+
  private:
   friend class Scan;
   struct Operation;

@@ -23,6 +23,12 @@ inline constexpr uint64_t kHashSeed = 0x9E3779B97F4A7C15ull;  // primary-key has
   std::abort();  // corruption must not spread
 }
 
+// Row header flag of a node-restart copy (fragment_copy.cc): the live replica named the
+// row (whole or by key) during the fragment's copy. In memory only (checkpoints store
+// columns, not header flags); a fresh slot starts without it (insert sets kRowAllocated
+// alone). Beside RowLayout's flags, which use bits 0-2.
+inline constexpr uint32_t kRowCopySeen = 1u << 3;
+
 enum class OpState : uint8_t { kWaiting, kReady, kPrepared, kCommitted, kAborted };
 
 // What a parked operation needs to run again from its key.

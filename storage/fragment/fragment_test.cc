@@ -493,5 +493,73 @@ TEST_F(FragmentTest, RebuildBuildsAddedIndexesFromCommittedRowsAndRefusesDuplica
   ASSERT_TRUE(fragment_->check_consistency().ok());
 }
 
+// Node restart copy of changed rows: GCIs by key, seen marks, and the sweep of rows
+// neither seen nor changed after G (busy ones kept until their transaction ends).
+TEST_F(FragmentTest, CopySweepDeletesOnlyUnseenRowsUpToGci) {
+  fragment_->set_commit_gci(5);
+  for (int32_t id = 1; id <= 6; ++id) insert_committed(id, id);
+  fragment_->set_commit_gci(9);
+  insert_committed(7, 7);  // changed after G = 5: never swept
+  ASSERT_EQ(*fragment_->committed_gci(key(1)), 5u);
+  ASSERT_EQ(*fragment_->committed_gci(key(7)), 9u);
+  EXPECT_TRUE(fragment_->committed_gci(key(99)).status().is(ErrorCode::kNotFound));
+  EXPECT_TRUE(fragment_->mark_copy_seen(key(99)).is(ErrorCode::kNotFound));
+
+  ASSERT_TRUE(fragment_->mark_copy_seen(key(1)).ok());
+  ASSERT_TRUE(fragment_->set_copied_gci(key(2), 42).ok());
+  EXPECT_EQ(*fragment_->committed_gci(key(2)), 42u);
+  // Row 3 has an uncommitted update pending: busy, not deleted.
+  const TxId writer = *fragment_->begin();
+  AttrValues change;
+  change.add(1, i64(33));
+  ASSERT_TRUE(fragment_->update(writer, key(3), change).status.ok());
+
+  Result<Fragment::CopySweep> sweep = fragment_->sweep_unseen(5);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().to_string();
+  EXPECT_EQ(sweep->deleted, 3u);  // 4, 5, 6
+  EXPECT_EQ(sweep->busy, 1u);     // 3
+  EXPECT_EQ(k_of(1), 1);
+  EXPECT_EQ(k_of(2), 2);
+  EXPECT_EQ(k_of(4), -1);
+  EXPECT_EQ(k_of(6), -1);
+  EXPECT_EQ(k_of(7), 7);
+  // The pending update commits in a later GCI: the row stays at the next sweep.
+  fragment_->set_commit_gci(10);
+  ASSERT_TRUE(fragment_->commit(writer).ok());
+  sweep = fragment_->sweep_unseen(5);
+  ASSERT_TRUE(sweep.ok());
+  EXPECT_EQ(sweep->deleted, 0u);
+  EXPECT_EQ(sweep->busy, 0u);
+  EXPECT_EQ(k_of(3), 33);
+  EXPECT_EQ(fragment_->row_count(), 4u);
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+
+  // Marks go; a sweep without marks then deletes the rows of GCI <= G.
+  fragment_->clear_copy_marks();
+  sweep = fragment_->sweep_unseen(5);
+  ASSERT_TRUE(sweep.ok());
+  EXPECT_EQ(sweep->deleted, 1u);  // row 1 (row 2 carries GCI 42 now)
+  EXPECT_EQ(k_of(1), -1);
+  EXPECT_EQ(k_of(2), 2);
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+}
+
+// A busy row whose pending operation aborts is swept at the next pass.
+TEST_F(FragmentTest, CopySweepTakesABusyRowOnceItsWriterAborted) {
+  fragment_->set_commit_gci(3);
+  insert_committed(1, 1);
+  const TxId writer = *fragment_->begin();
+  ASSERT_TRUE(fragment_->remove(writer, key(1)).status.ok());
+  Result<Fragment::CopySweep> sweep = fragment_->sweep_unseen(3);
+  ASSERT_TRUE(sweep.ok());
+  EXPECT_EQ(sweep->busy, 1u);
+  ASSERT_TRUE(fragment_->abort(writer).ok());
+  sweep = fragment_->sweep_unseen(3);
+  ASSERT_TRUE(sweep.ok());
+  EXPECT_EQ(sweep->deleted, 1u);
+  EXPECT_EQ(k_of(1), -1);
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+}
+
 }  // namespace
 }  // namespace duo::storage

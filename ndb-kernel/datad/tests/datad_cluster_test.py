@@ -265,8 +265,11 @@ def scenario_kill_node(env):
     """SIGKILL of data node 2 under a loaded table: node 1 sees the link close, agrees
     node 2's failure (arbitration by mgmd: 1 of 2 nodes is no majority), takes over and
     keeps serving every row; the cluster log records the decision. Node 2 then starts
-    again and catches up by a node restart; node 1 is killed and node 2 alone has every
-    row; a restart of node 2 alone (after a planned stop) recovers them from its disk."""
+    again (without --initial) and catches up by a normal node restart: it recovers its
+    own disk to its last complete GCI, and node 1 sends only the rows changed since (the
+    1000 loaded meanwhile) whole, the others as keys; node 1 is killed and node 2 alone
+    has every row; a restart of node 2 alone (after a planned stop) recovers them from
+    its disk."""
     nodes = start_cluster(env)
     check(env.datacheck("load", "--rows", "5000")[0] == 0, "load")
     time.sleep(1.5)  # a few global checkpoints
@@ -294,6 +297,19 @@ def scenario_kill_node(env):
     env.wait_started([1, 2], timeout=90)
     log2 = env.read(env.datad_log(2))
     check("node restart: started in GCI" in log2, "node 2 started by a node restart")
+    caught_up = re.search(r"recovered locally to GCI (\d+), copied only changed rows: "
+                          r"(\d+) rows whole, (\d+) unchanged", log2)
+    check(caught_up is not None, "node 2 recovered locally and copied only changed rows")
+    whole, unchanged = int(caught_up.group(2)), int(caught_up.group(3))
+    # The 1000 rows loaded while it was down come whole; most of the 5000 it had, as keys.
+    check(whole >= 1000 and unchanged >= 2500 and whole < unchanged,
+          "rows sent whole %d, as keys %d" % (whole, unchanged))
+    print("  node 2 recovered locally to GCI %s: %d rows copied whole, %d confirmed by key"
+          % (caught_up.group(1), whole, unchanged))
+    # Its progress line (the text ALL STATUS shows as startinfo while it copies).
+    check(re.search(r"recovered locally to GCI \d+, copying changed rows: \d+% \(\d+ of \d+ "
+                    r"fragments, \d+ rows, \d+ unchanged\)", log2) is not None,
+          "copy progress logged")
     eventually(lambda: "data node 2 is recoverable from GCI" in env.read(env.datad_log(1)), 30,
                "node 2 checkpointed: it can recover by itself")
     check(env.datacheck("load", "--rows", "1000", "--start", "6000")[0] == 0, "load on both")
