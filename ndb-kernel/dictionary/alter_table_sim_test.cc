@@ -349,6 +349,25 @@ TEST_P(AlterTableTest, ColumnChangesAndNameClashesAreRefused) {
   EXPECT_EQ(current().version, 1u);
 }
 
+// READ_BACKUP is the one table option an ALTER changes in place (rows are untouched);
+// other flags stay as they were.
+TEST_P(AlterTableTest, ReadBackupChangesInPlace) {
+  create();
+  load(20);
+  protocol::TableDef def = current();
+  ASSERT_EQ(def.flags & protocol::kTableReadBackup, 0u);
+  def.flags |= protocol::kTableReadBackup | 0x80;  // 0x80: no option an ALTER may set
+  Signal answer = alter(def, /*with_writes=*/false);
+  ASSERT_EQ(answer.id(), protocol::kAlterTableConf) << DictMsg::from_signal(answer).text;
+  EXPECT_EQ(current().flags, protocol::kTableReadBackup);
+  def = current();
+  def.flags = 0;
+  answer = alter(def, /*with_writes=*/false);
+  ASSERT_EQ(answer.id(), protocol::kAlterTableConf) << DictMsg::from_signal(answer).text;
+  EXPECT_EQ(current().flags, 0u);
+  check_index(-1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Seeds, AlterTableTest, ::testing::Range<uint64_t>(1, 6));
 
 }  // namespace

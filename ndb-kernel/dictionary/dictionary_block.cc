@@ -351,7 +351,9 @@ Status DictionaryBlock::check_alter(Request* request) const {
   request->previous = existing;
   table.version = existing.version + 1;
   table.fragment_count = existing.fragment_count;
-  table.flags = existing.flags;
+  // Options an ALTER may change in place: READ_BACKUP (routing only; rows untouched).
+  table.flags = (existing.flags & ~protocol::kTableReadBackup) |
+                (table.flags & protocol::kTableReadBackup);
   return Status::OK();
 }
 

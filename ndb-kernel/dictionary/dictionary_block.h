@@ -148,7 +148,8 @@ class DictionaryBlock : public kernel::Block {
   // Master side.
   void start_next();
   // Checks an ALTER_TABLEREQ against the installed table and completes its definition
-  // (version, fragments, flags); the refusal's code and message otherwise.
+  // (version, fragments, the flags it keeps: all but READ_BACKUP); the refusal's code and
+  // message otherwise.
   Status check_alter(Request* request) const;
   void on_schema_prepare_conf(kernel::Signal& signal);
   void on_schema_prepare_ref(kernel::Signal& signal);

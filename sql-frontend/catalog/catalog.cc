@@ -183,6 +183,7 @@ api::TablePtr Catalog::alter_table(const BoundTable& table, const SqlTable& alte
   def.schema.name = std::move(wanted.schema.name);
   def.schema.ordered_indexes = std::move(wanted.schema.ordered_indexes);
   def.sql_definition = std::move(wanted.sql_definition);
+  def.flags = wanted.flags;  // READ_BACKUP changes in place
   Result<api::TablePtr> done = cluster_->alter_table(std::move(def));
   if (done.ok()) return std::move(done).value();
   const Status& status = done.status();

@@ -256,14 +256,8 @@ void set_column_default(TableChange* change, const AlterAction& action) {
 void set_table_comment(TableChange* change, const std::string& comment) {
   SqlTable& table = change->table;
   std::vector<std::string> ignored;  // CREATE TABLE's warnings; ALTER keeps quiet
-  const bool read_backup = table.read_backup;
-  apply_table_comment(&table, comment, read_backup, &ignored);
-  if (table.read_backup != read_backup) {
-    // An in-place ALTER keeps the table's flags (the dictionary's ALTER_TABLEREQ
-    // changes definitions, not options): the new flag comes with a copy of the table.
-    change->read_backup_changed = true;
-    change->copy_rows = true;
-  }
+  // READ_BACKUP changes in place too: the dictionary's ALTER_TABLEREQ takes the flag.
+  apply_table_comment(&table, comment, table.read_backup, &ignored);
 }
 
 TableChange plan_alter(const SqlTable& table, const AlterTableStatement& statement) {

@@ -30,7 +30,6 @@ struct TableChange {
   SqlTable table;
   std::vector<int> origin;  // per column of `table`: the old column id, or -1
   bool copy_rows = false;   // a column was added, dropped or redefined, or READ_BACKUP changed
-  bool read_backup_changed = false;  // COMMENT='NDB_TABLE=READ_BACKUP=..' changed the option
   // RENAME [TO] in ALTER TABLE: applied by the executor after the other actions.
   std::optional<ObjectName> new_name;
 

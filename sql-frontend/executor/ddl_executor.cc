@@ -325,12 +325,8 @@ server::StatementResult execute_ddl(StatementContext& context, const Statement& 
       const catalog::TableChange change = catalog::plan_alter(bound.sql, alter);
       if (change.copy_rows && alter.algorithm && *alter.algorithm == "INPLACE") {
         throw SqlException(1846, "0A000",
-                           change.read_backup_changed
-                               ? "ALGORITHM=INPLACE is not supported. Reason: changing "
-                                 "READ_BACKUP needs a copy of the table. Try ALGORITHM=COPY."
-                               : "ALGORITHM=INPLACE is not supported. Reason: adding or "
-                                 "dropping a column needs a copy of the rows. Try "
-                                 "ALGORITHM=COPY.");
+                           "ALGORITHM=INPLACE is not supported. Reason: adding or dropping a "
+                           "column needs a copy of the rows. Try ALGORITHM=COPY.");
       }
       const bool renamed =
           change.new_name && (context.database_of(*change.new_name) != bound.sql.db ||
