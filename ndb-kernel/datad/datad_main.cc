@@ -25,7 +25,9 @@
 // suspicion; a closed link to an API node still goes straight to the blocks as
 // NODE_FAILREP. When the survivors need the arbitrator, the membership block asks the
 // ArbitratorProxy block, which this loop serves from its mgmd session (`arbitrate`).
-// Declared failures and arbitration results go to the cluster log (`report event`).
+// Declared failures and arbitration results go to the cluster log (`report event`); the
+// link to a node declared dead is closed (Transporter::disconnect), so that what its old
+// process still had in flight is never read.
 // A node that must stop (declared dead by the others, arbitration lost, a node group
 // lost) raises shutdown_requested(); this loop then stops the node with exit code 1 and
 // the reason in its log.
@@ -44,7 +46,9 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -223,6 +227,26 @@ Result<uint32_t> connect_and_allocate(mgm::MgmConnection& connection,
   return static_cast<uint32_t>(*id);
 }
 
+// Data node peers whose link went down (other than by Transporter::disconnect) since
+// this node last declared them dead: their connection, if any, is a new one. Written on
+// the transporter's thread, read by the control loop.
+class LinkDownHistory {
+ public:
+  void link_down(uint16_t node) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    down_.insert(node);
+  }
+  // True if `node`'s link went down since the last take(node).
+  bool take(uint16_t node) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return down_.erase(node) != 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<uint16_t> down_;  // GUARDED_BY(mutex_)
+};
+
 // The running node: the control loop state.
 class DataNode {
  public:
@@ -285,6 +309,7 @@ class DataNode {
   ArbitratorProxy* arbitrator_proxy_ = nullptr;
   // `arbitrate` requests sent, by round: who to answer.
   std::map<uint32_t, kernel::BlockAddress> arbitrations_;
+  LinkDownHistory link_downs_;  // outlives transporter_, whose thread writes it
   std::unique_ptr<transport::Transporter> transporter_;
   uint16_t port_ = 0;
   std::string state_ = "STARTING";
@@ -447,10 +472,11 @@ Status DataNode::start_transporter() {
   const uint16_t own_id = config_.node_id;
   const std::vector<uint16_t> api_nodes = config_.api_nodes;
   kernel::ThreadRuntime* runtime = runtime_.get();
+  LinkDownHistory* link_downs = &link_downs_;
   DUO_ASSIGN_OR_RETURN(transporter_, transport::Transporter::create(
                                          options, transport::deliver_to_runtime(*runtime_),
-                                         [own_id, api_nodes,
-                                          runtime](const transport::LinkEvent& event) {
+                                         [own_id, api_nodes, runtime,
+                                          link_downs](const transport::LinkEvent& event) {
                                            const bool api =
                                                std::binary_search(api_nodes.begin(),
                                                                   api_nodes.end(), event.node_id);
@@ -470,6 +496,10 @@ Status DataNode::start_transporter() {
                                              DUO_LOG(WARNING, kLog)
                                                  << "Node " << own_id << ": link to data node "
                                                  << event.node_id << " down: " << event.reason;
+                                             if (event.reason !=
+                                                 transport::kDisconnectedByThisNode) {
+                                               link_downs->link_down(event.node_id);
+                                             }
                                            }
                                            report_link_down(runtime, own_id, event.node_id, api);
                                          }));
@@ -603,6 +633,16 @@ void DataNode::forward_membership_requests() {
   for (ArbitratorProxy::Request& request : arbitrator_proxy_->take_requests()) {
     if (request.failed_node != 0) {
       report_event("warning", "Node " + std::to_string(request.failed_node) + " declared dead");
+      // A link that never went down (a silent split) is its old process's connection:
+      // it is closed, never to be read again, because once the network heals the bytes
+      // that process still had in flight (a GCP_PREPAREREQ of its own rounds, say)
+      // arrive seconds later and would be taken for signals of a live node. A link that
+      // went down meanwhile is already a new connection, of its restarted process.
+      if (!link_downs_.take(request.failed_node)) {
+        if (Status closed = transporter_->disconnect(request.failed_node); !closed.ok()) {
+          DUO_LOG(WARNING, kLog) << "Node " << config_.node_id << ": " << closed.message();
+        }
+      }
       tell_api_nodes_of_failure(request.failed_node);
       continue;
     }

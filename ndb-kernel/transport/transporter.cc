@@ -155,6 +155,7 @@ struct Transporter::PeerLink {
   std::string dial_host;             // GUARDED_BY(mutex)
   uint16_t dial_port = 0;            // GUARDED_BY(mutex)
   bool dial_now = false;             // GUARDED_BY(mutex): address changed, skip backoff
+  bool disconnect_now = false;       // GUARDED_BY(mutex): disconnect() asked to close it
 
   // I/O thread only.
   int connection_fd = -1;  // the link's connection in any phase, or -1
@@ -301,6 +302,7 @@ class Transporter::IoLoop {
           on_connection_event(fd, events[i].events);
         }
       }
+      close_disconnected_links();
       flush_ready_links();
       retry_deliveries();
       read_buffered_tls_input();
@@ -414,6 +416,23 @@ class Transporter::IoLoop {
       }
       if (t_.on_link_event_) {
         t_.on_link_event_(LinkEvent{link->node_id, LinkState::kDisconnected, peer_address, reason});
+      }
+    }
+  }
+
+  // Links disconnect() asked to close, in the loop turn its wake starts: nothing is read
+  // from them after that turn.
+  void close_disconnected_links() {
+    for (auto& [node_id, link_ptr] : t_.links_) {
+      PeerLink& link = *link_ptr;
+      {
+        std::lock_guard<std::mutex> lock(link.mutex);
+        if (!link.disconnect_now) continue;
+        link.disconnect_now = false;
+      }
+      auto it = connections_.find(link.connection_fd);
+      if (link.connection_fd >= 0 && it != connections_.end()) {
+        close_connection(*it->second, kDisconnectedByThisNode, false);
       }
     }
   }
@@ -1102,6 +1121,20 @@ Status Transporter::set_peer_address(uint16_t node_id, std::string host, uint16_
     it->second->dial_host = std::move(host);
     it->second->dial_port = port;
     it->second->dial_now = true;
+  }
+  wake_io_thread();
+  return Status::OK();
+}
+
+Status Transporter::disconnect(uint16_t node_id) {
+  auto it = links_.find(node_id);
+  if (it == links_.end()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "node " + std::to_string(node_id) + " is not a configured peer");
+  }
+  {
+    std::lock_guard<std::mutex> lock(it->second->mutex);
+    it->second->disconnect_now = true;
   }
   wake_io_thread();
   return Status::OK();

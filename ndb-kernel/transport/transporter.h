@@ -52,8 +52,8 @@
 // every block before the transporter starts: a signal may arrive before the runtime's
 // own start(), and then waits in the receiving thread's queue.
 //
-// Thread-safety: send_remote(), set_peer_address(), is_connected(), stats() and
-// listen_port() are safe from any thread. create/start/stop are for one controlling
+// Thread-safety: send_remote(), set_peer_address(), disconnect(), is_connected(), stats()
+// and listen_port() are safe from any thread. create/start/stop are for one controlling
 // thread. Callbacks run on the transporter's I/O thread, without any transporter lock
 // held; they must not call stop(), and what they touch must outlive the transporter
 // (a stopping transporter still reports its links going down).
@@ -84,6 +84,9 @@ struct LinkEvent {
   std::string peer_address;  // "127.0.0.1:40123"
   std::string reason;        // why a link went down; empty for kConnected
 };
+
+// LinkEvent::reason of a link closed by Transporter::disconnect().
+inline constexpr char kDisconnectedByThisNode[] = "disconnected by this node";
 
 struct PeerConfig {
   uint16_t node_id = 0;
@@ -176,6 +179,14 @@ class Transporter final : public kernel::RemoteSender {
   // effect at the next connection attempt, which is made at once if the link is down.
   // kInvalidArgument for a node that is not a configured peer.
   Status set_peer_address(uint16_t node_id, std::string host, uint16_t port);
+
+  // Closes the link to peer `node_id` (reporting kDisconnected if it was up) and drops
+  // what is queued for it; a dialling side dials again after its backoff. For a peer
+  // declared dead: the connection of its old process is never read again, so bytes
+  // that process still had in flight (a healed network delivers them seconds later)
+  // cannot reach the blocks as signals of a live node. kInvalidArgument for a node that
+  // is not a configured peer.
+  Status disconnect(uint16_t node_id);
 
   // RemoteSender: queues `signal` on the link to its receiver's node. Errors:
   // kInvalidArgument (not sendable, own node, not a configured peer), kTemporary (no

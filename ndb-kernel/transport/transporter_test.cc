@@ -483,6 +483,44 @@ TEST(TransporterTest, LinkLossAndReconnectFromBothSides) {
   EXPECT_TRUE(node2->set_peer_address(9, "127.0.0.1", 1).is(ErrorCode::kInvalidArgument));
 }
 
+// disconnect() (a peer declared dead): the link goes down on both sides at once and the
+// dialling side connects again after its backoff, whichever side asked.
+TEST(TransporterTest, DisconnectClosesTheLinkAndTheDiallerReconnects) {
+  Recorder r1;
+  Recorder r2;
+  auto node1 = make_transporter(options_for(1, {{.node_id = 2}}), r1);
+  ASSERT_NE(node1, nullptr);
+  auto node2 = make_transporter(options_for(2, {{.node_id = 1, .port = node1->listen_port()}}), r2);
+  ASSERT_NE(node2, nullptr);
+  ASSERT_TRUE(wait_for([&] { return node1->is_connected(2) && node2->is_connected(1); }));
+  EXPECT_TRUE(exchange_works(*node1, *node2, r2, 1));
+
+  // The accepting side disconnects.
+  ASSERT_TRUE(node1->disconnect(2).ok());
+  ASSERT_TRUE(wait_for([&] {
+    return r1.events(2, LinkState::kDisconnected) == 1 &&
+           r2.events(1, LinkState::kDisconnected) == 1;
+  }));
+  ASSERT_TRUE(wait_for([&] {
+    return r1.events(2, LinkState::kConnected) == 2 && node1->is_connected(2) &&
+           node2->is_connected(1);
+  }));
+  EXPECT_TRUE(exchange_works(*node2, *node1, r1, 2));
+
+  // The dialling side disconnects.
+  ASSERT_TRUE(node2->disconnect(1).ok());
+  ASSERT_TRUE(wait_for([&] {
+    return r1.events(2, LinkState::kDisconnected) == 2 &&
+           r2.events(1, LinkState::kDisconnected) == 2;
+  }));
+  ASSERT_TRUE(wait_for([&] {
+    return r2.events(1, LinkState::kConnected) == 3 && node1->is_connected(2) &&
+           node2->is_connected(1);
+  }));
+  EXPECT_TRUE(exchange_works(*node1, *node2, r2, 3));
+  EXPECT_TRUE(node1->disconnect(9).is(ErrorCode::kInvalidArgument));
+}
+
 // Misbehaving clients on node 1's port: each is cut off with a log line naming its
 // address and the reason, while the real link 1<->2 keeps working.
 TEST(TransporterTest, BadConnectionsAreClosedAndOtherLinksKeepWorking) {

@@ -22,16 +22,11 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
-# Shared helpers: <repo>/scripts/testlib/cluster_testlib.py
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../..", "scripts", "testlib"))
-from cluster_testlib import TestFailure, check, read_line, reap  # noqa: E402
-from cluster_testlib import eventually as cluster_testlib_eventually  # noqa: E402
+from cluster_env import MGM_NODE_ID, ClusterEnv, TestFailure, check, eventually, wait_exit
 
 MGMD = MGM = DATAD = DUO = DATACHECK = None
-MGM_NODE_ID = 49
 
 CONFIG = """[ndbd default]
 NoOfReplicas=2
@@ -67,105 +62,17 @@ NodeId=50
 
 
 
-def eventually(predicate, timeout=20, message="condition"):
-    return cluster_testlib_eventually(predicate, timeout, message, interval=0.2)
-
-
-class Env:
-    """Temporary directory, processes and daemon pids; cleans up on exit."""
+class Env(ClusterEnv):
+    """A ClusterEnv on 127.0.0.1 with duo_datacheck against its cluster."""
 
     def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="duo_datad_test.")
-        self.configdir = os.path.join(self.dir, "configdir")
-        self.config_path = os.path.join(self.dir, "config.ini")
-        with open(self.config_path, "w") as f:
-            f.write(CONFIG.format(dir=self.dir))
-        self.processes = []
-        self.pid_files = []
-        self.mgmd = None
-        self.port = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        pids = []
-        for path in self.pid_files:
-            try:
-                with open(path) as f:
-                    pids.append(int(f.read().strip()))
-            except (OSError, ValueError):
-                pass
-        reap(self.processes, pids, self.dir)
-        return False
-
-    def start_mgmd(self, port=0):
-        log = open(os.path.join(self.dir, "mgmd.stderr"), "ab")
-        proc = subprocess.Popen(
-            [MGMD, "--config-file=" + self.config_path, "--configdir=" + self.configdir,
-             "--port=%d" % port, "--bind-address=127.0.0.1", "--foreground"],
-            stdout=subprocess.PIPE, stderr=log)
-        log.close()
-        self.processes.append(proc)
-        line = read_line(proc.stdout, 20)
-        match = re.search(rb"listening on .*:(\d+)", line)
-        check(match is not None, "mgmd did not report its port: %r" % line)
-        self.mgmd = proc
-        self.port = int(match.group(1))
-        return proc
-
-    def start_datad(self, node_id, extra=(), initial=True):
-        log = open(self.datad_log(node_id), "ab")
-        proc = subprocess.Popen(
-            [DATAD, "-c", "127.0.0.1:%d" % self.port, "--ndb-nodeid=%d" % node_id,
-             "--foreground"] + (["--initial"] if initial else []) + list(extra),
-            stdout=log, stderr=log)
-        log.close()
-        self.processes.append(proc)
-        return proc
-
-    def datad_log(self, node_id):
-        return os.path.join(self.dir, "datad_%d.log" % node_id)
-
-    def read(self, path):
-        with open(path, errors="replace") as f:
-            return f.read()
-
-    def cluster_log(self):
-        return self.read(os.path.join(self.configdir, "ndb_%d_cluster.log" % MGM_NODE_ID))
-
-    def mgm(self, command, timeout=40):
-        proc = subprocess.run([MGM, "-c", "127.0.0.1:%d" % self.port, "-e", command],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-        return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+        super().__init__(argparse.Namespace(mgmd=MGMD, mgm=MGM, datad=DATAD), CONFIG,
+                         "duo_datad_test.")
 
     def datacheck(self, *args, timeout=120):
-        proc = subprocess.run([DATACHECK] + list(args) + ["--connect", "127.0.0.1:%d" % self.port],
+        proc = subprocess.run([DATACHECK] + list(args) + ["--connect", self.connect_string()],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
         return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
-
-    def all_status(self):
-        rc, out, _ = self.mgm("all status")
-        return out if rc == 0 else ""
-
-    def wait_started(self, node_ids, timeout=30):
-        def started():
-            out = self.all_status()
-            return all("Node %d: started" % i in out for i in node_ids) and out
-        try:
-            return eventually(started, timeout, "nodes %s started" % (node_ids,))
-        except TestFailure as error:
-            logs = "\n".join(self.read(self.datad_log(i))[-2000:] for i in node_ids
-                             if os.path.exists(self.datad_log(i)))
-            raise TestFailure("%s; all status: %r\n%s" % (error, self.all_status(), logs))
-
-
-
-def wait_exit(proc, timeout=15, what="process"):
-    try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise TestFailure("%s did not exit within %ss" % (what, timeout))
 
 
 def start_cluster(env):
