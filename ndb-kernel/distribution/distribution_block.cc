@@ -529,7 +529,16 @@ void DistributionBlock::on_gcp_complete_conf(Signal& signal) {
 // ---------------------------------------------------------------------------------------
 // Every node
 
+bool DistributionBlock::from_dead_node(const Signal& signal) const {
+  const uint16_t sender = signal.sender().node_id;
+  if (sender == node_id() || !is_dead(sender)) return false;
+  DUO_BLOCK_LOG(WARNING) << "dropped " << kernel::signal_name(signal.id()) << " from data node "
+                         << sender << ", declared dead";
+  return true;
+}
+
 void DistributionBlock::on_gcp_prepare_req(Signal& signal) {
+  if (from_dead_node(signal)) return;
   round_master_ = signal.sender().node_id;
   prepared_gci_ = signal.word(0);
   send_local(protocol::kCoordinatorBlock, 0, protocol::kGcpBlockReq, signal.word(0));
@@ -540,6 +549,7 @@ void DistributionBlock::on_gcp_block_conf(Signal& signal) {
 }
 
 void DistributionBlock::on_gcp_commit_req(Signal& signal) {
+  if (from_dead_node(signal)) return;
   round_master_ = signal.sender().node_id;
   prepared_gci_ = 0;
   current_gci_.store(signal.word(0));
@@ -551,6 +561,7 @@ void DistributionBlock::on_gcp_no_more_trans(Signal& signal) {
 }
 
 void DistributionBlock::on_gcp_save_req(Signal& signal) {
+  if (from_dead_node(signal)) return;
   round_master_ = signal.sender().node_id;
   saving_gci_ = signal.word(0);
   saves_awaited_ = topology_.log_parts;
@@ -560,6 +571,7 @@ void DistributionBlock::on_gcp_save_req(Signal& signal) {
 }
 
 void DistributionBlock::on_gcp_complete_rep(Signal& signal) {
+  if (from_dead_node(signal)) return;
   round_master_ = signal.sender().node_id;
   const uint32_t gci = signal.word(0);
   if (const uint16_t revived = static_cast<uint16_t>(signal.word(1)); revived != 0) {

@@ -168,6 +168,10 @@ class DistributionBlock : public kernel::Block {
   void on_node_fail_rep(kernel::Signal& signal);
   // Node failure handling (distribution_failover.cc).
   bool is_dead(uint16_t node) const { return dead_since_.count(node) != 0; }
+  // A GCP request from a node this one declared dead: a frozen master that resumed,
+  // or its requests queued on a link that closed late. Dropped (they would move this
+  // node's GCI state backwards).
+  bool from_dead_node(const kernel::Signal& signal) const;
   uint16_t lowest_live_node() const;
   void on_takeover_done_rep(kernel::Signal& signal);
   void on_master_gcp_req(kernel::Signal& signal);
@@ -194,6 +198,8 @@ class DistributionBlock : public kernel::Block {
   void on_lcp_start_conf(kernel::Signal& signal);
   // Local recovery before the copy (the restore to the sysfile's GCI), its fallback to
   // the full copy, and the copy progress reports of this node's instances.
+  // Lowers the local recovery GCI to what this node surely has: see its comment.
+  void cap_local_recovery_gci(uint32_t declared_dead_in);
   void start_full_copy();
   void fall_back_to_full_copy(const std::string& why);
   void on_local_schema_restored(kernel::Signal& signal);

@@ -160,6 +160,7 @@ void DistributionBlock::on_start_perm_conf(Signal& signal) {
     (live != 0 ? unrecovered_ : dead_since_)[node] = gci;
   }
   dead_since_.try_emplace(node_id(), signal.word(1));
+  cap_local_recovery_gci(dead_since_.at(node_id()));
   start_state_.store(NodeStartState::kCopying);
   copy_start_ns_ = clock().now_ns();
   DUO_BLOCK_LOG(INFO) << "node restart: allowed by node " << master_ << " at GCI " << signal.word(1)
@@ -183,6 +184,23 @@ void DistributionBlock::on_start_perm_conf(Signal& signal) {
   if (Status sent = send(dictionary, std::move(request)); !sent.ok()) {
     fall_back_to_full_copy("cannot reach the dictionary: " + sent.message());
   }
+}
+
+void DistributionBlock::cap_local_recovery_gci(uint32_t declared_dead_in) {
+  // This node was declared dead while the cluster was in GCI D. Commits of D, and of
+  // D - 1 whose round was still completing (a takeover commits there, and a commit
+  // waiting for this node counted it done), may miss this node; D - 2 completed with
+  // it before (rounds never overlap). Its own sysfile cannot tell: a node frozen past
+  // its death that resumed may have recorded later GCIs complete from late answers to
+  // its own GCP round before it learned its fate. So local recovery goes at most to
+  // D - 2, and the copy brings everything after.
+  const uint32_t safe = declared_dead_in > 2 ? declared_dead_in - 2 : 0;
+  const uint32_t own = local_recovery_gci_.load();
+  if (own <= safe) return;
+  DUO_BLOCK_LOG(INFO) << "node restart: declared dead in GCI " << declared_dead_in
+                      << ": local recovery to GCI " << safe << ", not " << own
+                      << (safe == 0 ? " (none: every row is copied)" : "");
+  local_recovery_gci_.store(safe);
 }
 
 void DistributionBlock::start_full_copy() {
