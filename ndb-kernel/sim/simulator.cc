@@ -30,6 +30,10 @@ struct Simulator::Node {
   BlockFactory factory;
   bool up = false;
   uint32_t incarnation = 0;
+  // Frozen (SIGSTOP): what arrives meanwhile, its own timers included, waits here in
+  // arrival order.
+  bool paused = false;
+  std::vector<Event> held;
   // Blocks are declared after contexts so they are destroyed first.
   std::vector<std::unique_ptr<Context>> contexts;
   std::vector<std::unique_ptr<Block>> blocks;
@@ -145,6 +149,8 @@ Status Simulator::crash_node(NodeId node_id) {
   // A block cannot destroy itself from inside its own handler.
   DUO_KERNEL_CHECK(delivering_to_ != node_id, "crash_node of the node whose handler is running");
   node.up = false;
+  node.paused = false;
+  node.held.clear();
   ++node.incarnation;
   node.block_by_key.clear();
   node.blocks.clear();
@@ -163,6 +169,36 @@ Status Simulator::restart_node(NodeId node_id) {
     return Status(ErrorCode::kInvalidArgument, "node " + std::to_string(node_id) + " is up");
   }
   return build_node(node);
+}
+
+Status Simulator::pause_node(NodeId node_id) {
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end() || !it->second->up || it->second->paused) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "node " + std::to_string(node_id) + " is not a running node");
+  }
+  it->second->paused = true;
+  DUO_LOG(INFO, kLogComponent) << "node " << node_id << " paused";
+  return Status::OK();
+}
+
+Status Simulator::resume_node(NodeId node_id) {
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end() || !it->second->paused) {
+    return Status(ErrorCode::kInvalidArgument, "node " + std::to_string(node_id) + " is not paused");
+  }
+  Node& node = *it->second;
+  node.paused = false;
+  // Everything held arrives now, in the order it came.
+  std::vector<Event> held = std::move(node.held);
+  node.held.clear();
+  for (Event& event : held) {
+    event.time_ns = now_ns();
+    push_event(std::move(event));
+  }
+  DUO_LOG(INFO, kLogComponent) << "node " << node_id << " resumed with " << held.size()
+                               << " signals held";
+  return Status::OK();
 }
 
 bool Simulator::node_up(NodeId node_id) const {
@@ -369,6 +405,10 @@ void Simulator::deliver(Event& event) {
         return;
       }
     }
+  }
+  if (receiver.paused) {
+    receiver.held.push_back(std::move(event));
+    return;
   }
   auto block = receiver.block_by_key.find(signal.receiver().local_key());
   if (block == receiver.block_by_key.end()) {

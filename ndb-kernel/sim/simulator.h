@@ -108,6 +108,12 @@ class Simulator {
   // Builds fresh blocks for a crashed node and starts them (as add_node does).
   // kInvalidArgument if it is up.
   Status restart_node(NodeId node_id);
+  // Freezes a running node (SIGSTOP): its blocks run nothing; signals reaching it,
+  // timers included, wait (links stay up, so peers notice only missing answers) until
+  // resume_node() delivers them all at once (SIGCONT). kInvalidArgument unless running
+  // / paused.
+  Status pause_node(NodeId node_id);
+  Status resume_node(NodeId node_id);
   bool node_up(NodeId node_id) const;
   // Bumped by every crash; 0 for a node's first life.
   uint32_t node_incarnation(NodeId node_id) const;
