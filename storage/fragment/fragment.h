@@ -236,6 +236,8 @@ class Fragment {
   uint32_t key_hash_of(const AttrValues& values, Status* status) const;
   uint32_t row_key_hash(const RowImage& image) const;
   RowRef find_row(uint32_t hash, const AttrValues& key) const;
+  // The row `key` if it has a committed version; kNotFound else (fragment_copy.cc).
+  Result<RowRef> committed_row(const AttrValues& key) const;
   RowImage slot_image(RowRef row) const;
   RowImage op_image(const Operation& op) const;
   RowImage entry_image(uint32_t entry) const;

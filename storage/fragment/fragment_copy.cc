@@ -11,7 +11,7 @@
 
 namespace duo::storage {
 
-Result<uint32_t> Fragment::committed_gci(const AttrValues& key) const {
+Result<RowRef> Fragment::committed_row(const AttrValues& key) const {
   Status status;
   const uint32_t hash = key_hash_of(key, &status);
   DUO_RETURN_IF_ERROR(status);
@@ -19,31 +19,24 @@ Result<uint32_t> Fragment::committed_gci(const AttrValues& key) const {
   if (row == kNoRef || !(row_flags(row) & kRowCommitted)) {
     return Status(ErrorCode::kNotFound, "no committed row with this key");
   }
+  return row;
+}
+
+Result<uint32_t> Fragment::committed_gci(const AttrValues& key) const {
+  DUO_ASSIGN_OR_RETURN(const RowRef row, committed_row(key));
   uint32_t gci;
   std::memcpy(&gci, fixed_.row(row) + kRowGciOffset, 4);
   return gci;
 }
 
 Status Fragment::mark_copy_seen(const AttrValues& key) {
-  Status status;
-  const uint32_t hash = key_hash_of(key, &status);
-  DUO_RETURN_IF_ERROR(status);
-  const RowRef row = find_row(hash, key);
-  if (row == kNoRef || !(row_flags(row) & kRowCommitted)) {
-    return Status(ErrorCode::kNotFound, "no committed row with this key");
-  }
+  DUO_ASSIGN_OR_RETURN(const RowRef row, committed_row(key));
   set_row_flags(row, row_flags(row) | kRowCopySeen);
   return Status::OK();
 }
 
 Status Fragment::set_copied_gci(const AttrValues& key, uint32_t gci) {
-  Status status;
-  const uint32_t hash = key_hash_of(key, &status);
-  DUO_RETURN_IF_ERROR(status);
-  const RowRef row = find_row(hash, key);
-  if (row == kNoRef || !(row_flags(row) & kRowCommitted)) {
-    return Status(ErrorCode::kNotFound, "no committed row with this key");
-  }
+  DUO_ASSIGN_OR_RETURN(const RowRef row, committed_row(key));
   std::memcpy(fixed_.row(row) + kRowGciOffset, &gci, 4);
   set_row_flags(row, row_flags(row) | kRowCopySeen);
   return Status::OK();
