@@ -17,6 +17,7 @@
 #include "ndb-kernel/local_query/local_query_block.h"
 #include "ndb-kernel/protocol/packed_signals.h"
 #include "ndb-kernel/testing/sim_cluster.h"
+#include "ndb-kernel/testing/value_bytes.h"
 #include "storage/scan/filter.h"
 #include "storage/scan/interpreted_update.h"
 
@@ -29,14 +30,6 @@ using protocol::TableDef;
 using storage::AttrValues;
 using storage::ColumnType;
 using storage::OpType;
-
-std::string i32(int32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
-std::string i64(int64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
-int64_t as_i64(std::string_view bytes) {
-  int64_t v = 0;
-  std::memcpy(&v, bytes.data(), 8);
-  return v;
-}
 
 // accounts(id INT PRIMARY KEY, balance BIGINT NOT NULL, note VARCHAR(20), KEY(balance))
 storage::TableSchema accounts_schema() {

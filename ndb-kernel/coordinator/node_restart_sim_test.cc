@@ -23,6 +23,7 @@
 #include "ndb-kernel/local_query/local_query_block.h"
 #include "ndb-kernel/sim/sim_file_system.h"
 #include "ndb-kernel/testing/sim_cluster.h"
+#include "ndb-kernel/testing/value_bytes.h"
 #include "storage/memory/test_memory.h"
 
 namespace duo::testing {
@@ -37,13 +38,6 @@ using storage::OpType;
 
 constexpr uint16_t kLogParts = 4;
 constexpr uint16_t kClientNode = kFirstClientNode;
-
-std::string i32(int32_t v) {
-  return std::string(reinterpret_cast<const char*>(&v), 4);
-}
-std::string i64(int64_t v) {
-  return std::string(reinterpret_cast<const char*>(&v), 8);
-}
 
 // Stands in for a node's distribution block: keeps every answer the local blocks send it.
 class FakeDistribution final : public kernel::Block {

@@ -20,6 +20,7 @@
 #include "ndb-kernel/coordinator/coordinator_block.h"
 #include "ndb-kernel/protocol/packed_signals.h"
 #include "ndb-kernel/testing/sim_cluster.h"
+#include "ndb-kernel/testing/value_bytes.h"
 
 namespace duo::testing {
 namespace {
@@ -31,18 +32,6 @@ using storage::AttrValues;
 using storage::ColumnType;
 using storage::LockMode;
 using storage::OpType;
-
-std::string i32(int32_t v) {
-  return std::string(reinterpret_cast<const char*>(&v), 4);
-}
-std::string i64(int64_t v) {
-  return std::string(reinterpret_cast<const char*>(&v), 8);
-}
-int64_t as_i64(std::string_view bytes) {
-  int64_t v = 0;
-  std::memcpy(&v, bytes.data(), 8);
-  return v;
-}
 
 // kv(id INT PRIMARY KEY, value BIGINT NOT NULL)
 storage::TableSchema kv_schema(const std::string& name) {

@@ -13,6 +13,7 @@
 #include "ndb-kernel/dictionary/dictionary_block.h"
 #include "ndb-kernel/local_query/local_query_block.h"
 #include "ndb-kernel/testing/sim_cluster.h"
+#include "ndb-kernel/testing/value_bytes.h"
 
 namespace duo::testing {
 namespace {
@@ -22,15 +23,6 @@ using protocol::DictMsg;
 using protocol::OpBody;
 using storage::ColumnType;
 using storage::OpType;
-
-std::string i64(int64_t v) {
-  return std::string(reinterpret_cast<const char*>(&v), 8);
-}
-int64_t as_i64(std::string_view bytes) {
-  int64_t v = 0;
-  std::memcpy(&v, bytes.data(), 8);
-  return v;
-}
 
 constexpr const char* kName = "ddl/def/t";
 

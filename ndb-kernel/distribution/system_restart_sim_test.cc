@@ -16,6 +16,7 @@
 #include "ndb-kernel/distribution/distribution_block.h"
 #include "ndb-kernel/local_query/local_query_block.h"
 #include "ndb-kernel/testing/sim_cluster.h"
+#include "ndb-kernel/testing/value_bytes.h"
 #include "storage/scan/interpreted_update.h"
 
 namespace duo::testing {
@@ -26,13 +27,6 @@ using protocol::OpBody;
 using storage::AttrValues;
 using storage::ColumnType;
 using storage::OpType;
-
-std::string i64(int64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
-int64_t as_i64(std::string_view bytes) {
-  int64_t v = 0;
-  std::memcpy(&v, bytes.data(), 8);
-  return v;
-}
 
 storage::TableSchema counters_schema() {
   storage::TableSchema schema;

@@ -11,18 +11,6 @@
 
 namespace duo::testing {
 
-std::string i32(int32_t v) {
-  return std::string(reinterpret_cast<const char*>(&v), 4);
-}
-std::string i64(int64_t v) {
-  return std::string(reinterpret_cast<const char*>(&v), 8);
-}
-int64_t as_i64(std::string_view bytes) {
-  int64_t v = 0;
-  std::memcpy(&v, bytes.data(), 8);
-  return v;
-}
-
 uint64_t env_u64(const char* name, uint64_t fallback) {
   const char* text = std::getenv(name);
   return text != nullptr ? std::strtoull(text, nullptr, 10) : fallback;

@@ -14,14 +14,10 @@
 
 #include "ndb-kernel/protocol/messages.h"
 #include "ndb-kernel/testing/sim_cluster.h"
+#include "ndb-kernel/testing/value_bytes.h"
 #include "storage/row/table_schema.h"
 
 namespace duo::testing {
-
-// Little-endian column images of INT and BIGINT, as the storage encoding holds them.
-std::string i32(int32_t v);
-std::string i64(int64_t v);
-int64_t as_i64(std::string_view bytes);
 
 // A count from the environment (seed campaigns: DUO_..._SEEDS), else `fallback`.
 uint64_t env_u64(const char* name, uint64_t fallback);
