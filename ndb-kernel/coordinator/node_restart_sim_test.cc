@@ -10,7 +10,6 @@
 // again.
 #include <gtest/gtest.h>
 
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -21,10 +20,9 @@
 #include "ndb-kernel/coordinator/coordinator_block.h"
 #include "ndb-kernel/dictionary/dictionary_block.h"
 #include "ndb-kernel/local_query/local_query_block.h"
-#include "ndb-kernel/sim/sim_file_system.h"
 #include "ndb-kernel/testing/sim_cluster.h"
+#include "ndb-kernel/testing/stand_in_distribution.h"
 #include "ndb-kernel/testing/value_bytes.h"
-#include "storage/memory/test_memory.h"
 
 namespace duo::testing {
 namespace {
@@ -36,30 +34,6 @@ using protocol::OpBody;
 using storage::LockMode;
 using storage::OpType;
 
-constexpr uint16_t kLogParts = 4;
-constexpr uint16_t kClientNode = kFirstClientNode;
-
-// Stands in for a node's distribution block: keeps every answer the local blocks send it.
-class FakeDistribution final : public kernel::Block {
- public:
-  FakeDistribution() : Block("fake_distribution", protocol::kDistributionBlock) {
-    for (SignalId id :
-         {protocol::kDictCopyConf, protocol::kDictCopyRef, protocol::kNodeStartingConf,
-          protocol::kNodeStartedConf, protocol::kTakeoverDoneRep}) {
-      on(id, &FakeDistribution::on_answer);
-    }
-  }
-  size_t count(SignalId id, uint32_t word0) const {
-    size_t n = 0;
-    for (const Signal& s : inbox_) n += s.id() == id && s.word(0) == word0 ? 1 : 0;
-    return n;
-  }
-
- private:
-  void on_answer(Signal& signal) { inbox_.push_back(std::move(signal)); }
-  std::deque<Signal> inbox_;
-};
-
 // One LQH_KEYREQ as delivered.
 struct KeyRequest {
   uint16_t receiver = 0;
@@ -69,52 +43,13 @@ struct KeyRequest {
   uint32_t position = 0;
 };
 
-class CoordinatorNodeRestartTest : public ::testing::Test {
+class CoordinatorNodeRestartTest : public StandInDistributionTest {
  protected:
-  CoordinatorNodeRestartTest() {
-    sim::SimulatorOptions options;
-    options.seed = 3;
-    sim_ = std::make_unique<sim::Simulator>(options);
-    topology_.node_groups = {{1, 2}};
-    topology_.log_parts = kLogParts;
-    for (uint16_t node : {1, 2}) {
-      memory_[node] = storage::make_test_memory(256);
-      disk_[node] = std::make_unique<sim::SimDisk>(1000 + node);
-      storage::GlobalMemory* memory = memory_[node].get();
-      sim::SimDisk* disk = disk_[node].get();
-      const protocol::ClusterTopology topology = topology_;
-      EXPECT_TRUE(
-          sim_->add_node(node,
-                         [memory, disk, topology](sim::NodeId) {
-                           std::vector<std::unique_ptr<kernel::Block>> blocks;
-                           blocks.push_back(std::make_unique<sim::SimFileSystem>(*disk));
-                           blocks.push_back(std::make_unique<FakeDistribution>());
-                           blocks.push_back(
-                               std::make_unique<dictionary::DictionaryBlock>(topology));
-                           blocks.push_back(std::make_unique<coordinator::CoordinatorBlock>(
-                               topology, coordinator::CoordinatorOptions{}));
-                           for (uint16_t part = 0; part < kLogParts; ++part) {
-                             blocks.push_back(std::make_unique<local_query::LocalQueryBlock>(
-                                 part, memory, topology, local_query::LocalQueryOptions{}));
-                           }
-                           return blocks;
-                         })
-              .ok());
-    }
-    EXPECT_TRUE(sim_->add_node(kClientNode,
-                               [this](sim::NodeId) {
-                                 std::vector<std::unique_ptr<kernel::Block>> blocks;
-                                 auto client = std::make_unique<ScriptClient>(sim_.get());
-                                 client_ = client.get();
-                                 blocks.push_back(std::move(client));
-                                 return blocks;
-                               })
-                    .ok());
+  CoordinatorNodeRestartTest() : StandInDistributionTest(3) {
     sim_->set_delivery_observer([this](uint64_t, const Signal& signal) { observe(signal); });
     sim_->run_for(0);
     create_table();
   }
-  ~CoordinatorNodeRestartTest() override { sim_.reset(); }  // blocks before their memory
 
   void observe(const Signal& signal) {
     if (signal.id() == protocol::kLqhKeyReq) {
@@ -131,19 +66,6 @@ class CoordinatorNodeRestartTest : public ::testing::Test {
   coordinator::CoordinatorBlock* coordinator(uint16_t node) {
     return static_cast<coordinator::CoordinatorBlock*>(
         sim_->find_block(SimCluster::coordinator(node)));
-  }
-  FakeDistribution* distribution(uint16_t node) {
-    return static_cast<FakeDistribution*>(
-        sim_->find_block({node, protocol::kDistributionBlock, 0}));
-  }
-  bool run_until(const std::function<bool()>& predicate, uint64_t limit_ms = 5'000) {
-    return sim_->run_until(predicate, limit_ms * kNanosPerMilli);
-  }
-  // A signal from `node`'s distribution block (as the real one sends it).
-  void from_distribution(uint16_t node, const BlockAddress& to, Signal signal) {
-    signal.set_sender({node, protocol::kDistributionBlock, 0});
-    signal.set_receiver(to);
-    ASSERT_TRUE(sim_->inject(std::move(signal)).ok());
   }
   // `report` (NODE_STARTINGREP / NODE_STARTEDREP) for node `starting` to the
   // coordinators of `nodes`, each answered with `conf`.
@@ -233,32 +155,7 @@ class CoordinatorNodeRestartTest : public ::testing::Test {
     }
   }
 
-  // The node dies: its blocks are gone, its links cut, and the survivor's blocks hear
-  // NODE_FAILREP (what membership delivers).
-  void crash(uint16_t node, uint16_t survivor) {
-    ASSERT_TRUE(sim_->crash_node(node).ok());
-    disk_[node]->crash();
-    sim_->cut_link(node, survivor);
-    sim_->cut_link(node, kClientNode);
-    std::vector<BlockAddress> targets{SimCluster::dictionary(survivor),
-                                      SimCluster::coordinator(survivor)};
-    for (uint16_t part = 0; part < kLogParts; ++part) {
-      targets.push_back({survivor, protocol::kLocalQueryBlock, part});
-    }
-    for (const BlockAddress& target : targets) {
-      Signal fail(protocol::kNodeFailRep, {node});
-      fail.set_sender({survivor, 0, 0});
-      fail.set_receiver(target);
-      ASSERT_TRUE(sim_->inject(std::move(fail)).ok());
-    }
-    sim_->run_for(10 * kNanosPerMilli);
-  }
 
-  protocol::ClusterTopology topology_;
-  std::map<uint16_t, std::unique_ptr<storage::GlobalMemory>> memory_;
-  std::map<uint16_t, std::unique_ptr<sim::SimDisk>> disk_;
-  std::unique_ptr<sim::Simulator> sim_;
-  ScriptClient* client_ = nullptr;
   protocol::TableDef table_;
   uint64_t next_api_tx_ = 1;
   std::vector<KeyRequest> key_requests_;

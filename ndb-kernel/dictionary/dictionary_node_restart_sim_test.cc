@@ -8,7 +8,6 @@
 // schema changes with NDB 711 while locked and takes them again after the unlock.
 #include <gtest/gtest.h>
 
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,9 +18,8 @@
 #include "ndb-kernel/coordinator/coordinator_block.h"
 #include "ndb-kernel/dictionary/dictionary_block.h"
 #include "ndb-kernel/local_query/local_query_block.h"
-#include "ndb-kernel/sim/sim_file_system.h"
 #include "ndb-kernel/testing/sim_cluster.h"
-#include "storage/memory/test_memory.h"
+#include "ndb-kernel/testing/stand_in_distribution.h"
 
 namespace duo::testing {
 namespace {
@@ -30,44 +28,6 @@ using kernel::BlockAddress;
 using kernel::Signal;
 using kernel::SignalId;
 using protocol::DictMsg;
-
-constexpr uint16_t kLogParts = 4;
-constexpr uint16_t kClientNode = kFirstClientNode;
-
-// Stands in for a node's distribution block: keeps every answer the local blocks send it.
-class FakeDistribution final : public kernel::Block {
- public:
-  FakeDistribution() : Block("fake_distribution", protocol::kDistributionBlock) {
-    for (SignalId id :
-         {protocol::kDictLockConf, protocol::kDictCopyConf, protocol::kDictCopyRef,
-          protocol::kDictRestoreConf, protocol::kNodeStartingConf, protocol::kNodeStartedConf,
-          protocol::kTakeoverDoneRep, protocol::kGcpNoMoreTrans}) {
-      on(id, &FakeDistribution::on_answer);
-    }
-  }
-  std::deque<Signal>& inbox() { return inbox_; }
-  bool has(SignalId id) const {
-    for (const Signal& s : inbox_) {
-      if (s.id() == id) return true;
-    }
-    return false;
-  }
-  Signal take(SignalId id) {
-    for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
-      if (it->id() == id) {
-        Signal s = std::move(*it);
-        inbox_.erase(it);
-        return s;
-      }
-    }
-    ADD_FAILURE() << "no " << kernel::signal_name(id);
-    return Signal(id);
-  }
-
- private:
-  void on_answer(Signal& signal) { inbox_.push_back(std::move(signal)); }
-  std::deque<Signal> inbox_;
-};
 
 storage::TableSchema table_named(const std::string& name) {
   storage::TableSchema schema;
@@ -78,73 +38,21 @@ storage::TableSchema table_named(const std::string& name) {
   return schema;
 }
 
-class DictionaryNodeRestartTest : public ::testing::Test {
+class DictionaryNodeRestartTest : public StandInDistributionTest {
  protected:
-  DictionaryNodeRestartTest() {
-    sim::SimulatorOptions options;
-    options.seed = 5;
-    sim_ = std::make_unique<sim::Simulator>(options);
-    topology_.node_groups = {{1, 2}};
-    topology_.log_parts = kLogParts;
-    for (uint16_t node : {1, 2}) {
-      memory_[node] = storage::make_test_memory(256);
-      disk_[node] = std::make_unique<sim::SimDisk>(1000 + node);
-      storage::GlobalMemory* memory = memory_[node].get();
-      sim::SimDisk* disk = disk_[node].get();
-      const protocol::ClusterTopology topology = topology_;
-      EXPECT_TRUE(
-          sim_->add_node(node,
-                         [memory, disk, topology](sim::NodeId) {
-                           std::vector<std::unique_ptr<kernel::Block>> blocks;
-                           blocks.push_back(std::make_unique<sim::SimFileSystem>(*disk));
-                           blocks.push_back(std::make_unique<FakeDistribution>());
-                           blocks.push_back(
-                               std::make_unique<dictionary::DictionaryBlock>(topology));
-                           blocks.push_back(std::make_unique<coordinator::CoordinatorBlock>(
-                               topology, coordinator::CoordinatorOptions{}));
-                           for (uint16_t part = 0; part < kLogParts; ++part) {
-                             blocks.push_back(std::make_unique<local_query::LocalQueryBlock>(
-                                 part, memory, topology, local_query::LocalQueryOptions{}));
-                           }
-                           return blocks;
-                         })
-              .ok());
-    }
-    EXPECT_TRUE(sim_->add_node(kClientNode,
-                               [this](sim::NodeId) {
-                                 std::vector<std::unique_ptr<kernel::Block>> blocks;
-                                 auto client = std::make_unique<ScriptClient>(sim_.get());
-                                 client_ = client.get();
-                                 blocks.push_back(std::move(client));
-                                 return blocks;
-                               })
-                    .ok());
+  DictionaryNodeRestartTest() : StandInDistributionTest(5) {
     sim_->run_for(0);
   }
-  ~DictionaryNodeRestartTest() override { sim_.reset(); }  // blocks before their memory
 
   dictionary::DictionaryBlock* dictionary(uint16_t node) {
     return static_cast<dictionary::DictionaryBlock*>(
         sim_->find_block(SimCluster::dictionary(node)));
   }
-  FakeDistribution* distribution(uint16_t node) {
-    return static_cast<FakeDistribution*>(
-        sim_->find_block({node, protocol::kDistributionBlock, 0}));
-  }
   local_query::LocalQueryBlock* local_query(uint16_t node, uint16_t part) {
     return static_cast<local_query::LocalQueryBlock*>(
         sim_->find_block({node, protocol::kLocalQueryBlock, part}));
   }
-  bool run_until(const std::function<bool()>& predicate, uint64_t limit_ms = 5'000) {
-    return sim_->run_until(predicate, limit_ms * kNanosPerMilli);
-  }
 
-  // A signal from `node`'s distribution block (as the real one sends it).
-  void from_distribution(uint16_t node, const BlockAddress& to, Signal signal) {
-    signal.set_sender({node, protocol::kDistributionBlock, 0});
-    signal.set_receiver(to);
-    ASSERT_TRUE(sim_->inject(std::move(signal)).ok());
-  }
   // Sends a client's schema request to `node` and returns its answer.
   Signal schema_request(uint16_t node, Signal request, SignalId conf, SignalId ref) {
     EXPECT_TRUE(client_->send(SimCluster::dictionary(node), std::move(request)).ok());
@@ -169,26 +77,6 @@ class DictionaryNodeRestartTest : public ::testing::Test {
     return std::move(alter).value();
   }
 
-  // The node dies: its blocks are gone, its links cut, and the survivor's blocks hear
-  // NODE_FAILREP (what membership delivers).
-  void crash(uint16_t node, uint16_t survivor) {
-    ASSERT_TRUE(sim_->crash_node(node).ok());
-    disk_[node]->crash();
-    sim_->cut_link(node, survivor);
-    sim_->cut_link(node, kClientNode);
-    std::vector<BlockAddress> targets{SimCluster::dictionary(survivor),
-                                      SimCluster::coordinator(survivor)};
-    for (uint16_t part = 0; part < kLogParts; ++part) {
-      targets.push_back({survivor, protocol::kLocalQueryBlock, part});
-    }
-    for (const BlockAddress& target : targets) {
-      Signal fail(protocol::kNodeFailRep, {node});
-      fail.set_sender({survivor, 0, 0});
-      fail.set_receiver(target);
-      ASSERT_TRUE(sim_->inject(std::move(fail)).ok());
-    }
-    sim_->run_for(10 * kNanosPerMilli);
-  }
   void restart(uint16_t node, uint16_t survivor) {
     sim_->heal_link(node, survivor);
     sim_->heal_link(node, kClientNode);
@@ -266,11 +154,6 @@ class DictionaryNodeRestartTest : public ::testing::Test {
     EXPECT_EQ(msg.text, dictionary::kNodeRestartBusyMessage);
   }
 
-  protocol::ClusterTopology topology_;
-  std::map<uint16_t, std::unique_ptr<storage::GlobalMemory>> memory_;
-  std::map<uint16_t, std::unique_ptr<sim::SimDisk>> disk_;
-  std::unique_ptr<sim::Simulator> sim_;
-  ScriptClient* client_ = nullptr;
   uint32_t next_request_ = 1;
   uint32_t a_ = 0, b_ = 0, c_ = 0;
   std::map<uint32_t, std::pair<std::string, uint32_t>> expected_;
