@@ -5,6 +5,7 @@
 
 #include "ndb-kernel/coordinator/coordinator_records.h"
 #include "ndb-kernel/protocol/block_numbers.h"
+#include "ndb-kernel/protocol/unique_index.h"
 
 namespace duo::coordinator {
 
@@ -209,66 +210,78 @@ void CoordinatorBlock::on_tc_key_req(Signal& signal) {
   if (req.table_version != def.version) {
     return refuse_op(ErrorCode::kSchemaVersion, "table definition has changed, please retry");
   }
+  if (is_write(req.type) && protocol::is_unique_index_table(req.table_id)) {
+    return refuse_op(ErrorCode::kInvalidArgument,
+                     "a unique index table is written only by its base table's writes");
+  }
+  Status sent = send_operation(*tx, tc_op, def, req.type, req.lock, req.flags, std::move(req.body));
+  if (!sent.ok()) return refuse_op(sent.code(), sent.message());
+}
+
+Status CoordinatorBlock::send_operation(Transaction& tx, uint32_t tc_op,
+                                        const protocol::TableDef& def, storage::OpType type,
+                                        storage::LockMode lock, uint8_t flags,
+                                        protocol::Bytes body) {
   // Only the key is needed here; the rest of the body travels on untouched.
-  protocol::ByteReader reader(protocol::as_view(req.body));
+  protocol::ByteReader reader(protocol::as_view(body));
   storage::AttrValues key_values;
   if (!protocol::decode_attr_values(&reader, &key_values)) {
-    return refuse_op(ErrorCode::kInvalidArgument, "malformed operation body");
+    return Status(ErrorCode::kInvalidArgument, "malformed operation body");
   }
-  Result<uint32_t> hash = protocol::distribution_hash(def.schema, key_values);
-  if (!hash.ok()) return refuse_op(hash.status().code(), hash.status().message());
-  const uint32_t fragment = *hash % def.fragment_count;
+  DUO_ASSIGN_OR_RETURN(uint32_t hash, protocol::distribution_hash(def.schema, key_values));
+  const uint32_t fragment = hash % def.fragment_count;
   protocol::FragmentPlacement placement = live_placement(fragment);
   if (placement.replicas.empty()) {
     // The distribution block stops the node when a node group dies; until it has, say so.
-    return refuse_op(ErrorCode::kTemporary, "no live replica of fragment " +
-                                                std::to_string(fragment) + " (node group " +
-                                                std::to_string(placement.node_group) + " is down)");
+    return Status(ErrorCode::kTemporary, "no live replica of fragment " +
+                                             std::to_string(fragment) + " (node group " +
+                                             std::to_string(placement.node_group) + " is down)");
   }
 
   // Writes start at the primary and go down the chain; reads run on one replica only:
   // the primary, or for a committed read of a read-backup table possibly a backup.
-  const bool committed_read = !is_write(req.type) && req.lock == storage::LockMode::kCommittedRead;
-  const uint32_t position = committed_read ? read_position(def, placement, tx) : 0;
-  added.first = placement.replicas[position];
-  added.chain = is_write(req.type) ? placement.replicas : std::vector<uint16_t>{added.first};
-  if (is_write(req.type)) {
+  Operation& op = tx.ops[tc_op];
+  const bool committed_read = !is_write(type) && lock == storage::LockMode::kCommittedRead;
+  const uint32_t position = committed_read ? read_position(def, placement, &tx) : 0;
+  op.first = placement.replicas[position];
+  op.chain = is_write(type) ? placement.replicas : std::vector<uint16_t>{op.first};
+  if (is_write(type)) {
     for (uint16_t node : placement.replicas) {
-      tx->participants.emplace_back(node, placement.log_part);
+      tx.participants.emplace_back(node, placement.log_part);
     }
   } else if (!committed_read) {
-    tx->participants.emplace_back(added.first, placement.log_part);
+    tx.participants.emplace_back(op.first, placement.log_part);
   }
   protocol::LqhKeyReq lqh;
-  lqh.transid = tx->transid;
+  lqh.transid = tx.transid;
   lqh.tc_op = tc_op;
-  lqh.table_id = req.table_id;
-  lqh.table_version = req.table_version;
+  lqh.table_id = def.schema.table_id;
+  lqh.table_version = def.version;
   lqh.fragment = fragment;
   lqh.log_part = placement.log_part;
-  lqh.type = req.type;
-  lqh.lock = req.lock;
-  lqh.flags = req.flags;
+  lqh.type = type;
+  lqh.lock = lock;
+  lqh.flags = flags;
   lqh.coordinator = address();
-  lqh.api_node = key.node;
+  lqh.api_node = tx.key.node;
   // A read at a backup keeps the whole chain (local_query checks chain[position] is
   // itself; a read is never forwarded).
   lqh.chain = std::move(placement.replicas);
   lqh.position = position;
-  lqh.body = std::move(req.body);
-  const BlockAddress first = lqh_address(added.first, lqh.log_part);
+  lqh.body = std::move(body);
+  const BlockAddress first = lqh_address(op.first, lqh.log_part);
   Signal out = std::move(lqh).to_signal();
   out.set_receiver(first);
   if (Status sent = send_to_replica(first, std::move(out)); !sent.ok()) {
     ++stats_.refused_overload;
-    return refuse_op(ErrorCode::kTemporary, "cannot reach data node " +
-                                                std::to_string(first.node_id) + ": " +
-                                                sent.message());
+    return Status(ErrorCode::kTemporary, "cannot reach data node " +
+                                             std::to_string(first.node_id) + ": " + sent.message());
   }
-  ++tx->outstanding;
+  ++tx.outstanding;
   ++operation_count_;
   ++stats_.operations;
   if (position != 0) ++stats_.backup_reads;
+  return Status::OK();
 }
 
 uint32_t CoordinatorBlock::read_position(const protocol::TableDef& def,
@@ -352,10 +365,19 @@ void CoordinatorBlock::on_lqh_key_conf(Signal& signal) {
   op.done = true;
   --tx->outstanding;
   --operation_count_;
+  if (op.parent != Operation::kNoParent) {
+    child_done(*tx, op, ErrorCode::kOk, {});
+    return maybe_finish_batch(*tx);
+  }
   OpResultMsg result;
   result.op_index = op.op_index;
   result.flags = conf->flags;
   result.data = std::move(conf->values);
+  if (!conf->index_changes.empty()) {
+    op.held = std::move(result);
+    if (start_index_changes(*tx, conf->tc_op, conf->index_changes)) return maybe_finish_batch(*tx);
+    result = std::move(tx->ops[conf->tc_op].held);
+  }
   tx->results.push_back(std::move(result));
   maybe_finish_batch(*tx);
 }
@@ -372,6 +394,10 @@ void CoordinatorBlock::on_lqh_key_ref(Signal& signal) {
   op.done = true;
   --tx->outstanding;
   --operation_count_;
+  if (op.parent != Operation::kNoParent) {
+    child_done(*tx, op, ref->error, std::move(ref->message));
+    return maybe_finish_batch(*tx);
+  }
   // Ignorable only when the first replica refused (nothing was applied anywhere: the
   // primary of a write, or the one replica a read ran on) and the error is not a lock
   // wait timeout, which always aborts as in NDB.
@@ -835,7 +861,7 @@ void CoordinatorBlock::on_table_add_req(Signal& signal) {
   } else {
     conf.request_id = msg->request_id;
     conf.a = msg->table.schema.table_id;
-    tables_[conf.a] = Table{std::move(msg->table)};
+    add_table(std::move(msg->table));
   }
   Signal out = conf.to_signal(protocol::kTableAddConf);
   out.set_receiver(signal.sender());
@@ -844,7 +870,7 @@ void CoordinatorBlock::on_table_add_req(Signal& signal) {
 
 void CoordinatorBlock::on_table_drop_req(Signal& signal) {
   protocol::DictMsg msg = protocol::DictMsg::from_signal(signal);
-  tables_.erase(msg.a);
+  drop_table(msg.a);
   protocol::DictMsg conf;
   conf.request_id = msg.request_id;
   conf.a = msg.a;

@@ -151,6 +151,8 @@ class CoordinatorBlock : public kernel::Block {
   struct Scan;
   struct Table {
     protocol::TableDef def;
+    std::vector<uint32_t> unique_index_tables;  // a base table's hidden tables
+    std::string index_name;                     // a hidden table's unique index
   };
   // Key of a client's transaction: (API node, its api_tx).
   struct ApiKey {
@@ -221,6 +223,18 @@ class CoordinatorBlock : public kernel::Block {
   void on_gcp_switch_req(kernel::Signal& signal);
   void report_no_more_trans_if_done();
 
+  // Routes operation tx.ops[tc_op] by the key in `body` and sends its LQH_KEYREQ (to
+  // the primary, or the replica read_position picks); an error says why it was not sent.
+  Status send_operation(Transaction& tx, uint32_t tc_op, const protocol::TableDef& def,
+                        storage::OpType type, storage::LockMode lock, uint8_t flags,
+                        protocol::Bytes body);
+  // Unique indexes (coordinator_unique.cc): runs the index changes a base operation's
+  // LQH_KEYCONF carries as operations of its transaction; false if there were none.
+  bool start_index_changes(Transaction& tx, uint32_t tc_op, const protocol::Bytes& changes);
+  // An answer to a child operation (kOk or the error of its LQH_KEYREF).
+  void child_done(Transaction& tx, Operation& child, ErrorCode error, std::string message);
+  void add_table(protocol::TableDef def);
+  void drop_table(uint32_t table_id);
   Transaction* find_or_create(const ApiKey& key, ErrorCode* refusal);
   Transaction* by_transid(uint64_t transid);
   uint64_t next_transid();

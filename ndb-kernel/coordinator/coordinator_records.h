@@ -22,6 +22,15 @@ struct CoordinatorBlock::Operation {
   uint16_t first = 0;
   bool done = false;
   std::vector<uint16_t> chain;  // where it was sent (a node failure there fails it)
+  // Unique-index maintenance (protocol/unique_index.h): an operation on a hidden table
+  // run for the base operation tx.ops[parent]; a base operation whose LQH_KEYCONF came
+  // keeps its result in `held` until its `children` are all answered.
+  static constexpr uint32_t kNoParent = UINT32_MAX;
+  uint32_t parent = kNoParent;
+  uint32_t index_table = 0;  // a child's hidden table
+  uint32_t children = 0;
+  bool failed = false;  // a child failed: the error is its result, not `held`
+  protocol::OpResultMsg held;
 };
 
 struct CoordinatorBlock::Transaction {

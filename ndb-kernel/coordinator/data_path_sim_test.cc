@@ -12,10 +12,12 @@
 #include <map>
 #include <set>
 
+#include "ndb-kernel/common/random.h"
 #include "ndb-kernel/coordinator/coordinator_block.h"
 #include "ndb-kernel/dictionary/dictionary_block.h"
 #include "ndb-kernel/local_query/local_query_block.h"
 #include "ndb-kernel/protocol/packed_signals.h"
+#include "ndb-kernel/protocol/unique_index.h"
 #include "ndb-kernel/testing/sim_cluster.h"
 #include "ndb-kernel/testing/value_bytes.h"
 #include "storage/scan/filter.h"
@@ -49,8 +51,8 @@ class DataPathTest : public ::testing::Test {
 
   ScriptClient& client() { return cluster_.client(); }
 
-  TableDef create_accounts() {
-    EXPECT_TRUE(client().send(SimCluster::dictionary(1), create_table_signal(1, accounts_schema())).ok());
+  TableDef create_accounts(storage::TableSchema schema = accounts_schema()) {
+    EXPECT_TRUE(client().send(SimCluster::dictionary(1), create_table_signal(1, schema)).ok());
     EXPECT_TRUE(cluster_.run_until([&] { return client().has(protocol::kCreateTableConf); }));
     protocol::DictMsg conf = protocol::DictMsg::from_signal(client().take(protocol::kCreateTableConf));
     // Fetch the definition as a client would, from the other node.
@@ -162,6 +164,35 @@ class DataPathTest : public ::testing::Test {
             int32_t id = 0;
             std::memcpy(&id, batch.row(r).value(0).data(), 4);
             rows[id] = as_i64(batch.row(r).value(1));
+          }
+        }
+      }
+    }
+    return rows;
+  }
+
+  // Every committed row of `table_id` on `node` as column 0 -> column `value_column`
+  // (raw bytes; "NULL" for NULL).
+  std::map<std::string, std::string> raw_contents(uint16_t node, uint32_t table_id,
+                                                  size_t value_column) {
+    std::map<std::string, std::string> rows;
+    for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
+      auto* lqh = cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part);
+      for (uint32_t f : lqh->fragment_ids(table_id)) {
+        auto* fragment = const_cast<storage::Fragment*>(lqh->fragment(table_id, f));
+        storage::Fragment::ScanSpec spec;
+        auto scan = fragment->open_scan(spec);
+        EXPECT_TRUE(scan.ok());
+        storage::RowBatch batch;
+        while (true) {
+          batch.clear();
+          Result<size_t> n = (*scan)->next(100, &batch);
+          EXPECT_TRUE(n.ok());
+          if (!n.ok() || *n == 0) break;
+          for (size_t r = 0; r < batch.rows(); ++r) {
+            const auto row = batch.row(r);
+            rows[std::string(row.value(0))] =
+                row.is_null(value_column) ? "NULL" : std::string(row.value(value_column));
           }
         }
       }
@@ -597,6 +628,198 @@ TEST_P(BankTransferTest, MoneyIsConservedAndReplicasAgree) {
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------
+// Unique indexes (protocol/unique_index.h): a UNIQUE index on `note` is a hidden table
+// keyed by the note, kept by the coordinator in the writing transaction, so a duplicate
+// is found wherever the two rows live.
+
+storage::TableSchema accounts_with_unique_note() {
+  storage::TableSchema schema = accounts_schema();
+  schema.ordered_indexes.push_back({"note_uk", {2}, true});
+  return schema;
+}
+
+OpBody noted(int32_t id, int64_t balance, std::optional<std::string> note) {
+  OpBody body;
+  body.key_or_row.add(0, i32(id));
+  body.key_or_row.add(1, i64(balance));
+  note ? body.key_or_row.add(2, *note) : body.key_or_row.add_null(2);
+  return body;
+}
+
+OpBody set_note(int32_t id, std::optional<std::string> note) {
+  OpBody body;
+  body.key_or_row.add(0, i32(id));
+  note ? body.values.add(2, *note) : body.values.add_null(2);
+  return body;
+}
+
+class UniqueIndexTest : public DataPathTest {
+ protected:
+  explicit UniqueIndexTest(SimClusterOptions options = {}) : DataPathTest(options) {}
+
+  uint32_t note_index_table() const {
+    return protocol::unique_index_table_id(table_.schema.table_id, "note_uk");
+  }
+  // One operation in its own transaction through coordinator `tc`.
+  protocol::TcKeyConf run(uint16_t tc, OpType type, const OpBody& body) {
+    const uint64_t tx = next_tx_++;
+    send_op(tc, tx, 0, type, body, protocol::kOpExecute | protocol::kOpCommit);
+    return wait_conf(tx);
+  }
+  // The index on both replicas equals note -> id of the base rows with a note.
+  void expect_index_matches_rows() {
+    const auto base = raw_contents(1, table_.schema.table_id, 2);
+    EXPECT_EQ(base, raw_contents(2, table_.schema.table_id, 2));
+    std::map<std::string, std::string> expected;
+    for (const auto& [id, note] : base) {
+      if (note == "NULL") continue;
+      EXPECT_TRUE(expected.emplace(note, id).second) << "two rows hold note '" << note << "'";
+    }
+    const auto index_1 = raw_contents(1, note_index_table(), 1);
+    EXPECT_EQ(index_1, expected);
+    EXPECT_EQ(index_1, raw_contents(2, note_index_table(), 1));
+  }
+};
+
+TEST_F(UniqueIndexTest, DuplicatesAreRefusedAcrossFragmentsAndFreedValuesReused) {
+  table_ = create_accounts(accounts_with_unique_note());
+  uint64_t tx = next_tx_++;
+  for (int32_t id = 0; id < 40; ++id) {
+    send_op(1, tx, static_cast<uint32_t>(id), OpType::kInsert,
+            noted(id, 100, id % 10 == 9 ? std::nullopt : std::optional("n" + std::to_string(id))),
+            id == 39 ? protocol::kOpExecute | protocol::kOpCommit : 0);
+  }
+  ASSERT_TRUE(wait_conf(tx).flags & protocol::kTcCommitted);
+  expect_index_matches_rows();
+
+  // The same note under another key, through either coordinator: the whole transaction
+  // aborts with the index named, even with kOpIgnoreError.
+  for (uint16_t tc : {1, 2}) {
+    tx = next_tx_++;
+    send_op(tc, tx, 0, OpType::kInsert, noted(100, 1, "x"), 0);
+    send_op(tc, tx, 1, OpType::kInsert, noted(101, 1, "n7"),
+            protocol::kOpExecute | protocol::kOpCommit | protocol::kOpIgnoreError);
+    const protocol::TcKeyConf conf = wait_conf(tx);
+    EXPECT_TRUE(conf.flags & protocol::kTcAborted);
+    EXPECT_EQ(conf.tx_error, ErrorCode::kDuplicateKey);
+    EXPECT_NE(conf.tx_message.find("for key 'note_uk'"), std::string::npos) << conf.tx_message;
+    EXPECT_EQ(read_balance(tc, 100), std::nullopt);
+  }
+  // NULLs never conflict.
+  EXPECT_TRUE(run(1, OpType::kInsert, noted(102, 1, std::nullopt)).flags & protocol::kTcCommitted);
+  // An update moves the value: the old one is free, the new one taken.
+  EXPECT_TRUE(run(2, OpType::kUpdate, set_note(1, "moved")).flags & protocol::kTcCommitted);
+  EXPECT_TRUE(run(1, OpType::kInsert, noted(103, 1, "n1")).flags & protocol::kTcCommitted);
+  EXPECT_EQ(run(1, OpType::kInsert, noted(104, 1, "moved")).tx_error, ErrorCode::kDuplicateKey);
+  // Delete frees it; write (upsert) and update to NULL too.
+  EXPECT_TRUE(run(2, OpType::kDelete, key(2)).flags & protocol::kTcCommitted);
+  EXPECT_TRUE(run(1, OpType::kWrite, noted(105, 1, "n2")).flags & protocol::kTcCommitted);
+  EXPECT_TRUE(run(1, OpType::kUpdate, set_note(3, std::nullopt)).flags & protocol::kTcCommitted);
+  EXPECT_TRUE(run(2, OpType::kWrite, noted(4, 1, "n3")).flags & protocol::kTcCommitted);
+  EXPECT_EQ(run(2, OpType::kWrite, noted(5, 1, "n3")).tx_error, ErrorCode::kDuplicateKey);
+  // Inside one transaction: free a value and take it again.
+  tx = next_tx_++;
+  send_op(1, tx, 0, OpType::kUpdate, set_note(6, "n6b"), protocol::kOpExecute);
+  ASSERT_TRUE(wait_conf(tx).flags & protocol::kTcBatchDone);
+  send_op(1, tx, 1, OpType::kInsert, noted(106, 1, "n6"), protocol::kOpExecute | protocol::kOpCommit);
+  EXPECT_TRUE(wait_conf(tx).flags & protocol::kTcCommitted);
+  // Clients cannot write the hidden table.
+  TableDef hidden = table_;
+  hidden.schema.table_id = note_index_table();
+  tx = next_tx_++;
+  ASSERT_TRUE(client()
+                  .send(SimCluster::coordinator(1),
+                        key_signal(tx, 0, hidden, OpType::kDelete, key(0),
+                                   protocol::kOpExecute | protocol::kOpCommit,
+                                   storage::LockMode::kCommittedRead))
+                  .ok());
+  EXPECT_EQ(wait_conf(tx).tx_error, ErrorCode::kInvalidArgument);
+  expect_index_matches_rows();
+}
+
+TEST_F(UniqueIndexTest, SecondWriterOfAValueWaitsForTheFirstOutcome) {
+  table_ = create_accounts(accounts_with_unique_note());
+  // A holds "v" uncommitted; B's insert of "v" (another key, another coordinator) waits
+  // on the index entry; A rolls back, so B commits. Then C waits on B's, and fails.
+  const uint64_t a = next_tx_++;
+  send_op(1, a, 0, OpType::kInsert, noted(1, 1, "v"), protocol::kOpExecute);
+  ASSERT_EQ(wait_conf(a).results.at(0).error, ErrorCode::kOk);
+  const uint64_t b = next_tx_++;
+  send_op(2, b, 0, OpType::kInsert, noted(2, 1, "v"), protocol::kOpExecute);
+  cluster_.sim().run_for(300'000'000);
+  EXPECT_FALSE(client().has(protocol::kTcKeyConf)) << "B waits for A";
+  ASSERT_TRUE(client().send(SimCluster::coordinator(1),
+                            protocol::api_transaction_signal(protocol::kTcRollbackReq, a)).ok());
+  EXPECT_TRUE(wait_conf(a).flags & protocol::kTcAborted);
+  EXPECT_EQ(wait_conf(b).results.at(0).error, ErrorCode::kOk);
+  const uint64_t c = next_tx_++;
+  send_op(1, c, 0, OpType::kInsert, noted(3, 1, "v"), protocol::kOpExecute | protocol::kOpCommit);
+  cluster_.sim().run_for(300'000'000);
+  ASSERT_TRUE(client().send(SimCluster::coordinator(2),
+                            protocol::api_transaction_signal(protocol::kTcCommitReq, b)).ok());
+  EXPECT_TRUE(wait_conf(b).flags & protocol::kTcCommitted);
+  EXPECT_EQ(wait_conf(c).tx_error, ErrorCode::kDuplicateKey);
+  expect_index_matches_rows();
+}
+
+class UniqueIndexWorkloadTest : public UniqueIndexTest,
+                                public ::testing::WithParamInterface<uint64_t> {
+ protected:
+  UniqueIndexWorkloadTest()
+      : UniqueIndexTest(SimClusterOptions{
+            .seed = GetParam(), .lock_wait_timeout_ms = 200, .link_jitter_ns = 2'000'000}) {}
+};
+
+// Random inserts, updates, writes and deletes of few keys and fewer notes, many in
+// flight through both coordinators, some two-operation transactions: however they
+// interleave, no two committed rows share a note and the index holds exactly the rows'
+// notes, on both replicas.
+TEST_P(UniqueIndexWorkloadTest, IndexAlwaysMatchesTheRows) {
+  table_ = create_accounts(accounts_with_unique_note());
+  SeededRandom random(GetParam() * 7919);
+  auto some_note = [&]() -> std::optional<std::string> {
+    const uint64_t n = random.uniform(7);
+    if (n == 6) return std::nullopt;
+    return "v" + std::to_string(n);
+  };
+  auto some_op = [&](uint16_t tc, uint64_t tx, uint32_t index, uint8_t flags) {
+    const int32_t id = static_cast<int32_t>(random.uniform(12));
+    switch (random.uniform(4)) {
+      case 0: send_op(tc, tx, index, OpType::kInsert, noted(id, 1, some_note()), flags); break;
+      case 1: send_op(tc, tx, index, OpType::kUpdate, set_note(id, some_note()), flags); break;
+      case 2: send_op(tc, tx, index, OpType::kWrite, noted(id, 2, some_note()), flags); break;
+      default: send_op(tc, tx, index, OpType::kDelete, key(id), flags); break;
+    }
+  };
+  int committed = 0, duplicates = 0;
+  for (int round = 0; round < 25; ++round) {
+    std::vector<uint64_t> in_flight;
+    for (int k = 0; k < 6; ++k) {
+      const uint64_t tx = next_tx_++;
+      const uint16_t tc = static_cast<uint16_t>(1 + random.uniform(2));
+      if (random.uniform(3) == 0) {
+        some_op(tc, tx, 0, 0);
+        some_op(tc, tx, 1, protocol::kOpExecute | protocol::kOpCommit);
+      } else {
+        some_op(tc, tx, 0, protocol::kOpExecute | protocol::kOpCommit);
+      }
+      in_flight.push_back(tx);
+    }
+    for (uint64_t tx : in_flight) {
+      const protocol::TcKeyConf conf = wait_conf(tx);
+      if (conf.flags & protocol::kTcCommitted) ++committed;
+      if (conf.tx_error == ErrorCode::kDuplicateKey) ++duplicates;
+    }
+  }
+  // Most seeds commit about half and meet a few dozen duplicates.
+  EXPECT_GT(committed, 0);
+  EXPECT_GT(duplicates, 0);
+  expect_index_matches_rows();
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, UniqueIndexWorkloadTest, ::testing::Range<uint64_t>(1, 21));
 
 // DUO_BANK_SEEDS=N runs a longer campaign (CI runs 40).
 uint64_t bank_seed_count() {

@@ -231,16 +231,16 @@ TEST_P(AlterTableTest, IndexBuiltUnderWritesRefusedOnDuplicatesKeptOverRestartAn
   }
   check_index(0);
 
-  // A UNIQUE index over k (50 values, hundreds of rows): 1062 everywhere, and every
-  // node goes back to the previous indexes (the undo is one more version).
+  // A UNIQUE index on a table with rows: its hidden table (protocol/unique_index.h)
+  // cannot be filled by the local builds, so the ALTER is refused (1235) and every node
+  // goes back to the previous indexes (the undo is one more version).
   def = current();
   def.schema.ordered_indexes.push_back({"uk", {1}, true});
   answer = alter(def, /*with_writes=*/false);
   ASSERT_EQ(answer.id(), protocol::kAlterTableRef);
   const DictMsg ref = DictMsg::from_signal(answer);
-  EXPECT_EQ(error_info(static_cast<ErrorCode>(ref.a)).mysql_errno, 1062) << ref.text;
-  EXPECT_NE(ref.text.find("Duplicate entry '"), std::string::npos) << ref.text;
-  EXPECT_NE(ref.text.find("for key 'uk'"), std::string::npos) << ref.text;
+  EXPECT_EQ(static_cast<ErrorCode>(ref.a), ErrorCode::kNotSupported) << ref.text;
+  EXPECT_NE(ref.text.find("ADD UNIQUE INDEX uk"), std::string::npos) << ref.text;
   ASSERT_TRUE(cluster_.run_until([&] { return current().version == 4; }));
   cluster_.sim().run_for(50 * kNanosPerMilli);
   for (uint16_t node : cluster_.data_nodes()) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "ndb-kernel/protocol/block_numbers.h"
+#include "ndb-kernel/protocol/unique_index.h"
 
 namespace duo::dictionary {
 
@@ -279,9 +280,21 @@ void DictionaryBlock::start_next() {
         refuse(valid.code(), valid.message());
         continue;
       }
+      if (next_table_id_ > protocol::kMaxBaseTableId) {
+        refuse(ErrorCode::kTableFull, "no table id left (at most " +
+                                          std::to_string(protocol::kMaxBaseTableId) + " tables)");
+        continue;
+      }
       table.schema.table_id = next_table_id_++;
       table.version = 1;
       if (table.fragment_count == 0) table.fragment_count = topology_.default_fragment_count();
+      // Unique indexes become hidden tables (protocol/unique_index.h): their names must
+      // not collide there.
+      if (Status valid = protocol::unique_index_tables(table).status(); !valid.ok()) {
+        --next_table_id_;
+        refuse(valid.code(), valid.message());
+        continue;
+      }
     } else {
       const protocol::TableDef* existing = nullptr;
       if (request.table.schema.table_id != 0) {
@@ -348,6 +361,7 @@ Status DictionaryBlock::check_alter(Request* request) const {
                       existing.schema.name + "'");
   }
   DUO_RETURN_IF_ERROR(table.schema.validate());
+  DUO_RETURN_IF_ERROR(protocol::unique_index_tables(table).status());
   request->previous = existing;
   table.version = existing.version + 1;
   table.fragment_count = existing.fragment_count;
@@ -407,6 +421,16 @@ void DictionaryBlock::finish_running() {
   std::unique_ptr<Running> done = std::move(running_);
   const Request& request = done->request;
   const bool create = request.kind == protocol::kSchemaCreate;
+  if (request.kind == protocol::kSchemaAlterBack && request.failed_error != ErrorCode::kOk) {
+    if (done->error != ErrorCode::kOk) {
+      DUO_BLOCK_LOG(ERROR) << "table '" << request.table.schema.name
+                           << "': going back to its previous definition failed: " << done->message;
+    }
+    answer(request.failed_client, protocol::kAlterTableRef,
+           DictMsg{request.failed_request_id, static_cast<uint32_t>(request.failed_error), 0, 0,
+                   request.failed_message});
+    return start_next();
+  }
   if (request.kind == protocol::kSchemaAlter || request.kind == protocol::kSchemaAlterBack) {
     if (done->error == ErrorCode::kOk) {
       DUO_BLOCK_LOG(INFO) << "altered table '" << request.table.schema.name << "' (id "
@@ -416,6 +440,19 @@ void DictionaryBlock::finish_running() {
       answer(
           request.client, protocol::kAlterTableConf,
           DictMsg{request.request_id, request.table.schema.table_id, request.table.version, 0, ""});
+    } else if (request.kind == protocol::kSchemaAlter && done->committing) {
+      // Installed, but some local_query could not build its indexes (and kept the
+      // previous ones): go back to the previous definition everywhere, first; the
+      // client hears of the error when that is done.
+      Request undo;
+      undo.kind = protocol::kSchemaAlterBack;
+      undo.table = request.previous;
+      undo.table.version = request.table.version;
+      undo.failed_client = request.client;
+      undo.failed_request_id = request.request_id;
+      undo.failed_error = done->error;
+      undo.failed_message = done->message;
+      queue_.push_front(std::move(undo));
     } else {
       answer(request.client, protocol::kAlterTableRef,
              DictMsg{request.request_id, static_cast<uint32_t>(done->error), 0, 0, done->message});
@@ -423,14 +460,6 @@ void DictionaryBlock::finish_running() {
         DUO_BLOCK_LOG(ERROR) << "table '" << request.table.schema.name
                              << "': going back to its previous definition failed: "
                              << done->message;
-      } else if (done->committing) {
-        // Installed, but some local_query could not build its indexes (and kept the
-        // previous ones): go back to the previous definition everywhere, first.
-        Request undo;
-        undo.kind = protocol::kSchemaAlterBack;
-        undo.table = request.previous;
-        undo.table.version = request.table.version;
-        queue_.push_front(std::move(undo));
       }
     }
     return start_next();

@@ -111,6 +111,12 @@ class DictionaryBlock : public kernel::Block {
     uint32_t kind = 0;  // kSchemaCreate / kSchemaDrop / kSchemaAlter
     protocol::TableDef table;
     protocol::TableDef previous;  // kSchemaAlter: the definition replaced (for the undo)
+    // kSchemaAlterBack after a failed ALTER: the ALTER's client, answered with its error
+    // only once the undo is done, so it never sees the failed definition afterwards.
+    kernel::BlockAddress failed_client;
+    uint32_t failed_request_id = 0;
+    ErrorCode failed_error = ErrorCode::kOk;
+    std::string failed_message;
   };
   // The schema transaction the master is running.
   struct Running {

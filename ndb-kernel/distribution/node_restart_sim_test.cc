@@ -33,6 +33,7 @@
 // DUO_NODE_RESTART_FIRST_SEED (1); a failing seed prints the command that replays it.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -324,15 +325,28 @@ class NodeRestartTest : public ::testing::Test {
     return replica_rows(cluster_, node, table_.schema.table_id);
   }
 
-  // The table as the up nodes hold it; every up replica of a group must agree.
+  // The table as the up nodes hold it; every up replica of a group must agree, and so
+  // must the replicas of its unique index, which holds exactly one entry per row.
   std::map<int32_t, int64_t> contents() {
+    std::map<int32_t, int64_t> rows = agreed([&](uint16_t node) { return replica_contents(node); });
+    const std::map<int32_t, int64_t> index = agreed(
+        [&](uint16_t node) { return replica_tag_index(cluster_, node, table_.schema.table_id); });
+    std::map<int32_t, int64_t> expected;
+    for (const auto& [id, balance] : rows) expected[id] = id;
+    EXPECT_EQ(index, expected) << "the tag_uk index does not match the rows";
+    return rows;
+  }
+
+  // What `read` finds on the up nodes; every up replica of a group must agree.
+  std::map<int32_t, int64_t> agreed(
+      const std::function<std::map<int32_t, int64_t>(uint16_t)>& read) {
     std::map<int32_t, int64_t> all;
     for (const std::vector<uint16_t>& group : cluster_.topology().node_groups) {
       std::optional<std::map<int32_t, int64_t>> first;
       uint16_t first_node = 0;
       for (uint16_t node : group) {
         if (down_.count(node) != 0) continue;
-        std::map<int32_t, int64_t> rows = replica_contents(node);
+        std::map<int32_t, int64_t> rows = read(node);
         if (!first) {
           first = rows;
           first_node = node;

@@ -17,6 +17,7 @@
 // instead of keeping the table unavailable. A build that fails (a UNIQUE index meeting
 // a duplicate key, memory) puts the previous definition back, rebuilds it, and reports
 // the error in TABLE_ADDCONF; the dictionary then undoes the alter on every node.
+// The table's unique-index hidden tables follow its definition (local_query_unique.cc).
 //
 // Thread-safety: the block's thread only (runtime/block.h).
 #include "ndb-kernel/local_query/local_query_block.h"
@@ -91,6 +92,7 @@ void LocalQueryBlock::alter_table(const BlockAddress& requester, uint32_t reques
     applied = def.schema.validate();
     if (applied.ok()) {
       known->def = std::move(def);  // in place: the fragments point at known->def.schema
+      applied = sync_unique_index_tables(known);
       DUO_BLOCK_LOG(INFO) << "table " << table_id << " '" << known->def.schema.name << "' version "
                           << known->def.version << " (same indexes)";
     }
@@ -146,6 +148,7 @@ bool LocalQueryBlock::table_has_transactions(uint32_t table_id) const {
 Status LocalQueryBlock::apply_alter(Table* table, protocol::TableDef def) {
   const uint32_t table_id = table->def.schema.table_id;
   DUO_RETURN_IF_ERROR(def.schema.validate());
+  DUO_RETURN_IF_ERROR(check_new_unique_indexes(*table, def));
   // As close_scans() (local_query_block.cc) does for a dropped table.
   std::erase_if(scans_, [&](const auto& entry) { return entry.second->table_id == table_id; });
   protocol::TableDef previous = table->def;
@@ -158,6 +161,7 @@ Status LocalQueryBlock::apply_alter(Table* table, protocol::TableDef def) {
     if (!built.ok()) break;
     rows += fragment->row_count();
   }
+  if (built.ok()) built = sync_unique_index_tables(table);
   if (built.ok()) {
     DUO_BLOCK_LOG(INFO) << "table " << table_id << " '" << table->def.schema.name << "' version "
                         << table->def.version << ": " << table->def.schema.ordered_indexes.size()

@@ -229,6 +229,7 @@ Status LocalQueryBlock::add_table(protocol::TableDef def) {
   }
   // Validated even when no fragment lands here, so every node answers alike.
   DUO_RETURN_IF_ERROR(def.schema.validate());
+  DUO_RETURN_IF_ERROR(protocol::unique_index_tables(def).status());
   auto table = std::make_unique<Table>();
   table->def = std::move(def);
   for (uint32_t f = 0; f < table->def.fragment_count; ++f) {
@@ -248,8 +249,9 @@ Status LocalQueryBlock::add_table(protocol::TableDef def) {
   DUO_BLOCK_LOG(INFO) << "table " << table_id << " '" << table->def.schema.name << "' version "
                       << table->def.version << ": " << table->fragments.size() << " of "
                       << table->def.fragment_count << " fragments here";
+  Table* added = table.get();
   tables_.emplace(table_id, std::move(table));
-  return Status::OK();
+  return add_unique_index_tables(added);
 }
 
 void LocalQueryBlock::on_table_drop(Signal& signal) {
@@ -263,6 +265,9 @@ void LocalQueryBlock::on_table_drop(Signal& signal) {
 }
 
 void LocalQueryBlock::drop_table(uint32_t table_id) {
+  Table* table = find_table(table_id);
+  if (table == nullptr) return;
+  drop_unique_index_tables(*table);
   // Nothing may point into the fragments once they are freed: waits are refused, scans
   // closed, and every transaction's storage transactions on the table aborted and
   // forgotten, so a later COMMITREQ of those transactions touches only other tables.
@@ -275,7 +280,6 @@ void LocalQueryBlock::drop_table(uint32_t table_id) {
     lcp_->current_dropped = true;
   }
   copy_table_dropped(table_id);
-  Table* table = find_table(table_id);
   for (auto it = transactions_.begin(); it != transactions_.end();) {
     std::vector<FragmentTx>& held = it->second.fragments;
     for (const FragmentTx& ftx : held) {
@@ -355,6 +359,13 @@ void LocalQueryBlock::execute(LqhKeyReq request) {
     tx = *begun;
   }
 
+  // Unique indexes: the row's index values before the write (an insert that succeeds
+  // had no row), and after it below.
+  const bool indexed = maintains_unique_indexes(*table, request);
+  std::optional<AttrValues> before;
+  if (indexed && request.type != OpType::kInsert) {
+    before = unique_image(*table, fragment, tx, body->key_or_row);
+  }
   AttrValues values;
   OpResult result;
   switch (request.type) {
@@ -388,6 +399,7 @@ void LocalQueryBlock::execute(LqhKeyReq request) {
       result = fragment->read(tx, body->key_or_row, request.lock, body->columns, &values);
       break;
   }
+  if (indexed) note_index_changes(*table, fragment, tx, body->key_or_row, before, &result, &request);
   conclude(std::move(request), result, values);
 }
 
@@ -442,6 +454,7 @@ void LocalQueryBlock::confirm(LqhKeyReq request, uint8_t flags, const AttrValues
   conf.transid = request.transid;
   conf.tc_op = request.tc_op;
   conf.flags = flags;
+  conf.index_changes = std::move(request.index_changes);
   if (values != nullptr) {
     Status encoded = protocol::encode_attr_values(*values, &conf.values);
     if (!encoded.ok()) return refuse(request, encoded.code(), encoded.message());
@@ -614,11 +627,26 @@ void LocalQueryBlock::resume_ready(uint32_t table_id, uint32_t fragment_id) {
         continue;
       }
       const uint32_t slot = it->second;
+      // A write maintaining unique indexes reads its "before" again: the lock holder
+      // it waited for may have changed the row.
+      const Table* table = find_table(table_id);
+      const LqhKeyReq& waiting = lock_waits_[slot].request;
+      const bool indexed = maintains_unique_indexes(*table, waiting);
+      AttrValues key;
+      TxId tx = storage::kNullId;
+      std::optional<AttrValues> before;
+      if (indexed) {
+        auto body = protocol::OpBody::decode(protocol::as_view(waiting.body));
+        if (body.ok()) key = std::move(body->key_or_row);
+        tx = find_fragment_tx(waiting.transid, table_id, fragment_id);
+        if (waiting.type != OpType::kInsert) before = unique_image(*table, fragment, tx, key);
+      }
       AttrValues values;
-      const OpResult result = fragment->resume(op, &values);
+      OpResult result = fragment->resume(op, &values);
       if (result.waiting) continue;  // parked again: the same record and timer go on
       LqhKeyReq request = std::move(lock_waits_[slot].request);
       release_wait(slot);
+      if (indexed) note_index_changes(*table, fragment, tx, key, before, &result, &request);
       conclude(std::move(request), result, values);
     }
   }

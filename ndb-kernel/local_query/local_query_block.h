@@ -82,6 +82,7 @@
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/protocol/messages.h"
 #include "ndb-kernel/protocol/packed_signals.h"
+#include "ndb-kernel/protocol/unique_index.h"
 #include "ndb-kernel/runtime/block.h"
 #include "storage/fragment/fragment.h"
 #include "storage/memory/global_memory.h"
@@ -190,6 +191,10 @@ class LocalQueryBlock final : public kernel::Block {
     // LQH_RESTOREREQ with kRestoreForNodeRestart), so the copy sends only what changed.
     bool restored = false;
     std::map<uint32_t, std::unique_ptr<storage::Fragment>> fragments;  // by fragment id
+    // Its unique indexes' hidden tables (local_query_unique.cc), and the columns the
+    // primary reads before and after a write to maintain them.
+    std::vector<protocol::UniqueIndexTable> unique_indexes;
+    std::vector<uint16_t> unique_image_columns;
   };
 
   // The storage transaction a local transaction holds on one fragment.
@@ -257,6 +262,31 @@ class LocalQueryBlock final : public kernel::Block {
   void run_pending_alters();
   bool table_has_transactions(uint32_t table_id) const;
   Status apply_alter(Table* table, protocol::TableDef def);
+
+  // ---- Unique indexes as hidden tables (local_query_unique.cc) ----
+  Status add_unique_index_tables(Table* base);
+  void drop_unique_index_tables(const Table& base);
+  // kNotSupported when `def` brings a new unique index while the table has rows here.
+  Status check_new_unique_indexes(const Table& base, const protocol::TableDef& def) const;
+  // After base->def changed: drops, re-versions and adds its hidden tables.
+  Status sync_unique_index_tables(Table* base);
+  static bool maintains_unique_indexes(const Table& table, const protocol::LqhKeyReq& request);
+  // The index and key columns of the row with `key` as transaction `tx` sees it.
+  static std::optional<storage::AttrValues> unique_image(const Table& table,
+                                                         storage::Fragment* fragment,
+                                                         storage::TxId tx,
+                                                         const storage::AttrValues& key);
+  // After a write ran (or resumed): a successful one carries its index changes in
+  // *request; one whose changes cannot be encoded is undone and fails.
+  static void note_index_changes(const Table& table, storage::Fragment* fragment,
+                                 storage::TxId tx, const storage::AttrValues& key,
+                                 const std::optional<storage::AttrValues>& before,
+                                 storage::OpResult* result, protocol::LqhKeyReq* request);
+  // Sets request->index_changes from `before` and the row as it is now.
+  static Status attach_index_changes(const Table& table, storage::Fragment* fragment,
+                                     storage::TxId tx, const storage::AttrValues& key,
+                                     const std::optional<storage::AttrValues>& before,
+                                     protocol::LqhKeyReq* request);
 
   // ---- Key operations ----
   void on_packed_signals(kernel::Signal& signal);

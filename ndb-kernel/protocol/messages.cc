@@ -36,6 +36,16 @@ Bytes text_section(std::string_view text) {
   return Bytes(text.begin(), text.end());
 }
 
+// Moves the last `trailer_bytes` of *section into *trailer; false if it is shorter.
+bool split_trailer(Bytes* section, uint32_t trailer_bytes, Bytes* trailer) {
+  if (trailer_bytes > section->size()) return false;
+  if (trailer_bytes == 0) return true;
+  const auto start = section->end() - trailer_bytes;
+  trailer->assign(start, section->end());
+  section->erase(start, section->end());
+  return true;
+}
+
 }  // namespace
 
 // ---- OpBody ----
@@ -108,6 +118,11 @@ Signal LqhKeyReq::to_signal() && {
   signal.set_word(9, coordinator.block);
   signal.set_word(10, static_cast<uint32_t>(chain.size()) | (position << 16));
   for (size_t i = 0; i < chain.size(); ++i) signal.set_word(11 + i, chain[i]);
+  // Word 15, only when there are some: bytes of index changes after the body.
+  if (!index_changes.empty()) {
+    signal.set_word(11 + kMaxReplicas, static_cast<uint32_t>(index_changes.size()));
+    body.insert(body.end(), index_changes.begin(), index_changes.end());
+  }
   signal.set_section(std::move(body));
   return signal;
 }
@@ -139,6 +154,9 @@ Result<LqhKeyReq> LqhKeyReq::from_signal(Signal& signal) {
   req.chain.resize(length);
   for (uint32_t i = 0; i < length; ++i) req.chain[i] = static_cast<uint16_t>(signal.word(11 + i));
   req.body = signal.take_section();
+  if (!split_trailer(&req.body, signal.word(11 + kMaxReplicas), &req.index_changes)) {
+    return malformed(signal);
+  }
   return req;
 }
 
@@ -149,6 +167,11 @@ Signal LqhKeyConf::to_signal() && {
   set_u64(&signal, 0, transid);
   signal.set_word(2, tc_op);
   signal.set_word(3, flags);
+  // Word 4, only when there are some: bytes of index changes after the values.
+  if (!index_changes.empty()) {
+    signal.set_word(4, static_cast<uint32_t>(index_changes.size()));
+    values.insert(values.end(), index_changes.begin(), index_changes.end());
+  }
   signal.set_section(std::move(values));
   return signal;
 }
@@ -159,6 +182,7 @@ Result<LqhKeyConf> LqhKeyConf::from_signal(Signal& signal) {
   conf.tc_op = signal.word(2);
   conf.flags = static_cast<uint8_t>(signal.word(3));
   conf.values = signal.take_section();
+  if (!split_trailer(&conf.values, signal.word(4), &conf.index_changes)) return malformed(signal);
   return conf;
 }
 

@@ -85,6 +85,9 @@ struct LqhKeyReq {
   std::vector<uint16_t> chain;       // replica nodes, primary first
   uint32_t position = 0;             // index of the receiver in chain
   Bytes body;
+  // Set by the primary of a write on a table with unique indexes: the IndexChanges
+  // (protocol/unique_index.h) the coordinator runs before the operation is done.
+  Bytes index_changes;
 
   Signal to_signal() &&;
   static Result<LqhKeyReq> from_signal(Signal& signal);
@@ -96,7 +99,8 @@ struct LqhKeyConf {
   uint64_t transid = 0;
   uint32_t tc_op = 0;
   uint8_t flags = 0;
-  Bytes values;  // reads: encoded AttrValues of the row
+  Bytes values;         // reads: encoded AttrValues of the row
+  Bytes index_changes;  // writes: the primary's IndexChanges, passed down the chain
 
   Signal to_signal() &&;
   static Result<LqhKeyConf> from_signal(Signal& signal);

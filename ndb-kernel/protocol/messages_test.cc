@@ -294,6 +294,33 @@ LqhKeyReq sample_lqh_key_req(std::vector<uint16_t> chain, uint32_t position) {
   return req;
 }
 
+// Index changes ride after the body (word 15 counts their bytes); a count larger than
+// the section is malformed.
+TEST(Messages, LqhKeyReqAndConfCarryIndexChanges) {
+  LqhKeyReq req = sample_lqh_key_req({1, 2}, 1);
+  req.index_changes = patterned(37, 9);
+  Signal signal = std::move(req).to_signal();
+  EXPECT_EQ(signal.word(11 + kMaxReplicas), 37u);
+  Result<LqhKeyReq> back = LqhKeyReq::from_signal(signal);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->body, patterned(100, 1));
+  EXPECT_EQ(back->index_changes, patterned(37, 9));
+
+  LqhKeyConf conf;
+  conf.transid = kTransid;
+  conf.index_changes = patterned(12, 4);
+  Signal conf_signal = std::move(conf).to_signal();
+  Result<LqhKeyConf> conf_back = LqhKeyConf::from_signal(conf_signal);
+  ASSERT_TRUE(conf_back.ok());
+  EXPECT_TRUE(conf_back->values.empty());
+  EXPECT_EQ(conf_back->index_changes, patterned(12, 4));
+
+  LqhKeyReq bad = sample_lqh_key_req({1}, 0);
+  Signal bad_signal = std::move(bad).to_signal();
+  bad_signal.set_word(11 + kMaxReplicas, 101);  // more than the 100-byte body
+  EXPECT_FALSE(LqhKeyReq::from_signal(bad_signal).ok());
+}
+
 TEST(Messages, LqhKeyReqRoundTripsEveryChainAndPosition) {
   for (uint32_t length = 1; length <= kMaxReplicas; ++length) {
     for (uint32_t position = 0; position < length; ++position) {

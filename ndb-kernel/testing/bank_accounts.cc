@@ -4,9 +4,11 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include "ndb-kernel/coordinator/coordinator_block.h"
 #include "ndb-kernel/local_query/local_query_block.h"
+#include "ndb-kernel/protocol/unique_index.h"
 #include "storage/scan/interpreted_update.h"
 
 namespace duo::testing {
@@ -20,8 +22,10 @@ storage::TableSchema bank_accounts_schema() {
   storage::TableSchema schema;
   schema.name = "bank/def/accounts";
   schema.columns = {{"id", storage::ColumnType::kInt, false, false},
-                    {"balance", storage::ColumnType::kBigInt, false, false}};
+                    {"balance", storage::ColumnType::kBigInt, false, false},
+                    {"tag", storage::ColumnType::kBigInt, false, false}};
   schema.primary_key = {0};
+  schema.ordered_indexes = {{kTagIndex, {2}, true}};
   return schema;
 }
 
@@ -29,6 +33,7 @@ protocol::OpBody account_row(int32_t id, int64_t balance) {
   protocol::OpBody body;
   body.key_or_row.add(0, i32(id));
   body.key_or_row.add(1, i64(balance));
+  body.key_or_row.add(2, i64(id));
   return body;
 }
 
@@ -41,8 +46,11 @@ protocol::OpBody add_to_balance(int32_t id, int64_t delta) {
   return body;
 }
 
-std::map<int32_t, int64_t> replica_rows(SimCluster& cluster, uint16_t node, uint32_t table_id) {
-  std::map<int32_t, int64_t> rows;
+namespace {
+
+// Calls `each` with every committed row of `table_id` held by `node`.
+void scan_replica(SimCluster& cluster, uint16_t node, uint32_t table_id,
+                  const std::function<void(const storage::RowBatch::Row&)>& each) {
   for (uint16_t part = 0; part < cluster.topology().log_parts; ++part) {
     auto* lqh = cluster.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part);
     for (uint32_t f : lqh->fragment_ids(table_id)) {
@@ -56,15 +64,34 @@ std::map<int32_t, int64_t> replica_rows(SimCluster& cluster, uint16_t node, uint
         Result<size_t> n = (*scan)->next(100, &batch);
         EXPECT_TRUE(n.ok());
         if (!n.ok() || *n == 0) break;
-        for (size_t r = 0; r < batch.rows(); ++r) {
-          int32_t id = 0;
-          std::memcpy(&id, batch.row(r).value(0).data(), 4);
-          rows[id] = as_i64(batch.row(r).value(1));
-        }
+        for (size_t r = 0; r < batch.rows(); ++r) each(batch.row(r));
       }
     }
   }
+}
+
+}  // namespace
+
+std::map<int32_t, int64_t> replica_rows(SimCluster& cluster, uint16_t node, uint32_t table_id) {
+  std::map<int32_t, int64_t> rows;
+  scan_replica(cluster, node, table_id, [&](const storage::RowBatch::Row& row) {
+    int32_t id = 0;
+    std::memcpy(&id, row.value(0).data(), 4);
+    rows[id] = as_i64(row.value(1));
+  });
   return rows;
+}
+
+std::map<int32_t, int64_t> replica_tag_index(SimCluster& cluster, uint16_t node,
+                                             uint32_t table_id) {
+  std::map<int32_t, int64_t> entries;
+  scan_replica(cluster, node, protocol::unique_index_table_id(table_id, kTagIndex),
+               [&](const storage::RowBatch::Row& row) {
+                 int32_t id = 0;
+                 std::memcpy(&id, row.value(1).data(), 4);
+                 entries[static_cast<int32_t>(as_i64(row.value(0)))] = id;
+               });
+  return entries;
 }
 
 bool quiesced(SimCluster& cluster, const std::vector<uint16_t>& nodes) {

@@ -162,6 +162,35 @@ std::vector<Row> find_conflicts(StatementContext& context, const catalog::BoundT
   return conflicts;
 }
 
+// A UNIQUE index besides the primary key. The kernel checks it in a hidden table, and a
+// duplicate there aborts the whole transaction (as NDB does, error 893), so statements
+// that go on after a duplicate (IGNORE, ON DUPLICATE KEY UPDATE, REPLACE) look for the
+// conflicting rows before they insert.
+bool has_unique_secondary(const catalog::SqlTable& table) {
+  return std::any_of(table.indexes.begin(), table.indexes.end(), [](const catalog::SqlIndex& index) {
+    return index.kind == catalog::SqlIndexKind::kUnique;
+  });
+}
+
+// The index the first of `conflicts` (non-empty, or a duplicate primary key) shares with
+// `row`, for the 1062 message.
+const catalog::SqlIndex& conflict_index(const catalog::SqlTable& table, const NewRow& row,
+                                        const std::vector<Row>& conflicts) {
+  if (conflicts.empty()) return table.primary_key();
+  for (const catalog::SqlIndex& index : table.indexes) {
+    if (index.kind != catalog::SqlIndexKind::kPrimary &&
+        index.kind != catalog::SqlIndexKind::kUnique) {
+      continue;
+    }
+    bool same = true;
+    for (uint16_t c : index.columns) {
+      same &= !row.values[c].is_null() && row.values[c].to_text() == conflicts.front()[c].to_text();
+    }
+    if (same) return index;
+  }
+  return table.primary_key();
+}
+
 // Inserts `row` with ignore_error and runs it: OK, or the operation's error.
 Status try_insert(StatementContext& context, const catalog::BoundTable& bound, const NewRow& row) {
   const storage::AttrValues key = primary_key_of(bound.sql, row.encoded);
@@ -213,18 +242,23 @@ WriteCounts write_resolving(StatementContext& context, const catalog::BoundTable
     if (keep_undo) undo.push_back(std::move(step));
   };
   try {
+    const bool look_first = has_unique_secondary(table);
     for (NewRow& row : rows) {
       for (int attempt = 0;; ++attempt) {
-        Status status = try_insert(context, bound, row);
-        if (status.ok()) {
-          remember(UndoStep{UndoStep::Kind::kRemove, primary_key_of(table, row.encoded), {}});
-          ++counts.affected;
-          ++counts.inserted;
-          break;
+        std::vector<Row> conflicts;
+        if (look_first) conflicts = find_conflicts(context, bound, row);
+        if (conflicts.empty()) {
+          Status status = try_insert(context, bound, row);
+          if (status.ok()) {
+            remember(UndoStep{UndoStep::Kind::kRemove, primary_key_of(table, row.encoded), {}});
+            ++counts.affected;
+            ++counts.inserted;
+            break;
+          }
+          if (!status.is(ErrorCode::kDuplicateKey)) throw_status(status);
+          status.ignore_error();
+          conflicts = find_conflicts(context, bound, row);
         }
-        if (!status.is(ErrorCode::kDuplicateKey)) throw_status(status);
-        status.ignore_error();
-        std::vector<Row> conflicts = find_conflicts(context, bound, row);
         if (conflicts.empty()) {
           if (attempt + 1 < kConflictRetriesMax) continue;  // it vanished: insert again
           throw SqlException(1062, "23000",
@@ -235,6 +269,9 @@ WriteCounts write_resolving(StatementContext& context, const catalog::BoundTable
           for (const Row& conflict : conflicts) {
             check(tx.remove(*bound.table_def, key_of(table, conflict)));
           }
+          // The deletes first: their unique-index entries must be gone before the
+          // insert's are added (one batch would run them in any order).
+          if (look_first) context.execute(false);
           check(tx.insert(*bound.table_def, row.encoded));
           context.execute(false);
           for (const Row& conflict : conflicts) {
@@ -294,11 +331,30 @@ WriteCounts write_resolving(StatementContext& context, const catalog::BoundTable
   return counts;
 }
 
-// INSERT IGNORE: one batch with ignore_error; duplicates become warnings.
+// INSERT IGNORE: one batch with ignore_error; duplicates become warnings. With a UNIQUE
+// index besides the primary key, row by row, each looked for first.
 WriteCounts write_ignoring(StatementContext& context, const catalog::BoundTable& bound,
                            std::vector<NewRow>& rows) {
   const catalog::SqlTable& table = bound.sql;
   WriteCounts counts;
+  if (has_unique_secondary(table)) {
+    for (const NewRow& row : rows) {
+      std::vector<Row> conflicts = find_conflicts(context, bound, row);
+      Status status = conflicts.empty() ? try_insert(context, bound, row)
+                                        : Status(ErrorCode::kDuplicateKey, "");
+      if (status.is(ErrorCode::kDuplicateKey)) {
+        status.ignore_error();
+        context.add_warning(1062, duplicate_message(table, conflict_index(table, row, conflicts),
+                                                    row.values));
+        ++counts.duplicates;
+        continue;
+      }
+      check(status);
+      ++counts.affected;
+      ++counts.inserted;
+    }
+    return counts;
+  }
   const storage::AttrValues hint = primary_key_of(table, rows.front().encoded);
   api::Transaction& tx = context.transaction(bound.table_def.get(), &hint);
   std::vector<uint32_t> ops;
@@ -341,7 +397,11 @@ WriteCounts write_statement_atomic(StatementContext& context, const catalog::Bou
     ops.push_back(
         check(tx.insert(*bound.table_def, row.encoded, api::OpOptions{.ignore_error = true})));
   }
-  context.execute(false);
+  try {
+    context.execute(false);  // a UNIQUE-index duplicate aborts the transaction here
+  } catch (const SqlException& e) {
+    rethrow_with_table(e, table);
+  }
   std::optional<Status> first_error;
   std::vector<size_t> inserted;
   for (size_t r = 0; r < ops.size(); ++r) {
