@@ -8,10 +8,11 @@
 //     rows before the statement returns; concurrent statements on the table from any
 //     sqld see the old indexes or the new ones (briefly getting a temporary error, 1297,
 //     while the build waits for their transactions to end).
-//   - Copying (ADD/DROP/MODIFY/CHANGE COLUMN): a new table under a temporary name gets
-//     the new definition; the rows are copied (a redefined column's values converted as
-//     strict mode does) in batched transactions of kCopyBatchRows (each committed on
-//     its own, so memory stays bounded whatever the table's size); then
+//   - Copying (ADD/DROP/MODIFY/CHANGE COLUMN, and a new UNIQUE index on a table with
+//     rows, whose hidden unique-index table only writes fill): a new table under a
+//     temporary name gets the new definition; the rows are copied (a redefined column's
+//     values converted as strict mode does) in batched transactions of kCopyBatchRows
+//     (each committed on its own, so memory stays bounded whatever the table's size); then
 //     the old table is renamed away, the new one renamed in, and the old one dropped.
 //     NDB holds a global schema lock for the whole copy, so no other mysqld writes the
 //     table meanwhile. We have no such lock yet: rows written by other sqlds (or other
@@ -205,6 +206,16 @@ std::vector<catalog::SqlIndex> new_unique_indexes(const catalog::SqlTable& old,
   return added;
 }
 
+// Whether `table` holds at least one row.
+bool has_rows(StatementContext& context, const catalog::BoundTable& table) {
+  api::ScanSpec spec;
+  spec.columns = {table.sql.primary_key().columns.front()};
+  auto reader = check(context.api_session.begin(table.table_def.get()));
+  std::unique_ptr<api::ScanCursor> cursor = check(reader->scan(*table.table_def, spec));
+  storage::AttrValues row;
+  return check(cursor->next(&row));
+}
+
 server::StatementResult alter_info(uint64_t rows) {
   return server::OkResult{rows, 0, 0,
                           "Records: " + std::to_string(rows) + "  Duplicates: 0  Warnings: 0"};
@@ -219,8 +230,13 @@ server::StatementResult apply_change(StatementContext& context, const catalog::B
     for (const catalog::SqlIndex& index : unique) {
       check_unique(context, bound, index, bound.sql.name);
     }
-    catalog.alter_table(bound, change.table);
-    return alter_info(0);
+    // A new UNIQUE index is also a hidden table on the data nodes that only writes fill
+    // (docs/formats/kernel-protocol.md "Unique indexes"): over existing rows it is built
+    // by copying them into a table that has it, as a column change is.
+    if (unique.empty() || !has_rows(context, bound)) {
+      catalog.alter_table(bound, change.table);
+      return alter_info(0);
+    }
   }
   const std::string& db = bound.sql.db;
   const std::string& name = bound.sql.name;
