@@ -228,6 +228,10 @@ void ApiCore::set_node_connected(uint16_t node, bool connected) {
     ScanCallback ready = it->second->ready;
     if (ready) ready(id);
   }
+  for (auto& [id, request] : dbinfo_requests_) {
+    std::erase_if(request.awaiting, [node](const auto& part) { return part.first == node; });
+  }
+  finish_dbinfo_requests();
   for (uint32_t id : failed_requests) {
     auto it = dict_requests_.find(id);
     if (it == dict_requests_.end()) continue;
@@ -267,6 +271,9 @@ void ApiCore::on_signal(Signal& signal) {
       return;
     case protocol::kSchemaEvent:
       on_schema_event(signal);
+      return;
+    case protocol::kDbinfoScanConf:
+      on_dbinfo_scan_conf(signal);
       return;
     case protocol::kNodeFailRep:
       // A data node told us the cluster declared a data node dead: its link may still
@@ -378,6 +385,55 @@ Status ApiCore::list_tables(TableListCallback done) {
   return start_dict_request(next_node_round_robin(),
                             protocol::DictMsg{}.to_signal(protocol::kListTablesReq),
                             std::move(request));
+}
+
+Status ApiCore::dbinfo_operations(DbinfoOperationsCallback done) {
+  if (connected_.empty()) return Status(ErrorCode::kTemporary, "no data node connected");
+  const uint32_t id = next_request_id_++;
+  DbinfoRequest& request = dbinfo_requests_[id];
+  request.done = std::move(done);
+  for (uint16_t node : connected_) {
+    for (uint16_t part = 0; part < topology_.log_parts; ++part) {
+      Signal signal(protocol::kDbinfoScanReq, {id, protocol::kDbinfoOperations});
+      signal.set_sender(address());
+      signal.set_receiver(kernel::BlockAddress{node, protocol::kLocalQueryBlock, part});
+      // An instance that cannot be asked is simply not in the answer.
+      if (sink_->send(std::move(signal)).ok()) request.awaiting.emplace(node, part);
+    }
+  }
+  finish_dbinfo_requests();
+  return Status::OK();
+}
+
+void ApiCore::on_dbinfo_scan_conf(const Signal& signal) {
+  auto it = dbinfo_requests_.find(signal.word(0));
+  const std::pair<uint16_t, uint16_t> from{signal.sender().node_id, signal.sender().instance};
+  if (it == dbinfo_requests_.end() || it->second.awaiting.erase(from) == 0) {
+    ++stats_.stray_signals;
+    return;
+  }
+  std::vector<protocol::DbinfoOperation> rows;
+  if (!protocol::decode_dbinfo_operations(protocol::as_view(signal.section()), &rows)) {
+    ++stats_.malformed_signals;
+  }
+  for (protocol::DbinfoOperation& row : rows) {
+    row.node_id = from.first;
+    row.block_instance = from.second;
+    it->second.rows.push_back(row);
+  }
+  finish_dbinfo_requests();
+}
+
+void ApiCore::finish_dbinfo_requests() {
+  for (auto it = dbinfo_requests_.begin(); it != dbinfo_requests_.end();) {
+    if (!it->second.awaiting.empty()) {
+      ++it;
+      continue;
+    }
+    DbinfoRequest request = std::move(it->second);
+    it = dbinfo_requests_.erase(it);
+    request.done(std::move(request.rows));
+  }
 }
 
 void ApiCore::on_dict_answer(Signal& signal) {

@@ -115,6 +115,8 @@ using ExecuteCallback = std::function<void(uint64_t api_tx, const Status& status
 using TableCallback = std::function<void(Result<TablePtr> table)>;
 using StatusCallback = std::function<void(const Status& status)>;
 using TableListCallback = std::function<void(Result<std::vector<protocol::TableListEntry>>)>;
+using DbinfoOperationsCallback =
+    std::function<void(Result<std::vector<protocol::DbinfoOperation>>)>;
 // Rows arrived for the scan, or it ended (done or failed): call next_row().
 using ScanCallback = std::function<void(uint32_t scan_id)>;
 
@@ -194,6 +196,13 @@ class ApiCore {
   // The cached table, or nullptr.
   TablePtr cached_table(const std::string& name) const;
   Status list_tables(TableListCallback done);
+
+  // ---- ndbinfo ----
+
+  // ndbinfo.cluster_operations: the live operations of every local_query instance of
+  // every connected data node (DBINFO_SCANREQ to each). An instance whose node drops
+  // meanwhile is not waited for. kTemporary when no data node is connected.
+  Status dbinfo_operations(DbinfoOperationsCallback done);
 
   // ---- Transactions ----
 
@@ -297,6 +306,9 @@ class ApiCore {
 
   Status start_dict_request(uint16_t node, kernel::Signal signal, DictRequest request);
   void on_dict_answer(kernel::Signal& signal);
+  void on_dbinfo_scan_conf(const kernel::Signal& signal);
+  // Calls back the dbinfo requests nothing is awaited for any more.
+  void finish_dbinfo_requests();
   void on_schema_event(const kernel::Signal& signal);
   void subscribe_schema_events();
   void forget_table(uint32_t table_id, const std::string& name);
@@ -320,6 +332,12 @@ class ApiCore {
   std::unordered_map<uint64_t, uint16_t> released_;
   std::unordered_map<uint32_t, std::unique_ptr<Scan>> scans_;
   std::map<uint32_t, std::unique_ptr<DictRequest>> dict_requests_;
+  struct DbinfoRequest {
+    std::set<std::pair<uint16_t, uint16_t>> awaiting;  // (node, local_query instance)
+    std::vector<protocol::DbinfoOperation> rows;
+    DbinfoOperationsCallback done;
+  };
+  std::map<uint32_t, DbinfoRequest> dbinfo_requests_;
   std::map<std::string, TablePtr> table_cache_;  // by name
   ApiCoreStats stats_;
 };

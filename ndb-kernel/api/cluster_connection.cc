@@ -481,6 +481,22 @@ Result<std::vector<protocol::TableListEntry>> Cluster::list_tables() {
   return pending->result;
 }
 
+Result<std::vector<protocol::DbinfoOperation>> Cluster::dbinfo_operations() {
+  using Rows = std::vector<protocol::DbinfoOperation>;
+  auto pending = std::make_shared<Pending<Rows>>();
+  auto cv = std::make_shared<std::condition_variable>();
+  std::unique_lock<std::mutex> lock(mutex_);
+  DUO_RETURN_IF_ERROR(core_.dbinfo_operations([pending, cv](Result<Rows> rows) {
+    pending->result = std::move(rows);
+    pending->done = true;
+    cv->notify_all();
+  }));
+  if (!wait(lock, *cv, [&] { return pending->done; })) {
+    return timed_out("dbinfo_operations", options_.request_timeout_ms);
+  }
+  return pending->result;
+}
+
 // ---- Session ----
 
 Session::~Session() = default;

@@ -108,6 +108,8 @@ class Cluster {
   Result<TablePtr> drop_index(const std::string& name, const std::string& index_name);
   Result<TablePtr> rename_table(const std::string& name, const std::string& new_name);
   Result<std::vector<protocol::TableListEntry>> list_tables();
+  // ndbinfo.cluster_operations: ApiCore::dbinfo_operations, synchronous.
+  Result<std::vector<protocol::DbinfoOperation>> dbinfo_operations();
 
   ApiCoreStats stats();
 

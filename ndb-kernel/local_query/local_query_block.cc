@@ -46,6 +46,7 @@ LocalQueryBlock::LocalQueryBlock(uint16_t log_part, storage::GlobalMemory* memor
   on(protocol::kTableDropReq, &LocalQueryBlock::on_table_drop);
   on(protocol::kPackedSignals, &LocalQueryBlock::on_packed_signals);
   on(protocol::kLqhKeyReq, &LocalQueryBlock::on_key_request);
+  on(protocol::kDbinfoScanReq, &LocalQueryBlock::on_dbinfo_scan);
   on(protocol::kLqhCommitReq, &LocalQueryBlock::on_commit_request);
   on(protocol::kLqhAbortReq, &LocalQueryBlock::on_abort_request);
   on(protocol::kLqhLockTimeout, &LocalQueryBlock::on_lock_timeout);
@@ -357,6 +358,7 @@ void LocalQueryBlock::execute(LqhKeyReq request) {
     auto begun = begin_fragment_tx(request.transid, request.table_id, request.fragment, fragment);
     if (!begun.ok()) return refuse(request, begun.status().code(), begun.status().message());
     tx = *begun;
+    transactions_[request.transid].api_node = request.api_node;
   }
 
   // Unique indexes: the row's index values before the write (an insert that succeeds

@@ -206,6 +206,7 @@ class LocalQueryBlock final : public kernel::Block {
   // Everything one transid holds here.
   struct Transaction {
     std::vector<FragmentTx> fragments;  // few: a linear search beats a map
+    uint16_t api_node = 0;              // the client (ndbinfo.cluster_operations)
   };
 
   // An operation parked on a row lock: the request to continue with once it resumes,
@@ -294,6 +295,8 @@ class LocalQueryBlock final : public kernel::Block {
   // LQH_KEYREF to its coordinator (as a refused single forward is); answers are logged.
   void on_unsent(const kernel::Signal& header, const Status& why);
   void on_key_request(kernel::Signal& signal);
+  // DBINFO_SCANREQ (local_query_dbinfo.cc): the live operations held here.
+  void on_dbinfo_scan(kernel::Signal& signal);
   // Runs a request for the first time and acts on the outcome.
   void execute(protocol::LqhKeyReq request);
   // Acts on an operation's outcome: park it, refuse it, answer it or pass it down the

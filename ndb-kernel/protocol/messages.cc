@@ -478,4 +478,36 @@ Result<std::vector<TableListEntry>> decode_table_list(const Signal& signal) {
   return tables;
 }
 
+// ---- ndbinfo ----
+
+void encode_dbinfo_operations(const std::vector<DbinfoOperation>& rows, Bytes* out) {
+  for (const DbinfoOperation& row : rows) {
+    put_u64(out, row.transid);
+    put_u32(out, row.table_id);
+    put_u32(out, row.fragment);
+    put_u16(out, row.api_node);
+    put_u8(out, static_cast<uint8_t>(row.type));
+    put_u8(out, static_cast<uint8_t>(row.lock));
+    put_u8(out, row.waiting ? 1 : 0);
+  }
+}
+
+bool decode_dbinfo_operations(std::string_view bytes, std::vector<DbinfoOperation>* out) {
+  ByteReader in(bytes);
+  while (!in.done()) {
+    DbinfoOperation row;
+    uint8_t type = 0, lock = 0, waiting = 0;
+    if (!in.u64(&row.transid) || !in.u32(&row.table_id) || !in.u32(&row.fragment) ||
+        !in.u16(&row.api_node) || !in.u8(&type) || !in.u8(&lock) || !in.u8(&waiting) ||
+        !valid_op(type, lock) || waiting > 1) {
+      return false;
+    }
+    row.type = static_cast<OpType>(type);
+    row.lock = static_cast<LockMode>(lock);
+    row.waiting = waiting == 1;
+    out->push_back(row);
+  }
+  return true;
+}
+
 }  // namespace duo::protocol

@@ -151,6 +151,25 @@ struct TcKeyConf {
 Signal api_transaction_signal(kernel::SignalId id, uint64_t api_tx);
 
 // ---------------------------------------------------------------------------------------
+// ndbinfo.cluster_operations: one live operation at a local_query instance
+// (DBINFO_SCANCONF rows: u64 transid, u32 table, u32 fragment, u16 API node, u8 type,
+// u8 lock mode, u8 waiting; 23 bytes each).
+struct DbinfoOperation {
+  uint16_t node_id = 0;         // not on the wire: the receiver fills in the sender's
+  uint16_t block_instance = 0;  // node and local_query instance
+  uint64_t transid = 0;
+  uint32_t table_id = 0;
+  uint32_t fragment = 0;
+  uint16_t api_node = 0;
+  OpType type = OpType::kRead;
+  LockMode lock = LockMode::kCommittedRead;
+  bool waiting = false;
+};
+inline constexpr size_t kDbinfoRowsMax = 2500;  // 57.5 KiB: one section
+void encode_dbinfo_operations(const std::vector<DbinfoOperation>& rows, Bytes* out);
+bool decode_dbinfo_operations(std::string_view bytes, std::vector<DbinfoOperation>* out);
+
+// ---------------------------------------------------------------------------------------
 // Scans.
 
 inline constexpr uint32_t kScanDescending = 1;

@@ -118,6 +118,8 @@ void register_protocol_signal_names() {
       {kNodeRestartReadyRep, "NODE_RESTART_READYREP"},
       {kNodeRecoverableRep, "NODE_RECOVERABLEREP"},
       {kNodeRestartTimer, "NODE_RESTART_TIMER"},
+      {kDbinfoScanReq, "DBINFO_SCANREQ"},
+      {kDbinfoScanConf, "DBINFO_SCANCONF"},
       {kFsOpenReq, "FS_OPENREQ"},
       {kFsOpenConf, "FS_OPENCONF"},
       {kFsRef, "FS_REF"},

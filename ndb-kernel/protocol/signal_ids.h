@@ -261,6 +261,13 @@ inline constexpr SignalId kNodeRecoverableRep = 511;
 // distribution to itself: repeat START_PERMREQ (S), or retry the include (master).
 inline constexpr SignalId kNodeRestartTimer = 512;
 
+// ndbinfo (520..529): an API node -> a local_query instance: w0 request id, w1 table
+// (kDbinfoOperations). CONF: w0 request id, w1 rows, w2 1 when rows were left out (the
+// section holds at most kDbinfoRowsMax), section = the rows (messages.h DbinfoOperation).
+inline constexpr SignalId kDbinfoScanReq = 520;
+inline constexpr SignalId kDbinfoScanConf = 521;
+inline constexpr uint32_t kDbinfoOperations = 1;
+
 // Registers the names above for logs (idempotent).
 void register_protocol_signal_names();
 

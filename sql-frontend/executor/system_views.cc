@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <mutex>
+#include <tuple>
 
 #include "mgmd/client/mgm_commands.h"
 #include "mgmd/client/mgm_connection.h"
@@ -474,6 +475,61 @@ SystemView transporters() {
   return view.done();
 }
 
+std::string operation_type_name(const ::duo::protocol::DbinfoOperation& op) {
+  switch (op.type) {
+    case storage::OpType::kRead:
+      return op.lock == storage::LockMode::kExclusive ? "READ-EX"
+             : op.lock == storage::LockMode::kShared  ? "READ-SH"
+                                                      : "READ";
+    case storage::OpType::kInsert:
+      return "INSERT";
+    case storage::OpType::kUpdate:
+    case storage::OpType::kInterpretedUpdate:
+      return "UPDATE";
+    case storage::OpType::kWrite:
+      return "WRITE";
+    case storage::OpType::kDelete:
+      return "DELETE";
+  }
+  return "UNKNOWN";
+}
+
+// Every live operation at every data node's local_query instances (NDB's view of
+// DBLQH's operation records): asked of the data nodes directly, not of mgmd.
+SystemView cluster_operations(StatementContext& context) {
+  ViewBuilder view("ndbinfo", "cluster_operations");
+  view.column("node_id", "int unsigned")
+      .column("block_instance", "int unsigned")
+      .column("transid", "bigint unsigned")
+      .column("operation_type", "varchar(9)")
+      .column("state", "varchar(256)")
+      .column("tableid", "int unsigned")
+      .column("fragmentid", "int unsigned")
+      .column("client_node_id", "int unsigned")
+      .column("client_block_ref", "int unsigned")
+      .column("tc_node_id", "int unsigned")
+      .column("tc_block_no", "int unsigned")
+      .column("tc_block_instance", "int unsigned");
+  Result<std::vector<::duo::protocol::DbinfoOperation>> rows =
+      context.catalog.cluster().dbinfo_operations();
+  if (!rows.ok()) {
+    throw SqlException(1296, "HY000",
+                       "Got error 4009 '" + rows.status().message() + "' from NDBINFO");
+  }
+  std::sort(rows->begin(), rows->end(), [](const auto& a, const auto& b) {
+    return std::tie(a.node_id, a.block_instance, a.transid) <
+           std::tie(b.node_id, b.block_instance, b.transid);
+  });
+  for (const ::duo::protocol::DbinfoOperation& op : *rows) {
+    view.row({number(op.node_id), number(op.block_instance), number(op.transid),
+              text(operation_type_name(op)), text(op.waiting ? "LockWait" : "Prepared"),
+              number(op.table_id), number(op.fragment), number(op.api_node),
+              number(::duo::protocol::kApiBlock), number(op.transid >> 48),
+              number(::duo::protocol::kCoordinatorBlock), number(0)});
+  }
+  return view.done();
+}
+
 }  // namespace
 
 bool is_system_view_database(const std::string& db) {
@@ -485,7 +541,7 @@ std::vector<std::string> system_view_names(const std::string& db) {
     return {"COLUMNS",    "ENGINES", "PROCESSLIST",    "SCHEMATA",
             "STATISTICS", "TABLES",  "USER_PRIVILEGES"};
   }
-  if (db == "ndbinfo") return {"memoryusage", "nodes", "transporters"};
+  if (db == "ndbinfo") return {"cluster_operations", "memoryusage", "nodes", "transporters"};
   return {};
 }
 
@@ -529,6 +585,7 @@ std::optional<SystemView> read_system_view(StatementContext& context, const std:
     if (name == "nodes") return nodes();
     if (name == "memoryusage") return memoryusage();
     if (name == "transporters") return transporters();
+    if (name == "cluster_operations") return cluster_operations(context);
   }
   // ndbinfo is a database of tables in MySQL (1146); information_schema's are views.
   if (db == "ndbinfo") throw_unknown_table(db, name);

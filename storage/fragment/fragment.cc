@@ -1,4 +1,6 @@
 // Fragment: construction, row access, transactions, locks, key operations, commit/abort.
+#include <algorithm>
+
 #include "storage/fragment/fragment_records.h"
 
 namespace duo::storage {
@@ -831,6 +833,20 @@ Status Fragment::abort(TxId tx) {
 
 // ---------------------------------------------------------------------------------------
 // Statistics and checks.
+
+std::vector<Fragment::OperationInfo> Fragment::operations_of(TxId tx) const {
+  std::vector<OperationInfo> out;
+  if (!is_active(tx)) return out;
+  for (OpId id = txs_.get(tx)->ops_head; id != kNullId; id = ops_.get(id)->next_in_tx) {
+    const Operation* op = ops_.get(id);
+    if (op->state == OpState::kCommitted || op->state == OpState::kAborted) continue;
+    out.push_back(OperationInfo{op->type, op->mode,
+                                op->state == OpState::kWaiting || op->state == OpState::kReady});
+  }
+  // The list is newest first (operations are pushed at its head).
+  std::reverse(out.begin(), out.end());
+  return out;
+}
 
 FragmentStats Fragment::stats() const {
   FragmentStats s;

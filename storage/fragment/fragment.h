@@ -184,6 +184,15 @@ class Fragment {
   void set_enforce_unique(bool on) { enforce_unique_ = on; }
   size_t active_transaction_count() const { return active_tx_count_; }
 
+  // ---- introspection (ndbinfo.cluster_operations) ----
+  struct OperationInfo {
+    OpType type = OpType::kRead;
+    LockMode mode = LockMode::kCommittedRead;
+    bool waiting = false;  // parked on a row lock (or ready to resume)
+  };
+  // The live operations of transaction `tx` (prepared or waiting), oldest first.
+  std::vector<OperationInfo> operations_of(TxId tx) const;
+
   // ---- node restart: copy of changed rows (fragment_copy.cc) ----
   // A starting node restored from its own disk to GCI G receives from the live replica
   // whole rows (changed since G) and keys of rows unchanged since G. Each one it holds

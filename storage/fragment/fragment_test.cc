@@ -152,6 +152,34 @@ TEST_F(FragmentTest, LockWaitParksThenResumesAfterCommit) {
   EXPECT_EQ(k_of(1), 30);
 }
 
+// ndbinfo.cluster_operations: a transaction's live operations, oldest first, a parked
+// one marked waiting; none once it ended.
+TEST_F(FragmentTest, OperationsOfListsLiveOperationsWithWaits) {
+  insert_committed(1, 10);
+  TxId t1 = *fragment_->begin();
+  TxId t2 = *fragment_->begin();
+  ASSERT_TRUE(fragment_->insert(t1, row(2, 20)).status.ok());
+  AttrValues set20;
+  set20.add(1, i64(20));
+  ASSERT_TRUE(fragment_->update(t1, key(1), set20).status.ok());
+  OpResult w = fragment_->remove(t2, key(1));
+  ASSERT_TRUE(w.waiting);
+  const std::vector<Fragment::OperationInfo> ops1 = fragment_->operations_of(t1);
+  ASSERT_EQ(ops1.size(), 2u);
+  EXPECT_EQ(ops1[0].type, OpType::kInsert);
+  EXPECT_EQ(ops1[1].type, OpType::kUpdate);
+  EXPECT_FALSE(ops1[1].waiting);
+  const std::vector<Fragment::OperationInfo> ops2 = fragment_->operations_of(t2);
+  ASSERT_EQ(ops2.size(), 1u);
+  EXPECT_EQ(ops2[0].type, OpType::kDelete);
+  EXPECT_TRUE(ops2[0].waiting);
+  ASSERT_TRUE(fragment_->commit(t1).ok());
+  EXPECT_TRUE(fragment_->operations_of(t1).empty());
+  fragment_->cancel_wait(w.op).ignore_error();  // now ready: given up, then t2 aborts
+  ASSERT_TRUE(fragment_->abort(t2).ok());
+  EXPECT_TRUE(fragment_->operations_of(t2).empty());
+}
+
 TEST_F(FragmentTest, LockWaitTimeoutIsMysql1205) {
   insert_committed(1, 10);
   TxId t1 = *fragment_->begin();
