@@ -27,7 +27,10 @@
 // ArbitratorProxy block, which this loop serves from its mgmd session (`arbitrate`).
 // Declared failures and arbitration results go to the cluster log (`report event`); the
 // link to a node declared dead is closed (Transporter::disconnect), so that what its old
-// process still had in flight is never read.
+// process still had in flight is never read. Whatever that process sends later, on a new
+// link, the membership block's SignalGate drops on this node's runtime (every signal
+// but the start protocol, until the node is included again: kernel-protocol.md "Dead
+// nodes' signals"); the membership block installs it itself, nothing to wire here.
 // A node that must stop (declared dead by the others, arbitration lost, a node group
 // lost) raises shutdown_requested(); this loop then stops the node with exit code 1 and
 // the reason in its log.

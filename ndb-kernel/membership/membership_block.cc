@@ -49,6 +49,8 @@ MembershipBlock::MembershipBlock(protocol::ClusterTopology topology, MembershipO
 }
 
 void MembershipBlock::on_start() {
+  gate_ = std::make_unique<SignalGate>(node_id());
+  set_remote_signal_filter(gate_.get());
   reset_watch();
   send_or_retry(address(), kernel::Signal(protocol::kMembershipTick));
 }
@@ -63,6 +65,16 @@ uint16_t MembershipBlock::president() const {
 
 kernel::BlockAddress MembershipBlock::membership_of(uint16_t node) const {
   return {node, protocol::kMembershipBlock, 0};
+}
+
+void MembershipBlock::publish_blocked() {
+  for (uint16_t node : topology_.data_nodes()) {
+    if (blocked_.contains(node)) {
+      gate_->close_to(node);
+    } else {
+      gate_->admit(node);
+    }
+  }
 }
 
 bool MembershipBlock::drop(const kernel::Signal& signal) const {
@@ -102,8 +114,8 @@ void MembershipBlock::reset_watch() {
   missed_ = -static_cast<int64_t>(options_.missed_heartbeats_max);
   heard_since_tick_ = false;
   // Watching carries over to the new neighbour (after the grace above); before the
-  // first heartbeat ever, it waits for one.
-  watching_ = heard_any_;
+  // first heartbeat ever, it waits for one or for the neighbour's admission (on_tick).
+  watching_ = heard_any_ || gate_->heard(left);
 }
 
 void MembershipBlock::on_tick(kernel::Signal& /*signal*/) {
@@ -116,6 +128,15 @@ void MembershipBlock::on_tick(kernel::Signal& /*signal*/) {
     return;
   }
   check_include_timeout();
+  // A member is watched from its admission on, taken as a heartbeat heard: at cluster
+  // start, its first signal of any kind in this life (its start protocol traffic), so
+  // that a node frozen before its first heartbeat got through is still declared dead
+  // after missed_heartbeats_max intervals. A node never heard from is not watched: it
+  // may not have been started yet (a cluster's nodes start minutes apart).
+  if (left_ != 0 && !watching_ && gate_->heard(left_)) {
+    watching_ = true;
+    heard_since_tick_ = true;
+  }
   NodeSet ring;
   for (uint16_t node : live_) {
     if (!blocked_.contains(node)) ring.insert(node);
@@ -399,6 +420,7 @@ void MembershipBlock::on_prep_fail_req(kernel::Signal& signal) {
     blocked_.insert(node);
     suspected_.insert(node);
   }
+  publish_blocked();
   // A lower president took over: this node's own round and include (if any) are void.
   if (msg.president != node_id()) {
     round_.reset();
@@ -443,6 +465,7 @@ void MembershipBlock::on_commit_fail_req(kernel::Signal& signal) {
     DUO_BLOCK_LOG(WARNING) << "Node " << node_id() << ": Node " << node << " declared dead";
     deliver_node_failure(node);
   }
+  publish_blocked();
   if (round_ && (msg.president != node_id() || round_->id == msg.round)) round_.reset();
   reset_watch();
   send_or_retry(membership_of(msg.president),
@@ -507,6 +530,7 @@ void MembershipBlock::on_membership_joining(kernel::Signal& signal) {
   heard_since_tick_ = false;
   heard_any_ = false;
   missed_ = 0;
+  publish_blocked();
   DUO_BLOCK_LOG(INFO) << "Node " << node_id()
                       << ": joining a running cluster: passive until included";
 }
@@ -537,6 +561,7 @@ void MembershipBlock::on_include_node_req(kernel::Signal& signal) {
   live_.insert(node);
   blocked_.erase(node);
   suspected_.erase(node);
+  publish_blocked();
   reset_watch();
   for (uint16_t member : live_) {
     if (member != node_id()) include.awaited.insert(member);
@@ -588,6 +613,7 @@ void MembershipBlock::on_include_ord(kernel::Signal& signal) {
       live_.insert(msg.node);
       blocked_.erase(msg.node);
       suspected_.erase(msg.node);
+      publish_blocked();
       reset_watch();
       DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": node " << msg.node
                           << " included: membership now " << format_node_set(live_);
@@ -606,6 +632,7 @@ void MembershipBlock::join(const IncludeOrdMsg& msg) {
   for (uint16_t node : topology_.data_nodes()) {
     if (!live_.contains(node)) blocked_.insert(node);
   }
+  publish_blocked();
   suspected_.clear();
   round_.reset();
   include_.reset();
@@ -660,6 +687,7 @@ void MembershipBlock::abort_include() {
   if (live_.erase(include.node) != 0) {
     blocked_.insert(include.node);
     suspected_.erase(include.node);
+    publish_blocked();
     deliver_node_failure(include.node);
   }
   reset_watch();
@@ -674,6 +702,7 @@ void MembershipBlock::adopt_included(const NodeSet& failed) {
     DUO_BLOCK_LOG(WARNING) << "Node " << node_id() << ": node " << node
                            << " is live for the president (its include did not reach this node)";
   }
+  publish_blocked();
 }
 
 void MembershipBlock::request_shutdown(const std::string& why) {

@@ -5,8 +5,13 @@
 // heartbeat_interval_ms each node sends HEARTBEAT to its right neighbour and counts an
 // interval in which nothing came from its left neighbour as missed; after
 // missed_heartbeats_max missed intervals in a row (NDB: 4) it suspects that neighbour.
-// Watching starts with the first heartbeat heard (nodes of one cluster start at
-// different times) and carries over to each new left neighbour after a failure, with a
+// A member is watched from its admission, taken as a heartbeat heard: at cluster start
+// (every configured data node is a member) its first signal of any kind in this life,
+// as the SignalGate saw it arrive (its start protocol traffic, or its first heartbeat),
+// so a node frozen before its first heartbeat got through is still declared dead after
+// missed_heartbeats_max intervals; at a node restart, its INCLUDE_ORD. A member never
+// heard from is not watched (nodes of one cluster start at different times, minutes
+// apart). Watching carries over to each new left neighbour after a failure, with a
 // grace of missed_heartbeats_max intervals until the first heartbeat from it. A link
 // that closes (LINK_DOWN_REP from the node's transport) is an immediate suspicion.
 //
@@ -15,8 +20,8 @@
 // at a time over the survivors:
 //   1. PREP_FAILREQ(failed set: the suspects and every node the president already
 //      committed dead, so a survivor that missed a COMMIT catches up) -> every
-//      survivor: it stops accepting signals from the failed nodes (this block drops
-//      them; see "Late signals") and answers PREP_FAILCONF. A survivor silent for
+//      survivor: it stops accepting signals from the failed nodes (its SignalGate drops
+//      them for every block; see "Late signals") and answers PREP_FAILCONF. A survivor silent for
 //      prep_fail_timeout_ms joins the failed set and the round restarts; so does a new suspicion
 //      arriving meanwhile.
 //   2. Viability (check_viability): a node group without survivors -> CLUSTER_SHUTDOWN_ORD
@@ -43,12 +48,17 @@
 // verdict is about its previous life (restarted right after a stop or crash, before
 // the survivors agreed on it); it starts by a node restart.
 //
-// Late signals. Only this block filters the signals of nodes it declared (or is
-// declaring) dead. The other blocks and the transport do not yet: a declared-dead node
-// that still runs (frozen, cut off one way) can reach them until it learns its fate and
-// stops. Closing that gap belongs to the transport (refuse a declared-dead node's links
-// until it restarts). A dead node that restarts stays blocked (its membership signals
-// dropped, every later failure round names it failed) until it is included.
+// Late signals. The nodes named failed by an accepted PREP_FAILREQ are blocked: this
+// block installs a SignalGate (signal_gate.h) as the node's kernel::RemoteSignalFilter
+// and keeps it equal to the blocked set, so every block of this node stops hearing them
+// at once — the late answers of a declared-dead node that still runs (frozen, cut off
+// one way, its process dialling again on a new link) never reach the coordinator,
+// dictionary, distribution or local_query — except the start protocol by which a
+// restarted process asks to come back (RESTART_INFOREP, START_PERMREQ). A dead node
+// that restarts stays blocked (every later failure round names it failed) until it is
+// included; the included node itself blocks every data node outside the membership it
+// adopts. This block's own drop() applies the same set to its own signals (and drops
+// everything while shutting down or joining).
 //
 // Include (node restart, NDB's CM_ADD). A restarting node S's distribution block first
 // sends MEMBERSHIP_JOINING to its own membership block: S turns passive (live set {S},
@@ -81,11 +91,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "ndb-kernel/membership/membership_messages.h"
+#include "ndb-kernel/membership/signal_gate.h"
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/runtime/block.h"
 
@@ -121,6 +133,9 @@ class MembershipBlock : public kernel::Block {
   // As president: includes that every member confirmed.
   uint64_t includes_completed() const { return includes_completed_; }
   uint64_t failures_committed() const { return failures_committed_; }
+  // The node's gate for signals of other data nodes (null before on_start). Its
+  // observers may be read from any thread.
+  const SignalGate* signal_gate() const { return gate_.get(); }
 
   // ---- Any thread ----
   bool shutdown_requested() const { return shutdown_requested_.load(std::memory_order_acquire); }
@@ -172,6 +187,9 @@ class MembershipBlock : public kernel::Block {
   // True if the signal must be ignored: this node is shutting down or joining (passive),
   // or it comes from a node this node has declared (or is declaring) dead.
   bool drop(const kernel::Signal& signal) const;
+  // Makes the gate drop exactly the blocked nodes' signals; after every change of
+  // blocked_.
+  void publish_blocked();
   // Records a suspicion of `node` and reports it to the president (or, as president,
   // starts or restarts a round).
   void suspect(uint16_t node, const std::string& why);
@@ -210,8 +228,10 @@ class MembershipBlock : public kernel::Block {
   const MembershipOptions options_;
   const uint64_t prep_fail_timeout_ms_;
 
-  NodeSet live_;       // agreed membership
-  NodeSet blocked_;    // nodes named failed by an accepted PREP_FAILREQ: signals dropped
+  NodeSet live_;     // agreed membership
+  NodeSet blocked_;  // nodes named failed by an accepted PREP_FAILREQ: signals dropped
+  // Installed as the node's RemoteSignalFilter at on_start; mirrors blocked_.
+  std::unique_ptr<SignalGate> gate_;
   NodeSet suspected_;  // suspicions: this node's, reported ones, and PREP_FAILREQ failed sets
   // Last sign of life (FAIL_ACK, PREP/COMMIT) from the president this node reports to.
   uint64_t president_heard_ns_ = 0;

@@ -65,4 +65,8 @@ Random& Block::random() {
   return context().random();
 }
 
+void Block::set_remote_signal_filter(RemoteSignalFilter* filter) {
+  context().set_remote_signal_filter(filter);
+}
+
 }  // namespace duo::kernel

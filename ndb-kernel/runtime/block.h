@@ -83,6 +83,9 @@ class Block {
 
   const Clock& clock() const;
   Random& random();
+  // Installs the node's filter of signals from other nodes (see
+  // BlockContext::set_remote_signal_filter). Only the membership block does.
+  void set_remote_signal_filter(RemoteSignalFilter* filter);
   uint16_t node_id() const { return address_.node_id; }
   // The address of block (block_number, instance) on this block's node.
   BlockAddress local_address(uint16_t block_number, uint16_t instance = 0) const {

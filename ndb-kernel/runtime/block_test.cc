@@ -32,8 +32,10 @@ class RecordingContext final : public BlockContext {
   const Clock& clock() const override { return clock_; }
   Random& random() override { return random_; }
   uint16_t node_id() const override { return 3; }
+  void set_remote_signal_filter(RemoteSignalFilter* filter) override { remote_filter = filter; }
 
   std::vector<Sent> sent;
+  RemoteSignalFilter* remote_filter = nullptr;
   Status next_status;
   ManualClock clock_{42};
   SeededRandom random_{7};

@@ -25,6 +25,7 @@
 #include "ndb-kernel/common/clock.h"
 #include "ndb-kernel/common/random.h"
 #include "ndb-kernel/common/status.h"
+#include "ndb-kernel/runtime/remote_signal_filter.h"
 #include "ndb-kernel/runtime/signal.h"
 
 namespace duo::kernel {
@@ -55,6 +56,12 @@ class BlockContext {
   virtual Random& random() = 0;
   // The node this block runs on.
   virtual uint16_t node_id() const = 0;
+
+  // Installs `filter` (not owned; nullptr removes it) for every signal that reaches this
+  // node from another node (remote_signal_filter.h). One per node: a later call
+  // replaces it. The filter must live as long as the node's blocks; the runtime forgets
+  // it when it destroys them (a crashed node restarts without one).
+  virtual void set_remote_signal_filter(RemoteSignalFilter* filter) = 0;
 };
 
 }  // namespace duo::kernel

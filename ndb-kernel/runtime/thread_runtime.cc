@@ -96,6 +96,9 @@ class ThreadRuntime::Context final : public BlockContext {
   const Clock& clock() const override { return runtime_.clock_; }
   Random& random() override { return random_; }
   uint16_t node_id() const override { return runtime_.options_.node_id; }
+  void set_remote_signal_filter(RemoteSignalFilter* filter) override {
+    runtime_.remote_filter_.store(filter, std::memory_order_release);
+  }
 
  private:
   ThreadRuntime& runtime_;
@@ -300,7 +303,7 @@ void ThreadRuntime::run_thread(BlockThread& thread) {
     while (delivered < options_.signals_per_batch_max && thread.queue.try_pop(signal)) {
       const Route& route = routes_.at(signal.receiver().local_key());
       DUO_KERNEL_CHECK(route.thread_index == thread.index, "signal on the wrong thread");
-      route.block->deliver(signal);
+      if (!filtered_out(signal)) route.block->deliver(signal);
       ++delivered;
     }
     if (delivered > 0) {
@@ -310,6 +313,12 @@ void ThreadRuntime::run_thread(BlockThread& thread) {
     }
     if (!did_work && !spin_for_work(thread)) sleep_until_work(thread);
   }
+}
+
+bool ThreadRuntime::filtered_out(const Signal& signal) const {
+  if (signal.sender().node_id == options_.node_id) return false;
+  RemoteSignalFilter* filter = remote_filter_.load(std::memory_order_acquire);
+  return filter != nullptr && filter->drops(signal);
 }
 
 void ThreadRuntime::fire_due_timers(BlockThread& thread) {

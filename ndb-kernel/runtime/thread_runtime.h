@@ -20,6 +20,10 @@
 // Signals to other nodes go to the RemoteSender (the transport, a later increment);
 // without one, send() to another node returns kNotSupported.
 //
+// Signals from other nodes pass the node's RemoteSignalFilter (if a block installed one)
+// on the receiving block's thread, right before delivery: the same point at which the
+// simulator filters, so both drop the same signals.
+//
 // Lifecycle: create() → add_block()... → start() → stop() (or destruction). Blocks are
 // added before start and live until the runtime is destroyed, after every thread has
 // been joined. Signals still queued at stop are dropped and counted.
@@ -146,6 +150,8 @@ class ThreadRuntime {
   // RemoteSender). The send path of every block and of send_from_outside. Leaves
   // `signal` intact when its receiver's queue is full (kTemporary).
   Status route(Signal& signal);
+  // True if `signal` comes from another node and the node's filter drops it.
+  bool filtered_out(const Signal& signal) const;
   // Arms a delayed signal on `thread_index`, the calling block's own thread.
   Status schedule_delayed(uint32_t thread_index, Signal signal, uint64_t delay_ms);
   // Pushes onto thread `thread_index`'s queue and wakes it if asleep. On failure
@@ -175,6 +181,9 @@ class ThreadRuntime {
   bool started_ = false;
   bool stopped_ = false;
 
+  // Installed by a block (its BlockContext) on its own thread, read by every block
+  // thread: the filter object itself is thread-safe (remote_signal_filter.h).
+  std::atomic<RemoteSignalFilter*> remote_filter_{nullptr};
   std::atomic<bool> stop_requested_{false};
   std::atomic<uint64_t> refused_queue_full_{0};
   std::atomic<uint64_t> refused_timers_full_{0};

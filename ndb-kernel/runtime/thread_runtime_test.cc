@@ -229,6 +229,61 @@ TEST(ThreadRuntime, TrySendFromOutsideKeepsARefusedSignalForARetry) {
   ASSERT_TRUE(wait_for([&] { return stall->data.load() == 5; }));
 }
 
+// Drops every signal from node 9 (a node "declared dead"); counts what it saw.
+class DropNodeNine final : public RemoteSignalFilter {
+ public:
+  bool drops(const Signal& signal) override {
+    seen.fetch_add(1, std::memory_order_relaxed);
+    return signal.sender().node_id == 9;
+  }
+  std::atomic<uint64_t> seen{0};
+};
+
+// Installs `filter` at its start, as the membership block does; counts DATA per sender
+// node.
+class FilteringBlock final : public Block {
+ public:
+  explicit FilteringBlock(RemoteSignalFilter* filter) : Block("filtering", 52), filter_(filter) {
+    on(kData, &FilteringBlock::on_data);
+  }
+  void on_start() override {
+    set_remote_signal_filter(filter_);
+    started.store(true, std::memory_order_release);
+  }
+  std::atomic<bool> started{false};
+  std::atomic<uint64_t> from_own{0}, from_eight{0}, from_nine{0};
+
+ private:
+  void on_data(Signal& signal) {
+    const uint16_t node = signal.sender().node_id;
+    (node == 1 ? from_own : node == 8 ? from_eight : from_nine).fetch_add(1);
+  }
+  RemoteSignalFilter* const filter_;
+};
+
+TEST(ThreadRuntime, RemoteSignalFilterDropsBeforeDeliveryAndSeesOnlyOtherNodes) {
+  auto runtime = make_runtime(small_layout(1));
+  DropNodeNine filter;
+  FilteringBlock* block =
+      add(*runtime, std::make_unique<FilteringBlock>(&filter), runtime->layout().ldm_thread(0));
+  ASSERT_TRUE(runtime->start().ok());
+  ASSERT_TRUE(wait_for([&] { return block->started.load(); }));
+  auto data_from = [](uint16_t node) {
+    Signal signal(kData);
+    signal.set_sender({node, 7, 0});
+    signal.set_receiver({1, 52, 0});
+    return signal;
+  };
+  for (uint16_t node : {9, 8, 1, 9, 8})
+    ASSERT_TRUE(runtime->send_from_outside(data_from(node)).ok());
+  ASSERT_TRUE(
+      wait_for([&] { return block->from_eight.load() == 2 && block->from_own.load() == 1; }));
+  runtime->stop();
+  EXPECT_EQ(block->from_nine.load(), 0u);
+  EXPECT_EQ(filter.seen.load(), 4u);  // never asked about a signal of its own node
+  EXPECT_EQ(runtime->stats().delivered, 5u);
+}
+
 // On TICK, arms a delayed DATA to the stall block.
 class ArmBlock final : public Block {
  public:

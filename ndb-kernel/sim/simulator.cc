@@ -34,6 +34,8 @@ struct Simulator::Node {
   // arrival order.
   bool paused = false;
   std::vector<Event> held;
+  // Installed by one of the blocks; forgotten with them.
+  kernel::RemoteSignalFilter* remote_filter = nullptr;
   // Blocks are declared after contexts so they are destroyed first.
   std::vector<std::unique_ptr<Context>> contexts;
   std::vector<std::unique_ptr<Block>> blocks;
@@ -55,6 +57,9 @@ class Simulator::Context final : public kernel::BlockContext {
   const Clock& clock() const override { return simulator_.clock_; }
   Random& random() override { return random_; }
   uint16_t node_id() const override { return node_id_; }
+  void set_remote_signal_filter(kernel::RemoteSignalFilter* filter) override {
+    simulator_.nodes_.at(node_id_)->remote_filter = filter;
+  }
 
  private:
   Simulator& simulator_;
@@ -151,6 +156,7 @@ Status Simulator::crash_node(NodeId node_id) {
   node.up = false;
   node.paused = false;
   node.held.clear();
+  node.remote_filter = nullptr;
   ++node.incarnation;
   node.block_by_key.clear();
   node.blocks.clear();
@@ -408,6 +414,11 @@ void Simulator::deliver(Event& event) {
   }
   if (receiver.paused) {
     receiver.held.push_back(std::move(event));
+    return;
+  }
+  if (!event.from_harness && from != to && receiver.remote_filter != nullptr &&
+      receiver.remote_filter->drops(signal)) {
+    ++stats_.dropped_by_filter;
     return;
   }
   auto block = receiver.block_by_key.find(signal.receiver().local_key());

@@ -29,6 +29,12 @@
 //     harness replay the run bit for bit, and trace_hash() (64-bit FNV-1a over the time,
 //     addresses, signal id, words and section of every delivered signal) proves it.
 //
+// A node's RemoteSignalFilter (installed by one of its blocks, runtime/
+// remote_signal_filter.h) sees every signal from another node right before it would be
+// handed to its block — after a paused node's held signals are released, as a resumed
+// process reads its sockets — and may drop it (stats().dropped_by_filter). It goes with
+// the node's blocks at a crash.
+//
 // Signals within one node use `local_latency_ns` (default 0) and the same FIFO rule on
 // the (node, node) link; they are lost only when the node crashes. Delayed signals are
 // delivered exactly at now + delay (virtual time has no scheduling noise), in the order
@@ -84,6 +90,7 @@ struct SimulatorStats {
   uint64_t dropped_link_cut = 0;       // sent on, or in flight on, a cut link
   uint64_t dropped_node_down = 0;      // to a crashed node, or from/to a node that crashed
   uint64_t dropped_unknown_block = 0;  // arrived at a node with no such block
+  uint64_t dropped_by_filter = 0;      // dropped by the receiving node's RemoteSignalFilter
   uint64_t refused_queue_full = 0;     // send answered kTemporary (events_max)
   uint64_t actions_run = 0;            // harness actions executed
 };

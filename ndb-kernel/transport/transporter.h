@@ -31,6 +31,10 @@
 //     incomplete frame per connection is kept (kFrameBytesMax); when the receiver answers
 //     kTemporary (its queue is full) the link stops reading until the receiver drains
 //     — TCP flow control then pushes back on the sender — so nothing is dropped.
+// The transporter does not judge senders' cluster state: a data node declared dead may
+// connect again (its restarted process must); the ThreadRuntime's RemoteSignalFilter
+// (the membership block's SignalGate) drops what it may not say.
+//
 // Any protocol violation (garbage, bad hello, bad frame, a frame whose sender is not the
 // link's peer or whose receiver is not this node) closes that one connection with a log
 // line naming the peer address and the reason; every other link keeps running.
@@ -184,8 +188,10 @@ class Transporter final : public kernel::RemoteSender {
   // what is queued for it; a dialling side dials again after its backoff. For a peer
   // declared dead: the connection of its old process is never read again, so bytes
   // that process still had in flight (a healed network delivers them seconds later)
-  // cannot reach the blocks as signals of a live node. kInvalidArgument for a node that
-  // is not a configured peer.
+  // are not even decoded. What that process sends on a new link (it dials again) is
+  // accepted here and dropped by the node's signal gate (membership/signal_gate.h, a
+  // RemoteSignalFilter the runtime applies) until the node is admitted again.
+  // kInvalidArgument for a node that is not a configured peer.
   Status disconnect(uint16_t node_id);
 
   // RemoteSender: queues `signal` on the link to its receiver's node. Errors:
