@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -23,6 +25,8 @@ constexpr uint64_t kVarcharLengthMax = 16383;  // utf8mb4: 65535 bytes / 4
 constexpr uint32_t kUtf8mb4BytesMax = 4;
 // BLOB/TEXT bytes kept inline in the row (NDB keeps 256; parts come later).
 constexpr uint32_t kBlobInlineBytes = 256;
+// BIT(M): at most 64 bits (MySQL's limit; they fit the BIGINT UNSIGNED they are kept in).
+constexpr uint64_t kBitWidthMax = 64;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -204,6 +208,15 @@ std::string declared_type_text(const DataType& type) {
     case TypeName::kTimestamp:
       base = "timestamp";
       break;
+    case TypeName::kYear:
+      // MySQL 8.0 keeps only the 4-digit YEAR; YEAR(4) is the same type.
+      if (type.length && *type.length != 4) {
+        throw_error(1818, "HY000", "Supports only YEAR or YEAR(4) column.");
+      }
+      return "year";
+    case TypeName::kBit:
+      // Range checked by derive_storage, which knows the column's name for 1439.
+      return "bit(" + std::to_string(type.length.value_or(1)) + ")";
     case TypeName::kBlob:
       base = "blob";
       break;
@@ -275,6 +288,30 @@ void derive_storage(SqlColumn* column) {
   def.nullable = column->nullable;
   column->enum_values.clear();
   column->is_set = text.starts_with("set(");
+  column->is_year = false;
+  column->bit_width = 0;
+  if (text == "year") {
+    column->is_year = true;
+    column->char_length = 0;
+    def.type = storage::ColumnType::kSmallInt;
+    def.is_unsigned = true;
+    def.collation = storage::Collation::kBinary;
+    return;
+  }
+  if (text.starts_with("bit(")) {
+    const uint64_t bits = std::strtoull(text.c_str() + 4, nullptr, 10);
+    if (bits > kBitWidthMax) {
+      throw_error(1439, "42000",
+                  "Display width out of range for column '" + column->name +
+                      "' (max = " + std::to_string(kBitWidthMax) + ")");
+    }
+    column->bit_width = static_cast<uint8_t>(std::max<uint64_t>(1, bits));
+    column->char_length = 0;
+    def.type = storage::ColumnType::kBigInt;
+    def.is_unsigned = true;
+    def.collation = storage::Collation::kBinary;
+    return;
+  }
   if (parse_enum_values(text, &column->enum_values)) {
     const char* kind = column->is_set ? "SET" : "ENUM";
     if (column->is_set && column->enum_values.size() > 64) {
@@ -405,6 +442,77 @@ void check_enum_default(SqlColumn* column) {
   throw_error(1067, "42000", "Invalid default value for '" + column->name + "'");
 }
 
+namespace {
+
+// A YEAR's or BIT's DEFAULT, kept in the form the insert paths store back unchanged (they
+// store the default text as a string): YEAR as its 4 digits, BIT as its big-endian
+// bytes. The literal's kind matters (DEFAULT 0 is the year 0000, DEFAULT '0' is 2000;
+// DEFAULT 5 is the bits 101, DEFAULT '5' the byte 0x35), so this reads the expression.
+// A value that does not fit is 1067, as in MySQL.
+void normalize_default(SqlColumn* column, const Expr& value) {
+  if ((!column->is_year && column->bit_width == 0) || !column->default_value) return;
+  const auto invalid = [&]() {
+    throw_error(1067, "42000", "Invalid default value for '" + column->name + "'");
+  };
+  bool number = false;
+  if (value.kind == ExprKind::kLiteral) {
+    const LiteralKind kind = value.as<LiteralExpr>().literal_kind;
+    number = kind == LiteralKind::kInteger || kind == LiteralKind::kDecimal ||
+             kind == LiteralKind::kFloat || kind == LiteralKind::kTrue ||
+             kind == LiteralKind::kFalse;
+    if (column->bit_width > 0 && (kind == LiteralKind::kHex || kind == LiteralKind::kBit)) {
+      number = false;
+    }
+  } else {
+    number = true;  // -N
+  }
+  const std::string& text = *column->default_value;
+  if (column->is_year) {
+    if (text.empty() || text.size() > 4 ||
+        text.find_first_not_of("0123456789") != std::string::npos) {
+      invalid();
+    }
+    uint64_t year = std::strtoull(text.c_str(), nullptr, 10);
+    if ((year >= 100 && year <= 1900) || year > 2155) invalid();
+    if (year != 0 || (!number && text.size() != 4)) {
+      year += year < 70 ? 2000 : year < 100 ? 1900 : 0;
+    }
+    char digits[8];
+    std::snprintf(digits, sizeof digits, "%04u", static_cast<unsigned>(year));
+    column->default_value = digits;
+    return;
+  }
+  uint64_t bits = 0;
+  if (number) {
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) invalid();
+    errno = 0;
+    bits = std::strtoull(text.c_str(), nullptr, 10);
+    if (errno == ERANGE) invalid();
+  } else {
+    std::string_view bytes = text;
+    while (!bytes.empty() && bytes.front() == '\0') bytes.remove_prefix(1);
+    if (bytes.size() > 8) invalid();
+    for (char c : bytes) bits = bits << 8 | static_cast<unsigned char>(c);
+  }
+  if (column->bit_width < 64 && (bits >> column->bit_width) != 0) invalid();
+  std::string stored((column->bit_width + 7) / 8, '\0');
+  for (size_t k = 0; k < stored.size(); ++k) {
+    stored[stored.size() - 1 - k] = static_cast<char>(bits >> (8 * k) & 0xFF);
+  }
+  column->default_value = std::move(stored);
+}
+
+}  // namespace
+
+std::optional<std::string> shown_default(const SqlColumn& column) {
+  if (column.bit_width == 0 || !column.default_value) return column.default_value;
+  uint64_t bits = 0;
+  for (char c : *column.default_value) bits = bits << 8 | static_cast<unsigned char>(c);
+  std::string digits;
+  for (; bits != 0; bits >>= 1) digits.insert(digits.begin(), static_cast<char>('0' + (bits & 1)));
+  return "b'" + (digits.empty() ? std::string("0") : digits) + "'";
+}
+
 SqlColumn column_from_def(const ColumnDef& def) {
   SqlColumn column;
   column.name = def.name.name;
@@ -420,6 +528,7 @@ SqlColumn column_from_def(const ColumnDef& def) {
   }
   derive_storage(&column);
   check_enum_default(&column);
+  if (def.default_value) normalize_default(&column, *def.default_value);
   return column;
 }
 
@@ -431,6 +540,7 @@ void set_default(SqlColumn* column, const Expr& value) {
   column->has_default = true;
   column->default_value = std::move(text);
   check_enum_default(column);
+  normalize_default(column, value);
 }
 
 SqlTable table_from_create(const CreateTableStatement& statement, const std::string& db) {
@@ -670,6 +780,8 @@ Result<SqlTable> from_table_def(const ::duo::protocol::TableDef& table_def) {
 protocol::FieldType field_type(const SqlColumn& column) {
   using protocol::FieldType;
   if (!column.enum_values.empty()) return FieldType::kString;  // as MySQL sends ENUM / SET
+  if (column.is_year) return FieldType::kYear;
+  if (column.bit_width > 0) return FieldType::kBit;
   switch (column.storage.type) {
     case storage::ColumnType::kTinyInt:
       return FieldType::kTiny;
@@ -723,9 +835,13 @@ uint16_t column_flags(const SqlTable& table, uint16_t column) {
   if (c.storage.collation == storage::Collation::kBinary && !storage::is_integer(c.storage.type)) {
     flags |= protocol::kBinaryFlag;
   }
-  if (storage::is_integer(c.storage.type) || c.storage.type == storage::ColumnType::kDecimal ||
-      c.storage.type == storage::ColumnType::kFloat ||
-      c.storage.type == storage::ColumnType::kDouble) {
+  // MySQL marks YEAR UNSIGNED ZEROFILL (it shows 4 digits) and BIT UNSIGNED only: a BIT
+  // is not sent as a number.
+  if (c.is_year) flags |= protocol::kZerofillFlag;
+  if (c.bit_width == 0 &&
+      (storage::is_integer(c.storage.type) || c.storage.type == storage::ColumnType::kDecimal ||
+       c.storage.type == storage::ColumnType::kFloat ||
+       c.storage.type == storage::ColumnType::kDouble)) {
     flags |= protocol::kNumFlag;
   }
   for (size_t i = 1; i < table.indexes.size(); ++i) {
@@ -739,6 +855,8 @@ uint16_t column_flags(const SqlTable& table, uint16_t column) {
 
 uint32_t display_length(const SqlColumn& column) {
   const storage::ColumnDef& def = column.storage;
+  if (column.is_year) return 4;
+  if (column.bit_width > 0) return column.bit_width;
   switch (def.type) {
     case storage::ColumnType::kTinyInt:
       return 4;

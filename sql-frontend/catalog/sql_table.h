@@ -47,6 +47,14 @@ struct SqlColumn {
   // SET: `enum_values` are its members; a value is any subset, stored as the members'
   // labels in declared order joined by ',' (MySQL stores the bit set).
   bool is_set = false;
+  // YEAR: stored as SMALLINT UNSIGNED holding the year itself (0 or 1901..2155), so
+  // comparisons, pushed filters and ordered indexes see the number; shown as 4 digits.
+  bool is_year = false;
+  // BIT(M): M (1..64), 0 for other types. Stored as BIGINT UNSIGNED holding the bits, so
+  // ORDER BY, indexes and pushed filters order by numeric value as MySQL does (fixed
+  // big-endian bytes would order the same, but every expression would then have to turn
+  // the bytes back into a number); the raw big-endian bytes exist only in results.
+  uint8_t bit_width = 0;
 };
 
 enum class SqlIndexKind : uint8_t { kPrimary, kUnique, kKey };
@@ -114,6 +122,10 @@ Result<SqlTable> from_table_def(const ::duo::protocol::TableDef& table_def);
 
 std::string encode_sql_definition(const SqlTable& table);
 Result<SqlTable> decode_sql_definition(const std::string& text, std::string db, std::string name);
+
+// The DEFAULT as SHOW CREATE TABLE and DESCRIBE show it: a BIT's as b'101' (kept as its
+// bytes, shown unquoted), any other column's as kept.
+std::optional<std::string> shown_default(const SqlColumn& column);
 
 // How a column is described in result-set metadata.
 protocol::FieldType field_type(const SqlColumn& column);

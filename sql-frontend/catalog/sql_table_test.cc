@@ -112,6 +112,60 @@ TEST(SqlTableTest, RefusesBadDefinitionsWithMysqlErrors) {
   EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b INT)"), 0);
 }
 
+// YEAR is a SMALLINT UNSIGNED holding the year; BIT(M) a BIGINT UNSIGNED holding the
+// bits. Both keep MySQL's declared-type text, metadata and DEFAULT forms.
+TEST(SqlTableTest, YearAndBitColumns) {
+  SqlTable t = create(
+      "CREATE TABLE t (id INT PRIMARY KEY, y YEAR, y4 YEAR(4) NOT NULL DEFAULT 99,"
+      " yz YEAR DEFAULT 0, ys YEAR DEFAULT '0', b BIT, b12 BIT(12) DEFAULT b'101',"
+      " bn BIT(16) DEFAULT 258, bx BIT(8) DEFAULT x'7f')");
+  const SqlColumn& y = t.columns[1];
+  EXPECT_EQ(y.declared_type, "year");
+  EXPECT_TRUE(y.is_year);
+  EXPECT_EQ(y.storage.type, storage::ColumnType::kSmallInt);
+  EXPECT_TRUE(y.storage.is_unsigned);
+  EXPECT_EQ(field_type(y), protocol::FieldType::kYear);
+  EXPECT_EQ(display_length(y), 4u);
+  const uint16_t year_flags = column_flags(t, 1);
+  EXPECT_TRUE(year_flags & protocol::kUnsignedFlag);
+  EXPECT_TRUE(year_flags & protocol::kZerofillFlag);
+  EXPECT_EQ(t.columns[2].declared_type, "year") << "YEAR(4) is YEAR";
+  EXPECT_EQ(t.columns[2].default_value, "1999");
+  EXPECT_EQ(t.columns[3].default_value, "0000") << "the number 0 is the zero year";
+  EXPECT_EQ(t.columns[4].default_value, "2000") << "the string '0' is 2000";
+
+  const SqlColumn& b = t.columns[5];
+  EXPECT_EQ(b.declared_type, "bit(1)");
+  EXPECT_EQ(b.bit_width, 1);
+  EXPECT_EQ(b.storage.type, storage::ColumnType::kBigInt);
+  EXPECT_TRUE(b.storage.is_unsigned);
+  EXPECT_EQ(field_type(b), protocol::FieldType::kBit);
+  EXPECT_EQ(display_length(t.columns[6]), 12u);
+  const uint16_t bit_flags = column_flags(t, 6);
+  EXPECT_TRUE(bit_flags & protocol::kUnsignedFlag);
+  EXPECT_FALSE(bit_flags & protocol::kNumFlag) << "MySQL does not send BIT as a number";
+  EXPECT_EQ(t.columns[6].default_value, std::string("\x00\x05", 2)) << "kept as its bytes";
+  EXPECT_EQ(shown_default(t.columns[6]), "b'101'");
+  EXPECT_EQ(shown_default(t.columns[7]), "b'100000010'");
+  EXPECT_EQ(shown_default(t.columns[8]), "b'1111111'");
+  EXPECT_EQ(shown_default(t.columns[1]), std::nullopt);
+
+  // The definition survives the sql_definition round trip (defaults hold raw bytes).
+  Result<SqlTable> back = decode_sql_definition(encode_sql_definition(t), "db1", "t");
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back.value().columns[1].is_year);
+  EXPECT_EQ(back.value().columns[6].bit_width, 12);
+  EXPECT_EQ(back.value().columns[6].default_value, std::string("\x00\x05", 2));
+
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, y YEAR(2))"), 1818);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, y YEAR DEFAULT 1900)"), 1067);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, y YEAR DEFAULT 'abc')"), 1067);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b BIT(65))"), 1439);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b BIT(64))"), 0);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b BIT(2) DEFAULT 4)"), 1067);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b BIT(2) DEFAULT b'11')"), 0);
+}
+
 TEST(SqlTableTest, ClusterTableNames) {
   std::string db, table;
   EXPECT_TRUE(split_cluster_table_name("shop/def/orders", &db, &table));

@@ -323,7 +323,13 @@ std::string show_create_table_text(const SqlTable& table, std::optional<uint64_t
       line += " NULL";
     }
     if (column.has_default) {
-      line += " DEFAULT " + (column.default_value ? quote_value(*column.default_value) : "NULL");
+      if (!column.default_value) {
+        line += " DEFAULT NULL";
+      } else if (column.bit_width > 0) {
+        line += " DEFAULT " + *shown_default(column);  // b'101', unquoted as MySQL shows it
+      } else {
+        line += " DEFAULT " + quote_value(*column.default_value);
+      }
     } else if (column.nullable && !blob) {
       line += " DEFAULT NULL";
     }

@@ -57,6 +57,14 @@ server::StatementResult execute_admin(StatementContext& context, const Statement
         }
       }
       catalog::SqlTable table = catalog::table_from_create(create, db);
+      for (const ColumnDef& column : create.columns) {
+        if (column.type.name == TypeName::kYear && column.type.length) {
+          // MySQL 8.0.19+: YEAR(4) is YEAR, and the width is deprecated.
+          context.add_warning(1287,
+                              "'YEAR(4)' is deprecated and will be removed in a future release. "
+                              "Please use YEAR instead");
+        }
+      }
       // NDB_TABLE options in the comment; READ_BACKUP defaults to ndb_read_backup.
       std::vector<std::string> warnings;
       try {

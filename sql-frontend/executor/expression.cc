@@ -185,6 +185,23 @@ std::string written_name(const ColumnExpr& column) {
   return name + column.column.name;
 }
 
+// True when `value` reads differently as a YEAR: a number 1..99 or a string of one to
+// three digits ('0' is 2000). Only then does a comparison with a YEAR column need the
+// column, so the usual comparison does not pay for resolving it.
+bool may_be_short_year(const SqlValue& value) {
+  switch (value.kind) {
+    case SqlValue::Kind::kInt:
+      return value.i >= 1 && value.i <= 99;
+    case SqlValue::Kind::kUInt:
+      return value.u >= 1 && value.u <= 99;
+    case SqlValue::Kind::kString:
+      return !value.s.empty() && value.s.size() <= 3 &&
+             value.s.find_first_not_of("0123456789") == std::string::npos;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 std::optional<SqlValue> hex_literal_number(const Expr& expr) {
@@ -207,7 +224,11 @@ SqlValue evaluate_for_column(const Expr& expr, const EvalContext& context,
   if (numeric) {
     if (std::optional<SqlValue> number = hex_literal_number(expr)) return std::move(*number);
   }
-  return evaluate(expr, context);
+  SqlValue value = evaluate(expr, context);
+  if (column.is_year && may_be_short_year(value)) {
+    value = from_storage(column, to_storage(column, value, 1));  // 69 is 2069, as stored
+  }
+  return value;
 }
 
 bool is_aggregate_call(const Expr& expr) {
@@ -371,6 +392,34 @@ std::optional<SqlValue> diagnostics_count(const std::string& variable, const Eva
   return SqlValue::of_int(count);
 }
 
+// The declared column `column` names in `context`, or null (a derived table's column).
+const catalog::SqlColumn* column_of(const ColumnExpr& column, const EvalContext& context) {
+  if (context.scopes == nullptr && context.outer == nullptr) {
+    if (context.table == nullptr) return nullptr;
+    return &context.table->columns[resolve_column(column, *context.table, context.clause)];
+  }
+  const ColumnRef ref = resolve(column, context);
+  const EvalContext* owner = &context;
+  for (size_t d = 0; d < ref.depth; ++d) owner = owner->outer;
+  const catalog::SqlTable* table =
+      owner->scopes == nullptr ? owner->table : (*owner->scopes)[ref.scope].table;
+  return table == nullptr ? nullptr : &table->columns[ref.column];
+}
+
+// MySQL compares a YEAR column with a constant as a YEAR: the constant is taken as it
+// would be stored (WHERE y = 69 finds 2069, y = '5' finds 2005), which is also what the
+// key lookups and pushed filters built from it (to_storage) look for.
+void as_year_if_compared_with_year(const Expr& column_side, const Expr& constant_side,
+                                   const EvalContext& context, SqlValue* constant) {
+  if (column_side.kind != ExprKind::kColumn || !may_be_short_year(*constant) ||
+      !is_constant(constant_side)) {
+    return;
+  }
+  const catalog::SqlColumn* column = column_of(column_side.as<ColumnExpr>(), context);
+  if (column == nullptr || !column->is_year) return;
+  *constant = from_storage(*column, to_storage(*column, *constant, 1));  // cannot fail here
+}
+
 }  // namespace
 
 SqlValue system_variable(const std::string& raw_name, const server::SessionState* session) {
@@ -466,6 +515,20 @@ SqlValue evaluate(const Expr& expr, const EvalContext& context) {
       }
       return SqlValue::null();
     }
+    case ExprKind::kAssignUserVariable: {
+      // @x := v: evaluated where it stands, once per row the expression is evaluated
+      // for (MySQL's order: select list left to right, WHERE per row examined). The
+      // variable lives in the connection; a subquery's context reaches it through
+      // `outer`. Without a connection (unit tests) the value is only returned.
+      const auto& assign = expr.as<AssignUserVariableExpr>();
+      SqlValue value = evaluate(*assign.value, context);
+      for (const EvalContext* c = &context; c != nullptr; c = c->outer) {
+        if (c->statement == nullptr || c->statement->user_variables == nullptr) continue;
+        (*c->statement->user_variables)[ascii_lower(assign.name)] = value;
+        break;
+      }
+      return value;
+    }
     case ExprKind::kUnary: {
       const auto& unary = expr.as<UnaryExpr>();
       std::optional<SqlValue> number;
@@ -527,6 +590,10 @@ SqlValue evaluate(const Expr& expr, const EvalContext& context) {
       if (!comparison || a.is_numeric()) {
         if (std::optional<SqlValue> n = hex_literal_number(*binary.right)) b = std::move(*n);
       }
+      if (comparison) {
+        as_year_if_compared_with_year(*binary.left, *binary.right, context, &b);
+        as_year_if_compared_with_year(*binary.right, *binary.left, context, &a);
+      }
       switch (binary.op) {
         case BinaryOp::kEq:
         case BinaryOp::kNullSafeEq:
@@ -561,8 +628,12 @@ SqlValue evaluate(const Expr& expr, const EvalContext& context) {
     case ExprKind::kBetween: {
       const auto& between = expr.as<BetweenExpr>();
       SqlValue v = evaluate(*between.operand, context);
-      std::optional<bool> low = compare_op(BinaryOp::kGe, v, evaluate(*between.low, context));
-      std::optional<bool> high = compare_op(BinaryOp::kLe, v, evaluate(*between.high, context));
+      SqlValue low_value = evaluate(*between.low, context);
+      SqlValue high_value = evaluate(*between.high, context);
+      as_year_if_compared_with_year(*between.operand, *between.low, context, &low_value);
+      as_year_if_compared_with_year(*between.operand, *between.high, context, &high_value);
+      std::optional<bool> low = compare_op(BinaryOp::kGe, v, low_value);
+      std::optional<bool> high = compare_op(BinaryOp::kLe, v, high_value);
       std::optional<bool> result;
       if (low == false || high == false)
         result = false;
@@ -576,7 +647,9 @@ SqlValue evaluate(const Expr& expr, const EvalContext& context) {
       SqlValue v = evaluate(*in.operand, context);
       std::optional<bool> result = false;
       for (const ExprPtr& item : in.list) {
-        std::optional<bool> eq = compare_op(BinaryOp::kEq, v, evaluate(*item, context));
+        SqlValue candidate = evaluate(*item, context);
+        as_year_if_compared_with_year(*in.operand, *item, context, &candidate);
+        std::optional<bool> eq = compare_op(BinaryOp::kEq, v, candidate);
         if (eq == true) {
           result = true;
           break;

@@ -7,11 +7,14 @@
 // when either side is a number, string comparison case-insensitive (sql_value.h).
 // Supported: literals, columns of the tables in scope (one table, or a join's scopes,
 // plus an enclosing query's row for correlated subqueries), ? parameters, @@system
-// variables, arithmetic (+ - * / DIV MOD, unary -), comparisons (= <=> <> < <= > >=),
-// AND/OR/XOR/NOT, IS [NOT] NULL/TRUE/FALSE, [NOT] BETWEEN, [NOT] IN (list), [NOT] LIKE,
-// the built-in functions and special forms of functions.h; [NOT] IN (SELECT ...),
-// EXISTS and scalar subqueries through the context's SubqueryRunner; aggregates only as
-// values of the context's group. Anything else throws 1235 (not supported yet).
+// variables, @user variables and their assignment @x := v (per evaluation, in the
+// connection's variables; MySQL's order: left to right, once per row), arithmetic
+// (+ - * / DIV MOD, unary -), comparisons (= <=> <> < <= > >=; a constant compared with
+// a YEAR column is read as a YEAR, 69 as 2069), AND/OR/XOR/NOT, IS [NOT]
+// NULL/TRUE/FALSE, [NOT] BETWEEN, [NOT] IN (list), [NOT] LIKE, the built-in functions
+// and special forms of functions.h; [NOT] IN (SELECT ...), EXISTS and scalar subqueries
+// through the context's SubqueryRunner; aggregates only as values of the context's
+// group. Anything else throws 1235 (not supported yet).
 //
 // Errors are thrown as SqlException (1054 unknown column, 1052 ambiguous column, 1242
 // subquery with several rows, 1111 misplaced aggregate, 1193 unknown variable ...).

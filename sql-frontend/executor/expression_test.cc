@@ -288,6 +288,116 @@ TEST(SqlValueTest, StorageConversionsAreStrict) {
   }
 }
 
+// YEAR as MySQL's Field_year::store: numbers 0..69 / 70..99 map to 2000s / 1900s but 0
+// stays 0000; strings of 1..3 digits map '0' to 2000; 4 digits are taken as they are.
+TEST(SqlValueTest, YearValuesMapAsMysqlStoresThem) {
+  const catalog::SqlColumn c = column("year");
+  ASSERT_TRUE(c.is_year);
+  const auto stored = [&](const SqlValue& v) {
+    return from_storage(c, to_storage(c, v, 1)).to_text();
+  };
+  EXPECT_EQ(stored(SqlValue::of_int(0)), "0");
+  EXPECT_EQ(stored(SqlValue::of_int(1)), "2001");
+  EXPECT_EQ(stored(SqlValue::of_int(69)), "2069");
+  EXPECT_EQ(stored(SqlValue::of_int(70)), "1970");
+  EXPECT_EQ(stored(SqlValue::of_uint(99)), "1999");
+  EXPECT_EQ(stored(SqlValue::of_int(1901)), "1901");
+  EXPECT_EQ(stored(SqlValue::of_int(2155)), "2155");
+  EXPECT_EQ(stored(SqlValue::of_string("0")), "2000");
+  EXPECT_EQ(stored(SqlValue::of_string("00")), "2000");
+  EXPECT_EQ(stored(SqlValue::of_string("0000")), "0");
+  EXPECT_EQ(stored(SqlValue::of_string("02000")), "2000");
+  EXPECT_EQ(stored(SqlValue::of_string("7")), "2007");
+  EXPECT_EQ(stored(SqlValue::of_double(1999.6)), "2000");
+  EXPECT_EQ(stored(SqlValue::of_temporal("2031-05-06", SqlValue::TemporalType::kDate)), "2031");
+  for (const SqlValue& bad :
+       {SqlValue::of_int(-1), SqlValue::of_int(100), SqlValue::of_int(1900), SqlValue::of_int(2156),
+        SqlValue::of_string("3000"), SqlValue::of_uint(UINT64_MAX)}) {
+    EXPECT_EQ(storage_error(c, bad), 1264) << bad.to_text();
+  }
+  EXPECT_EQ(storage_error(c, SqlValue::of_string("abc")), 1366);
+  EXPECT_EQ(storage_error(c, SqlValue::of_string("12x")), 1265);
+}
+
+// BIT(M): numbers are their bits (negative ones their 64-bit two's complement), strings
+// their big-endian bytes; more than M significant bits is 1406.
+TEST(SqlValueTest, BitValuesKeepTheirBitsAndRefuseMore) {
+  const catalog::SqlColumn b5 = column("bit(5)");
+  ASSERT_EQ(b5.bit_width, 5);
+  const auto stored = [](const catalog::SqlColumn& c, const SqlValue& v) {
+    return from_storage(c, to_storage(c, v, 1)).to_text();
+  };
+  EXPECT_EQ(stored(b5, SqlValue::of_int(31)), "31");
+  EXPECT_EQ(stored(b5, SqlValue::of_string(std::string("\x00\x05", 2))), "5");
+  EXPECT_EQ(stored(b5, SqlValue::of_double(4.6)), "5");
+  EXPECT_EQ(storage_error(b5, SqlValue::of_int(32)), 1406);
+  EXPECT_EQ(storage_error(b5, SqlValue::of_int(-1)), 1406);
+  EXPECT_EQ(storage_error(b5, SqlValue::of_string("a")), 1406) << "0x61 needs 7 bits";
+  const catalog::SqlColumn b64 = column("bit(64)");
+  EXPECT_EQ(stored(b64, SqlValue::of_int(-1)), "18446744073709551615");
+  EXPECT_EQ(stored(b64, SqlValue::of_string("abcdefgh")), "7017280452245743464");
+  EXPECT_EQ(storage_error(b64, SqlValue::of_string("abcdefghi")), 1406);
+  EXPECT_EQ(stored(column("bit(16)"), SqlValue::of_string("a")), "97");
+
+  EXPECT_EQ(bit_bytes(5, 5), std::string("\x05", 1));
+  EXPECT_EQ(bit_bytes(0x0A05, 12), std::string("\x0A\x05", 2));
+  EXPECT_EQ(bit_bytes(1, 9), std::string("\x00\x01", 2));
+  EXPECT_EQ(bit_bytes(UINT64_MAX, 64), std::string(8, '\xFF'));
+  protocol::Value cell = to_protocol(SqlValue::of_uint(1), protocol::FieldType::kBit, 16);
+  ASSERT_TRUE(std::holds_alternative<std::string>(cell));
+  EXPECT_EQ(std::get<std::string>(cell), std::string("\x00\x01", 2));
+}
+
+// A constant compared with a YEAR column is read as a YEAR (MySQL converts it as it would
+// store it), in sqld's own evaluation as in key lookups.
+TEST(ExpressionTest, ConstantsComparedWithYearColumnsAreYears) {
+  catalog::SqlTable table;
+  table.name = "t";
+  table.columns.push_back(column("year"));
+  table.columns.push_back(column("int"));
+  table.columns[1].name = "n";
+  const std::vector<SqlValue> row{SqlValue::of_uint(2069), SqlValue::of_int(69)};
+  EvalContext context;
+  context.table = &table;
+  context.row = &row;
+  std::vector<ParsedStatement> parsed;
+  const auto truth_of = [&](const std::string& condition) {
+    parsed.push_back(parse_statement("SELECT 1 FROM t WHERE " + condition));
+    EXPECT_TRUE(parsed.back().ok()) << condition;
+    return evaluate(*parsed.back().statement->as<SelectStatement>().query->select->where, context)
+        .to_text();
+  };
+  EXPECT_EQ(truth_of("c = 69"), "1");
+  EXPECT_EQ(truth_of("69 = c"), "1");
+  EXPECT_EQ(truth_of("c = '69'"), "1");
+  EXPECT_EQ(truth_of("c IN (1, 69)"), "1");
+  EXPECT_EQ(truth_of("c BETWEEN 50 AND 70"), "0") << "2050 .. 1970";
+  EXPECT_EQ(truth_of("c > 0"), "1");
+  EXPECT_EQ(truth_of("c + 0 = 69"), "0") << "an expression is a number, not a YEAR";
+  EXPECT_EQ(truth_of("n = 69"), "1") << "other columns compare as they are";
+  EXPECT_EQ(evaluate_for_column(*parse_statement("SELECT 5")
+                                     .statement->as<SelectStatement>()
+                                     .query->select->items[0]
+                                     .expr,
+                                context, table.columns[0])
+                .to_text(),
+            "2005");
+}
+
+TEST(ExpressionTest, UserVariableAssignmentGivesItsValue) {
+  EXPECT_EQ(text("@a := 1 + 2"), "3") << "the right side is a whole expression";
+  EXPECT_EQ(text("(@a := 5) * 2"), "10");
+  EXPECT_EQ(text("@a := NULL"), "NULL");
+  ParsedStatement parsed = parse_statement("SELECT 1 FROM t WHERE (@n := @n + 1) > 0 AND a = 1");
+  ASSERT_TRUE(parsed.ok());
+  std::vector<const Expr*> conjuncts;
+  split_conjuncts(parsed.statement->as<SelectStatement>().query->select->where.get(), &conjuncts);
+  ASSERT_EQ(conjuncts.size(), 2u);
+  EXPECT_TRUE(contains_assignment(*conjuncts[0]));
+  EXPECT_FALSE(contains_assignment(*conjuncts[1]));
+  EXPECT_FALSE(is_constant(*conjuncts[0])) << "never folded: it runs once per row";
+}
+
 TEST(SqlValueTest, ProtocolValuesAreTyped) {
   EXPECT_TRUE(std::holds_alternative<int64_t>(
       to_protocol(SqlValue::of_int(5), protocol::FieldType::kLong)));

@@ -77,6 +77,9 @@ void for_each_child(const Expr& expr, const std::function<void(const Expr&)>& vi
     case ExprKind::kRow:
       for (const ExprPtr& item : expr.as<RowExpr>().items) visit_if(item);
       break;
+    case ExprKind::kAssignUserVariable:
+      visit_if(expr.as<AssignUserVariableExpr>().value);
+      break;
     default:
       break;  // leaves, and subqueries whose blocks are not ours
   }
@@ -86,6 +89,13 @@ bool contains_aggregate(const Expr& expr) {
   if (is_aggregate_call(expr)) return true;
   bool found = false;
   for_each_child(expr, [&](const Expr& child) { found = found || contains_aggregate(child); });
+  return found;
+}
+
+bool contains_assignment(const Expr& expr) {
+  if (expr.kind == ExprKind::kAssignUserVariable) return true;
+  bool found = false;
+  for_each_child(expr, [&](const Expr& child) { found = found || contains_assignment(child); });
   return found;
 }
 

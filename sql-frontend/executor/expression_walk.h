@@ -23,6 +23,9 @@ void for_each_child(const Expr& expr, const std::function<void(const Expr&)>& vi
 bool contains_aggregate(const Expr& expr);
 // True when `expr` holds a subquery (IN, EXISTS or scalar).
 bool contains_subquery(const Expr& expr);
+// True when `expr` assigns a user variable (@x := v): it has a side effect on every
+// evaluation, so it is never evaluated once for all rows.
+bool contains_assignment(const Expr& expr);
 // Appends the aggregate calls in `expr` (outermost ones; an aggregate inside an
 // aggregate's argument is 1111, reported when evaluated).
 void collect_aggregates(const Expr& expr, std::vector<const Expr*>* out);

@@ -215,6 +215,12 @@ class Binder {
         c.max_level = static_cast<int>(result_.levels.size()) - 1;
         result_.has_subquery = true;
       }
+      if (contains_assignment(*conjunct)) {
+        // WHERE (@n := @n + 1) > 0 counts the rows examined, as in MySQL: evaluated
+        // per row of the last table, never once as a constant condition.
+        c.single_level = false;
+        c.max_level = static_cast<int>(result_.levels.size()) - 1;
+      }
       if (contains_aggregate(*conjunct)) c.single_level = false;  // 1111 when evaluated
       for_each_column(*conjunct, false, [&](const ColumnExpr& column) {
         std::optional<ColumnRef> ref = find_in_scopes(column, result_.scopes, clause);

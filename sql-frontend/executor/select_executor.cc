@@ -35,6 +35,36 @@ storage::LockMode lock_of(const SelectBlock& select) {
                                              : storage::LockMode::kCommittedRead;
 }
 
+// MIN(c) / MAX(c) of a YEAR or BIT column keep the column's type, as in MySQL (the year
+// 0 reads 0000, bits are sent as bytes); other computed columns are typed by their
+// values. Returns the metadata, or nullopt.
+std::optional<server::ColumnDefinition41> min_max_definition(const BoundSelect& select,
+                                                             const OutputColumn& out) {
+  if (out.expr == nullptr || out.expr->kind != ExprKind::kFunction) return std::nullopt;
+  const auto& call = out.expr->as<FunctionExpr>();
+  if ((call.name != "MIN" && call.name != "MAX") || call.db || call.args.size() != 1 ||
+      call.args[0]->kind != ExprKind::kColumn) {
+    return std::nullopt;
+  }
+  std::optional<ColumnRef> ref =
+      find_in_scopes(call.args[0]->as<ColumnExpr>(), select.scopes, "field list");
+  if (!ref || ref->scope >= select.levels.size()) return std::nullopt;
+  const JoinLevel& level = select.levels[ref->scope];
+  if (level.computed_columns || level.memory_table) return std::nullopt;
+  const catalog::SqlColumn& column = level.table().columns[ref->column];
+  if (!column.is_year && column.bit_width == 0) return std::nullopt;
+  server::ColumnDefinition41 def = table_column_definition(level.table(), ref->column, out.label);
+  def.schema.clear();
+  def.table.clear();
+  def.org_table.clear();
+  def.org_name.clear();
+  // An aggregate is NULL over no rows and belongs to no key.
+  def.flags &= static_cast<uint16_t>(~(protocol::kNotNullFlag | protocol::kPriKeyFlag |
+                                       protocol::kUniqueKeyFlag | protocol::kMultipleKeyFlag |
+                                       protocol::kAutoIncrementFlag));
+  return def;
+}
+
 // Metadata of `select`'s output columns that come straight from a cluster table.
 void describe_outputs(const BoundSelect& select, QueryResult* result) {
   for (const OutputColumn& out : select.outputs) {
@@ -46,6 +76,8 @@ void describe_outputs(const BoundSelect& select, QueryResult* result) {
       def = table_column_definition(level.table(), static_cast<uint16_t>(out.table_column),
                                     out.label);
       def->org_table = level.real_name;  // `table` is the alias, as MySQL reports it
+    } else {
+      def = min_max_definition(select, out);
     }
     result->table_columns.push_back(std::move(def));
   }
@@ -459,7 +491,7 @@ server::StatementResult execute_select(StatementContext& context,
     std::vector<server::Value> cells;
     cells.reserve(row.size());
     for (size_t c = 0; c < row.size(); ++c) {
-      cells.push_back(to_protocol(row[c], result.columns[c].type));
+      cells.push_back(to_protocol(row[c], result.columns[c].type, result.columns[c].column_length));
     }
     result.rows.push_back(std::move(cells));
   }

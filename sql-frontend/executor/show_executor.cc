@@ -125,11 +125,11 @@ server::StatementResult show_columns(StatementContext& context, const ShowStatem
             column.declared_type.ends_with(" binary") ? "utf8mb4_bin" : "utf8mb4_0900_ai_ci";
       }
       rows.push_back({column.name, type, collation, std::string(column.nullable ? "YES" : "NO"),
-                      key, column.default_value, extra,
+                      key, catalog::shown_default(column), extra,
                       std::string("select,insert,update,references"), std::string("")});
     } else {
       rows.push_back({column.name, type, std::string(column.nullable ? "YES" : "NO"), key,
-                      column.default_value, extra});
+                      catalog::shown_default(column), extra});
     }
   }
   if (show.full) {

@@ -40,6 +40,13 @@ bool is_implicit_commit(StatementKind kind) {
          kind == StatementKind::kGrant;
 }
 
+// MySQL 8.0's warning 1287 for each @x := expr inside an expression, given when the
+// statement is parsed (once per occurrence, however many rows evaluate it).
+constexpr const char* kAssignmentDeprecated =
+    "Setting user variables within expressions is deprecated and will be removed in a future "
+    "release. Consider alternatives: 'SET variable=expression, ...', or 'SELECT "
+    "expression(s) INTO variables(s)'.";
+
 }  // namespace
 
 SqlEngine::SqlEngine(api::Cluster* cluster) : cluster_(cluster), catalog_(cluster) {}
@@ -137,7 +144,16 @@ server::StatementResult SqlEngine::dispatch(
       StatementContext context{session, catalog_, *c.api_session, params};
       return execute_set_password(context, set.items.front());
     }
-    return set_statement(session, c, statement.as<SetStatement>(), params);
+    server::StatementResult result =
+        set_statement(session, c, statement.as<SetStatement>(), params);
+    // SET @x := @y := 1: the inner assignment is one inside an expression.
+    for (uint32_t k = 0; k < statement.user_variable_assignments; ++k) {
+      c.diagnostics.push_back(StatementContext::Warning{"Warning", 1287, kAssignmentDeprecated});
+    }
+    if (auto* ok = std::get_if<server::OkResult>(&result)) {
+      ok->warnings = static_cast<uint16_t>(statement.user_variable_assignments);
+    }
+    return result;
   }
   if (is_implicit_commit(statement.kind) && session.in_transaction) {
     end_transaction(session, c, /*commit=*/true);
@@ -149,6 +165,9 @@ server::StatementResult SqlEngine::dispatch(
   context.previous_diagnostics = &previous_diagnostics;
   context.previous_row_count = c.row_count;
   context.previous_found_rows = c.found_rows;
+  for (uint32_t k = 0; k < statement.user_variable_assignments; ++k) {
+    context.add_warning(1287, kAssignmentDeprecated);
+  }
   if (is_data_statement(statement.kind) && (session.in_transaction || !session.autocommit)) {
     // With autocommit=0 the first data statement opens the transaction.
     session.in_transaction = true;

@@ -1,6 +1,7 @@
 // SqlValue conversions; see sql_value.h.
 #include "sql-frontend/executor/sql_value.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -236,10 +237,114 @@ std::string enum_to_storage(const catalog::SqlColumn& column, const SqlValue& va
   return *storage::parse_value(column.storage, *chosen);
 }
 
+// A YEAR column's value, as MySQL's Field_year::store: a number 1..69 is 2000..2069,
+// 70..99 is 1970..1999, 0 is the zero year 0000; a string of 1 to 3 digits maps the same
+// way except that '0' and '00' are 2000 (only the 4-digit '0000' is the zero year);
+// 1901..2155 as is; anything else is 1264. A date or datetime gives its year.
+std::string year_to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row) {
+  int64_t year = 0;
+  bool zero_is_2000 = false;
+  switch (value.kind) {
+    case SqlValue::Kind::kInt:
+      year = value.i;
+      break;
+    case SqlValue::Kind::kUInt:
+      year = value.u > 9999 ? 9999 : static_cast<int64_t>(value.u);
+      break;
+    case SqlValue::Kind::kDouble:
+    case SqlValue::Kind::kDecimal: {
+      const double d = std::round(value.to_double());
+      year = d < -1 ? -1 : d > 9999 ? 9999 : static_cast<int64_t>(d);
+      break;
+    }
+    default: {
+      if (value.temporal_type == SqlValue::TemporalType::kDate ||
+          value.temporal_type == SqlValue::TemporalType::kDatetime) {
+        year = std::strtol(value.s.substr(0, 4).c_str(), nullptr, 10);
+        break;
+      }
+      const std::string text(trim_trailing_spaces(value.s));
+      const size_t start = text.find_first_not_of(' ');
+      const bool digits = start != std::string::npos &&
+                          text.find_first_not_of("0123456789", start) == std::string::npos;
+      if (!digits) {
+        if (has_number_prefix(text)) {
+          throw SqlException(
+              1265, "01000",
+              "Data truncated for column '" + column.name + "' at row " + std::to_string(row));
+        }
+        throw SqlException(1366, "HY000",
+                           "Incorrect integer value: '" + value.s + "' for column '" + column.name +
+                               "' at row " + std::to_string(row));
+      }
+      const std::string number = text.substr(start);
+      year = number.size() > 18 ? 9999 : std::strtoll(number.c_str(), nullptr, 10);
+      zero_is_2000 = number.size() != 4;
+      break;
+    }
+  }
+  if (year < 0 || (year >= 100 && year <= 1900) || year > 2155) out_of_range(column, row);
+  if (year != 0 || zero_is_2000) {
+    if (year < 70)
+      year += 2000;
+    else if (year < 100)
+      year += 1900;
+  }
+  return storage::encode_uint(column.storage, static_cast<uint64_t>(year));
+}
+
+[[noreturn]] void bit_too_long(const catalog::SqlColumn& column, uint64_t row) {
+  throw SqlException(
+      1406, "22001",
+      "Data too long for column '" + column.name + "' at row " + std::to_string(row));
+}
+
+// A BIT(M) column's value, as MySQL's Field_bit::store: a number is its 64-bit two's
+// complement (so -1 fits only BIT(64)); a string is its bytes, big-endian (b'101',
+// X'05' and 'a' alike). More than M significant bits is 1406.
+std::string bit_to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row) {
+  uint64_t bits = 0;
+  switch (value.kind) {
+    case SqlValue::Kind::kInt:
+      bits = static_cast<uint64_t>(value.i);
+      break;
+    case SqlValue::Kind::kUInt:
+      bits = value.u;
+      break;
+    case SqlValue::Kind::kDouble:
+    case SqlValue::Kind::kDecimal: {
+      const double d = std::round(value.to_double());
+      if (d < -9.3e18 || d >= 1.8446744073709552e19) bit_too_long(column, row);
+      bits = d < 0 ? static_cast<uint64_t>(static_cast<int64_t>(d)) : static_cast<uint64_t>(d);
+      break;
+    }
+    default: {
+      std::string_view bytes = value.s;
+      while (!bytes.empty() && bytes.front() == '\0') bytes.remove_prefix(1);
+      if (bytes.size() > 8) bit_too_long(column, row);
+      for (char c : bytes) bits = bits << 8 | static_cast<unsigned char>(c);
+      break;
+    }
+  }
+  if (column.bit_width < 64 && (bits >> column.bit_width) != 0) bit_too_long(column, row);
+  return storage::encode_uint(column.storage, bits);
+}
+
 }  // namespace
+
+std::string bit_bytes(uint64_t bits, uint32_t width) {
+  const uint32_t size = std::max<uint32_t>(1, (std::min<uint32_t>(width, 64) + 7) / 8);
+  std::string out(size, '\0');
+  for (uint32_t k = 0; k < size; ++k) {
+    out[size - 1 - k] = static_cast<char>(bits >> (8 * k) & 0xFF);
+  }
+  return out;
+}
 
 std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row) {
   if (!column.enum_values.empty()) return enum_to_storage(column, value, row);
+  if (column.is_year) return year_to_storage(column, value, row);
+  if (column.bit_width > 0) return bit_to_storage(column, value, row);
   const storage::ColumnDef& def = column.storage;
   if (storage::is_integer(def.type)) {
     int64_t i = 0;
@@ -358,10 +463,19 @@ SqlValue from_storage(const catalog::SqlColumn& column, std::string_view value) 
   }
 }
 
-protocol::Value to_protocol(const SqlValue& value, protocol::FieldType type) {
+protocol::Value to_protocol(const SqlValue& value, protocol::FieldType type,
+                            uint32_t column_length) {
   using protocol::FieldType;
   if (value.is_null()) return std::monostate{};
   switch (type) {
+    case FieldType::kBit:
+      // A BIT column's value is its bits; the client gets them as ceil(M/8) raw
+      // big-endian bytes (M is the column length), as MySQL sends them.
+      if (value.kind == SqlValue::Kind::kUInt) return bit_bytes(value.u, column_length);
+      if (value.kind == SqlValue::Kind::kInt) {
+        return bit_bytes(static_cast<uint64_t>(value.i), column_length);
+      }
+      return value.to_text();
     case FieldType::kTiny:
     case FieldType::kShort:
     case FieldType::kInt24:

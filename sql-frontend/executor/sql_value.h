@@ -6,7 +6,9 @@
 //
 // Conversions follow MySQL's strict mode: a value that does not fit its column is an
 // error (1264 out of range, 1406 too long, 1366 incorrect value), never a silent
-// truncation. They throw SqlException.
+// truncation. They throw SqlException. YEAR and BIT(M) follow MySQL's Field_year and
+// Field_bit (docs/formats/sql-types.md): a YEAR is read back as its year, a BIT as the
+// unsigned number of its bits.
 //
 // Thread-safety: value types and pure functions.
 #pragma once
@@ -90,8 +92,13 @@ std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, 
 // A stored value (non-NULL) of `column`.
 SqlValue from_storage(const catalog::SqlColumn& column, std::string_view value);
 
-// The protocol value of a result cell of type `type`.
-protocol::Value to_protocol(const SqlValue& value, protocol::FieldType type);
+// The protocol value of a result cell of type `type`; `column_length` is the result
+// column's length (a BIT(M) column's M, which says how many bytes its value takes).
+protocol::Value to_protocol(const SqlValue& value, protocol::FieldType type,
+                            uint32_t column_length = 0);
+// The `bits` of a BIT(`width`) value as MySQL sends and stores them: ceil(width/8)
+// bytes, big-endian (at least one).
+std::string bit_bytes(uint64_t bits, uint32_t width);
 // A bound COM_STMT_EXECUTE parameter.
 SqlValue from_protocol(const protocol::Value& value, protocol::FieldType type);
 

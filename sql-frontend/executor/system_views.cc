@@ -99,6 +99,7 @@ std::pair<std::optional<uint64_t>, std::optional<uint64_t>> numeric_precision(
   if (data_type == "bigint") return {is_unsigned ? 20 : 19, 0};
   if (data_type == "float") return {12, std::nullopt};
   if (data_type == "double") return {22, std::nullopt};
+  if (data_type == "bit") return {column.bit_width, std::nullopt};
   if (data_type == "decimal") {
     uint64_t precision = 10, scale = 0;
     const size_t open = column.declared_type.find('(');
@@ -259,7 +260,7 @@ SystemView columns(StatementContext& context) {
            text(table.name),
            text(column.name),
            number(c + 1),
-           nullable_text(column.default_value),
+           nullable_text(catalog::shown_default(column)),
            text(column.nullable ? "YES" : "NO"),
            text(data_type),
            optional_number(char_length),

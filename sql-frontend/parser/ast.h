@@ -114,14 +114,15 @@ enum class ExprKind : uint8_t {
   kRegexp,      // x [NOT] REGEXP p
   kFunction,    // name(args), COUNT(*), COUNT(DISTINCT ...)
   kCase,
-  kCast,          // CAST(x AS type), CONVERT(x, type), BINARY x
-  kConvertUsing,  // CONVERT(x USING charset)
-  kInterval,      // INTERVAL x unit (in date arithmetic and DATE_ADD)
-  kExtract,       // EXTRACT(unit FROM x)
-  kCollate,       // x COLLATE name
-  kRow,           // (a, b, ...)
-  kDefault,       // DEFAULT in VALUES / SET
-  kInsertValue,   // VALUES(col) in ON DUPLICATE KEY UPDATE
+  kCast,                // CAST(x AS type), CONVERT(x, type), BINARY x
+  kConvertUsing,        // CONVERT(x USING charset)
+  kInterval,            // INTERVAL x unit (in date arithmetic and DATE_ADD)
+  kExtract,             // EXTRACT(unit FROM x)
+  kCollate,             // x COLLATE name
+  kRow,                 // (a, b, ...)
+  kDefault,             // DEFAULT in VALUES / SET
+  kInsertValue,         // VALUES(col) in ON DUPLICATE KEY UPDATE
+  kAssignUserVariable,  // @name := expr inside an expression (deprecated in MySQL 8.0)
 };
 
 struct Expr;
@@ -422,6 +423,16 @@ struct InsertValueExpr : Expr {
   std::unique_ptr<ColumnExpr> column;
 };
 
+// @name := value as an expression (SELECT @n := @n + 1 FROM t): sets the variable when
+// evaluated and gives the value. `value` is a whole expression (MySQL's grammar:
+// '@' ident SET_VAR expr), so @a := 1 + 2 assigns 3.
+struct AssignUserVariableExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::kAssignUserVariable;
+  explicit AssignUserVariableExpr(SourcePos p) : Expr(kKind, p) {}
+  std::string name;  // without '@'
+  ExprPtr value;
+};
+
 // ---------------------------------------------------------------------------------
 // Queries
 
@@ -568,6 +579,8 @@ struct Statement {
   const StatementKind kind;
   SourcePos pos;
   uint32_t placeholder_count = 0;  // number of ? in the statement
+  // @x := expr inside expressions (not SET's own @x := v): MySQL 8.0 warns 1287 for each.
+  uint32_t user_variable_assignments = 0;
 };
 using StatementPtr = std::unique_ptr<Statement>;
 

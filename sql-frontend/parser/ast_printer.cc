@@ -592,6 +592,15 @@ void Printer::expr(const Expr& e) {
       expr(*e.as<InsertValueExpr>().column);
       out += ')';
       return;
+    case ExprKind::kAssignUserVariable: {
+      const auto& a = e.as<AssignUserVariableExpr>();
+      out += "(@";
+      ident(a.name);
+      out += " := ";
+      expr(*a.value);
+      out += ')';
+      return;
+    }
   }
 }
 

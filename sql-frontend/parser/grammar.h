@@ -174,6 +174,7 @@ class Parser {
   size_t pos_ = 0;
   uint32_t depth_ = 0;
   uint32_t placeholder_count_ = 0;
+  uint32_t user_variable_assignments_ = 0;  // @x := expr parsed in expressions
 };
 
 // Bounds recursion (kNestingDepthMax): constructed on entry to a recursive rule.

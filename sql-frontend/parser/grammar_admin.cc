@@ -100,8 +100,17 @@ SetItem Parser::parse_set_item() {
   if (peek().is(TokenKind::kUserVar) || peek().is(TokenKind::kAt)) {
     item.kind = SetKind::kUserVariable;
     ExprPtr var = parse_variable();
+    if (var->kind == ExprKind::kAssignUserVariable) {
+      // SET @x := v: parse_variable took the ':=' already; this is SET's own assignment,
+      // not one inside an expression (no deprecation warning).
+      --user_variable_assignments_;
+      auto& assign = var->as<AssignUserVariableExpr>();
+      item.name = assign.name;
+      item.value = std::move(assign.value);
+      return item;
+    }
     item.name = var->as<UserVariableExpr>().name;
-    if (!accept(TokenKind::kEq)) expect(TokenKind::kAssign);
+    expect(TokenKind::kEq);
     item.value = parse_expr();
     return item;
   }

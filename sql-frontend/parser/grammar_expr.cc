@@ -406,19 +406,28 @@ ExprPtr Parser::parse_literal() {
 ExprPtr Parser::parse_variable() {
   const Token& t = peek();
   SourcePos pos = pos_of(t);
-  if (t.is(TokenKind::kUserVar)) {
+  if (t.is(TokenKind::kUserVar) || t.is(TokenKind::kAt)) {
+    std::string name;
+    const bool quoted = t.is(TokenKind::kAt);
+    if (!quoted) name = std::string(t.text.substr(1));
     take();
+    if (quoted) {  // @'name' / @`name` / @"name"
+      const Token& n = peek();
+      if (n.kind != TokenKind::kString && n.kind != TokenKind::kQuotedIdent) fail();
+      take();
+      name = n.kind == TokenKind::kString ? decode_string(n) : decode_identifier(n);
+    }
+    if (accept(TokenKind::kAssign)) {
+      // @name := expr: the right side is a whole expression (lowest precedence).
+      DepthGuard guard(*this);
+      auto e = std::make_unique<AssignUserVariableExpr>(pos);
+      ++user_variable_assignments_;
+      e->name = std::move(name);
+      e->value = parse_expr();
+      return e;
+    }
     auto e = std::make_unique<UserVariableExpr>(pos);
-    e->name = std::string(t.text.substr(1));
-    return e;
-  }
-  if (t.is(TokenKind::kAt)) {  // @'name' / @`name` / @"name"
-    take();
-    const Token& n = peek();
-    if (n.kind != TokenKind::kString && n.kind != TokenKind::kQuotedIdent) fail();
-    take();
-    auto e = std::make_unique<UserVariableExpr>(pos);
-    e->name = n.kind == TokenKind::kString ? decode_string(n) : decode_identifier(n);
+    e->name = std::move(name);
     return e;
   }
   expect(TokenKind::kAtAt);

@@ -241,6 +241,7 @@ StatementPtr Parser::parse_statement() {
   }
   if (!at_end() || peek().kind == TokenKind::kError) fail();
   stmt->placeholder_count = placeholder_count_;
+  stmt->user_variable_assignments = user_variable_assignments_;
   return stmt;
 }
 

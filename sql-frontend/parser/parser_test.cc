@@ -116,6 +116,31 @@ TEST(ParserExpressionTest, VariablesAndPlaceholders) {
   EXPECT_EQ(between.high->as<PlaceholderExpr>().index, 2u);
 }
 
+// @x := expr (MySQL's '@' ident SET_VAR expr): the right side is a whole expression,
+// counted for the deprecation warning; SET's own @x := v is not counted.
+TEST(ParserExpressionTest, UserVariableAssignment) {
+  EXPECT_EQ(expr("@a := @a + 1, @`b c` := 'x'"), "(@a := (@a + 1)), (@`b c` := 'x')");
+  EXPECT_EQ(expr("@a := 1 OR 2"), "(@a := (1 OR 2))");
+  EXPECT_EQ(expr("(@a := 1) + 2"), "((@a := 1) + 2)");
+  EXPECT_EQ(expr("@a := @b := 3"), "(@a := (@b := 3))");
+  EXPECT_EQ(expr("@a:=1"), "(@a := 1)");
+  ParsedStatement p = parse_statement("SELECT @n := @n + 1, (@m := 2) FROM t WHERE (@k := 1) > 0");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p.statement->user_variable_assignments, 3u);
+  const auto& item = *p.statement->as<SelectStatement>().query->select->items[0].expr;
+  ASSERT_EQ(item.kind, ExprKind::kAssignUserVariable);
+  EXPECT_EQ(item.as<AssignUserVariableExpr>().name, "n");
+  ParsedStatement set = parse_statement("SET @x := 1, @y = 2");
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(set.statement->user_variable_assignments, 0u);
+  ParsedStatement nested = parse_statement("SET @x := @y := 1");
+  ASSERT_TRUE(nested.ok());
+  EXPECT_EQ(nested.statement->user_variable_assignments, 1u);
+  EXPECT_EQ(canon("SET @x := @y := 1"), "SET @x = (@y := 1)");
+  EXPECT_EQ(canon("UPDATE t SET v = @u := v + 1 WHERE id = 1"),
+            "UPDATE t SET v = (@u := (v + 1)) WHERE (id = 1)");
+}
+
 TEST(ParserExpressionTest, ColumnsAndIdentifiers) {
   EXPECT_EQ(expr("a, t.a, db.t.a, `select`, t.`from`, t.select, status, `a``b`"),
             "a, t.a, db.t.a, `select`, t.`from`, t.`select`, status, `a``b`");

@@ -143,6 +143,18 @@ std::string mysql_float_text(float v) {
 }
 
 std::string format_text_value(const Value& value, FieldType type, uint8_t decimals) {
+  if (type == FieldType::kYear) {
+    // YEAR is ZEROFILL with 4 digits: the zero year reads 0000, as MySQL sends it.
+    char buffer[24];
+    if (auto* v = std::get_if<int64_t>(&value)) {
+      std::snprintf(buffer, sizeof buffer, "%04lld", static_cast<long long>(*v));
+      return buffer;
+    }
+    if (auto* v = std::get_if<uint64_t>(&value)) {
+      std::snprintf(buffer, sizeof buffer, "%04llu", static_cast<unsigned long long>(*v));
+      return buffer;
+    }
+  }
   if (auto* v = std::get_if<int64_t>(&value)) return std::to_string(*v);
   if (auto* v = std::get_if<uint64_t>(&value)) return std::to_string(*v);
   if (auto* v = std::get_if<double>(&value)) {

@@ -50,8 +50,8 @@ inline constexpr uint8_t kDecimalsNotFixed = 31;
 // The text-protocol form of `value` in a column of `type` (never called for NULL).
 // TIME, DATETIME and TIMESTAMP get exactly `decimals` fractional digits when it is 0..6
 // (a DATETIME(3) column prints .120 for .12), else the value's own (none when its
-// microseconds are 0). Throws std::invalid_argument when the value cannot be shown as
-// that type.
+// microseconds are 0). YEAR gets 4 digits (0000). Throws std::invalid_argument when the value
+// cannot be shown as that type.
 std::string format_text_value(const Value& value, FieldType type,
                               uint8_t decimals = kDecimalsNotFixed);
 

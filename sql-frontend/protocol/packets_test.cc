@@ -447,6 +447,9 @@ TEST(PacketsTest, TextFormatting) {
   EXPECT_EQ(format_text_value(Value(int64_t{-3}), FieldType::kLong), "-3");
   EXPECT_EQ(format_text_value(Value(uint64_t{UINT64_MAX}), FieldType::kLongLong),
             "18446744073709551615");
+  EXPECT_EQ(format_text_value(Value(uint64_t{0}), FieldType::kYear), "0000") << "ZEROFILL(4)";
+  EXPECT_EQ(format_text_value(Value(int64_t{0}), FieldType::kYear), "0000");
+  EXPECT_EQ(format_text_value(Value(uint64_t{2024}), FieldType::kYear), "2024");
   EXPECT_EQ(format_text_value(Value(0.1), FieldType::kDouble), "0.1");
   EXPECT_EQ(format_text_value(Value(static_cast<double>(0.1f)), FieldType::kFloat), "0.1");
   EXPECT_EQ(

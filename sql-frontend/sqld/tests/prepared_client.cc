@@ -1,7 +1,8 @@
 // duo_sqld_prepared_client: the prepared-statement part of sqld_cluster_test.py — a
 // libmariadb client that uses COM_STMT_PREPARE/EXECUTE with bound parameters of several
-// types (integers, strings, a DOUBLE, a DATE, NULL) and reads binary result rows, against
-// a running duo_sqld. Prints one line per check and exits non-zero on the first failure.
+// types (integers, strings, a DOUBLE, a DATE, NULL) and reads binary result rows (also
+// YEAR and BIT columns, with their metadata), against a running duo_sqld. Prints one
+// line per check and exits non-zero on the first failure.
 //
 // Usage: duo_sqld_prepared_client PORT DATABASE
 #include <mysql.h>
@@ -162,6 +163,67 @@ int main(int argc, char** argv) {
   expect(mysql_stmt_execute(star) == 0, std::string("execute SELECT * ") + mysql_stmt_error(star));
   expect(mysql_stmt_store_result(star) == 0 && mysql_stmt_num_rows(star) == 2, "two rows");
   mysql_stmt_close(star);
+
+  // YEAR and BIT(12): the column types and flags libmariadb sees, the binary row (YEAR
+  // as a short, BIT as its 2 big-endian bytes) and the text row ("0000", raw bytes).
+  if (mysql_query(mysql, "CREATE TABLE prep_types (id INT PRIMARY KEY, y YEAR, b BIT(12))") != 0 ||
+      mysql_query(mysql, "INSERT INTO prep_types VALUES (1, 2024, b'101000000101'), (2, 0, 1)") !=
+          0) {
+    std::printf("FAILED prep_types: %s\n", mysql_error(mysql));
+    return 1;
+  }
+  MYSQL_STMT* types = prepare(mysql, "SELECT y, b FROM prep_types WHERE id = ?");
+  MYSQL_RES* metadata = mysql_stmt_result_metadata(types);
+  expect(metadata != nullptr && mysql_num_fields(metadata) == 2, "YEAR/BIT metadata");
+  if (metadata != nullptr) {
+    const MYSQL_FIELD* fields = mysql_fetch_fields(metadata);
+    expect(
+        fields[0].type == MYSQL_TYPE_YEAR && fields[0].length == 4 &&
+            (fields[0].flags & (UNSIGNED_FLAG | ZEROFILL_FLAG)) == (UNSIGNED_FLAG | ZEROFILL_FLAG),
+        "YEAR column: type " + std::to_string(fields[0].type) + " flags " +
+            std::to_string(fields[0].flags));
+    expect(fields[1].type == MYSQL_TYPE_BIT && fields[1].length == 12 &&
+               (fields[1].flags & UNSIGNED_FLAG) != 0,
+           "BIT(12) column: type " + std::to_string(fields[1].type) + " length " +
+               std::to_string(fields[1].length));
+    mysql_free_result(metadata);
+  }
+  long long type_key = 1;
+  MYSQL_BIND type_param{};
+  type_param.buffer_type = MYSQL_TYPE_LONGLONG;
+  type_param.buffer = &type_key;
+  mysql_stmt_bind_param(types, &type_param);
+  expect(mysql_stmt_execute(types) == 0,
+         std::string("execute YEAR/BIT ") + mysql_stmt_error(types));
+  unsigned short out_year = 0;
+  unsigned char out_bits[8] = {0};
+  unsigned long out_bits_length = 0;
+  MYSQL_BIND type_result[2]{};
+  type_result[0].buffer_type = MYSQL_TYPE_SHORT;
+  type_result[0].buffer = &out_year;
+  type_result[0].is_unsigned = 1;
+  type_result[1].buffer_type = MYSQL_TYPE_BLOB;
+  type_result[1].buffer = out_bits;
+  type_result[1].buffer_length = sizeof(out_bits);
+  type_result[1].length = &out_bits_length;
+  mysql_stmt_bind_result(types, type_result);
+  expect(mysql_stmt_fetch(types) == 0, "fetch YEAR/BIT row");
+  expect(out_year == 2024, "YEAR 2024 in binary: " + std::to_string(out_year));
+  expect(out_bits_length == 2 && out_bits[0] == 0x0A && out_bits[1] == 0x05,
+         "BIT(12) as 2 big-endian bytes: " + std::to_string(out_bits_length));
+  mysql_stmt_free_result(types);
+  mysql_stmt_close(types);
+  if (mysql_query(mysql, "SELECT y, b FROM prep_types WHERE id = 2") == 0) {
+    MYSQL_RES* text = mysql_store_result(mysql);
+    MYSQL_ROW row = text != nullptr ? mysql_fetch_row(text) : nullptr;
+    const unsigned long* lengths = row != nullptr ? mysql_fetch_lengths(text) : nullptr;
+    expect(row != nullptr && std::string(row[0]) == "0000", "YEAR 0 in text is 0000");
+    expect(lengths != nullptr && lengths[1] == 2 && row[1][0] == 0 && row[1][1] == 1,
+           "BIT(12) 1 in text is bytes 00 01");
+    if (text != nullptr) mysql_free_result(text);
+  } else {
+    expect(false, std::string("text SELECT YEAR/BIT: ") + mysql_error(mysql));
+  }
 
   MYSQL_STMT* missing = mysql_stmt_init(mysql);
   const char* bad = "SELECT * FROM no_such_table WHERE id = ?";
