@@ -40,6 +40,8 @@ DictionaryBlock::DictionaryBlock(protocol::ClusterTopology topology)
   on(protocol::kSchemaPrepareRef, &DictionaryBlock::on_schema_prepare_ref);
   on(protocol::kSchemaCommitReq, &DictionaryBlock::on_schema_commit_req);
   on(protocol::kSchemaCommitConf, &DictionaryBlock::on_schema_commit_conf);
+  on(protocol::kDictTakeoverReq, &DictionaryBlock::on_dict_takeover_req);
+  on(protocol::kDictTakeoverConf, &DictionaryBlock::on_dict_takeover_conf);
   on(protocol::kTableAddConf, &DictionaryBlock::on_table_add_conf);
   on(protocol::kTableDropConf, &DictionaryBlock::on_table_drop_conf);
   on(protocol::kDictRestoreReq, &DictionaryBlock::on_dict_restore_req);
@@ -220,7 +222,10 @@ void DictionaryBlock::on_node_fail_rep(Signal& signal) {
     node_restart_on_node_failed(node);
     starting_nodes_.erase(node);
     if (!dead_nodes_.insert(node).second) return;
+    const uint16_t old_master = master_;
     master_ = choose_master();
+    takeover_node_failed(node);
+    if (old_master == node && is_master()) start_takeover(node);
     if (running_ && running_->awaiting.erase(node) != 0 && running_->awaiting.empty()) {
       if (running_->committing || running_->aborting) {
         finish_running();
@@ -249,7 +254,8 @@ uint16_t DictionaryBlock::choose_master() const {
 // Master: one schema transaction at a time
 
 void DictionaryBlock::start_next() {
-  while (!running_ && !queue_.empty()) {
+  // A dead master's transaction is finished first (dictionary_takeover.cc).
+  while (!running_ && !takeover_ && !queue_.empty()) {
     Request request = std::move(queue_.front());
     queue_.pop_front();
     const auto refuse = [&](ErrorCode error, std::string message) {
@@ -315,7 +321,7 @@ void DictionaryBlock::start_next() {
     }
     running_ = std::make_unique<Running>();
     running_->request = std::move(request);
-    running_->schema_tx = next_schema_tx_++;
+    running_->schema_tx = (uint32_t{node_id()} << 24) | (next_schema_tx_++ & 0xFFFFFF);
     Result<Signal> prepare =
         TableMsg{running_->schema_tx, running_->request.kind, running_->request.table}.to_signal(
             protocol::kSchemaPrepareReq);
@@ -403,6 +409,7 @@ void DictionaryBlock::on_schema_prepare_ref(Signal& signal) {
 
 void DictionaryBlock::on_schema_commit_conf(Signal& signal) {
   DictMsg conf = DictMsg::from_signal(signal);
+  if (on_takeover_commit_conf(conf, signal.sender().node_id)) return;
   if (!running_ || conf.request_id != running_->schema_tx ||
       !(running_->committing || running_->aborting) ||
       running_->awaiting.erase(signal.sender().node_id) == 0) {
@@ -548,6 +555,14 @@ void DictionaryBlock::on_schema_commit_req(Signal& signal) {
     return;
   }
   Prepared& prepared = it->second;
+  if (prepared.committing) {
+    // A repeat (from a master that took over): the commit under way answers it.
+    prepared.master = signal.sender();
+    return;
+  }
+  prepared.committing = true;
+  // By the master that started it (the id's top 8 bits): a takeover asks by that node.
+  last_committed_from_[static_cast<uint16_t>(msg.request_id >> 24)] = msg.request_id;
   prepared.master = signal.sender();
   const uint32_t table_id = prepared.table.schema.table_id;
   if (prepared.kind != protocol::kSchemaDrop) {

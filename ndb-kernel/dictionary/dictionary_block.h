@@ -40,9 +40,10 @@
 //
 // A data node's failure (NODE_FAILREP after the survivors agreed): schema transactions
 // go on over the live nodes — the dead node's answer is no longer awaited — and the
-// lowest live node becomes the master for new requests. Not yet: a schema transaction
-// the dead master was running is not finished by the new one (its prepared state stays
-// on the participants until the next system restart).
+// lowest live node becomes the master for new requests. A schema transaction the dead
+// master was running is finished by the new master before anything else (master
+// takeover, dictionary_takeover.cc): committed where it is still prepared if any node
+// committed it, else aborted.
 //
 // Node restart (dictionary_node_restart.cc; docs/formats/kernel-protocol.md "Node
 // restart"), S being the starting node:
@@ -100,6 +101,8 @@ class DictionaryBlock : public kernel::Block {
   // The tables this node has installed (tests, the node's reports).
   const std::map<uint32_t, protocol::TableDef>& tables() const { return tables_; }
   bool is_master() const { return node_id() == master_; }
+  // Master takeovers this node ran (dictionary_takeover.cc).
+  uint32_t takeovers_done() const { return takeovers_done_; }
   // Node restarts hold the schema lock (DICT_LOCKREQ): schema requests are refused.
   bool schema_locked() const { return !lock_holders_.empty(); }
 
@@ -133,6 +136,7 @@ class DictionaryBlock : public kernel::Block {
     uint32_t kind = 0;
     protocol::TableDef table;
     kernel::BlockAddress master;
+    bool committing = false;      // its SCHEMA_COMMITREQ (commit) arrived
     uint32_t awaiting_local = 0;  // local TABLE_ADD/DROP confirmations while committing
     uint32_t local_error = 0;     // an ErrorCode from a local block that failed the change
     std::string local_message;
@@ -201,6 +205,17 @@ class DictionaryBlock : public kernel::Block {
   void finish_copy(ErrorCode error, std::string message);
   void on_node_starting_rep(kernel::Signal& signal);
   void on_node_started_rep(kernel::Signal& signal);
+  // Master takeover (dictionary_takeover.cc).
+  void start_takeover(uint16_t dead_master);
+  void on_dict_takeover_req(kernel::Signal& signal);
+  void on_dict_takeover_conf(kernel::Signal& signal);
+  // Every answer is in: commit or abort the dead master's transaction where it is
+  // prepared.
+  void resolve_takeover();
+  // A SCHEMA_COMMITCONF for the takeover (true if it was one).
+  bool on_takeover_commit_conf(const protocol::DictMsg& conf, uint16_t from);
+  void takeover_node_failed(uint16_t node);
+  void finish_takeover();
 
   // To every live data node's dictionary; returns the nodes it was sent to.
   std::set<uint16_t> send_to_every_dictionary(kernel::Signal signal);
@@ -223,8 +238,27 @@ class DictionaryBlock : public kernel::Block {
   std::deque<Request> queue_;
   std::unique_ptr<Running> running_;
 
-  // Participant state, by schema transaction id.
+  // Participant state, by schema transaction id (ids carry their master's node id in
+  // the top 8 bits, so two masters' ids never meet).
   std::map<uint32_t, Prepared> prepared_;
+  // The last schema transaction committed here from each master, for a takeover.
+  std::map<uint16_t, uint32_t> last_committed_from_;
+  // The new master finishing the schema transaction of a master that died (NDB's DICT
+  // master takeover): it asks every live dictionary what it holds from the dead master
+  // and commits the transaction where it is still prepared if any node committed it,
+  // else aborts it there; no new schema transaction starts meanwhile.
+  struct MasterTakeover {
+    uint16_t dead = 0;
+    std::set<uint16_t> awaiting;              // DICT_TAKEOVERCONF still expected
+    uint32_t in_flight = 0;                   // the dead master's prepared transaction
+    bool commit = false;                      // some node committed it (or is committing)
+    std::set<uint32_t> last_committed;        // the nodes' last commits from the dead master
+    std::set<uint16_t> prepared_at;           // nodes holding it prepared, not committing
+    std::set<uint16_t> resolving;             // SCHEMA_COMMITCONF still expected
+  };
+  std::unique_ptr<MasterTakeover> takeover_;
+  uint32_t takeovers_done_ = 0;
+
 
   std::unique_ptr<fs_client::DualCopyFile> schema_file_;  // created at on_start
   // System restart in progress.

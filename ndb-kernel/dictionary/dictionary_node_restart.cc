@@ -60,7 +60,7 @@ void DictionaryBlock::on_dict_unlock_req(Signal& signal) {
 }
 
 void DictionaryBlock::confirm_lock_if_idle() {
-  if (running_ || lock_waiters_.empty()) return;
+  if (running_ || takeover_ || lock_waiters_.empty()) return;
   std::vector<std::pair<BlockAddress, uint16_t>> waiters = std::move(lock_waiters_);
   lock_waiters_.clear();
   for (const auto& [requester, starting] : waiters) {

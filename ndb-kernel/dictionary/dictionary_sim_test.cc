@@ -131,5 +131,64 @@ TEST_F(DictionaryTest, QueuedChangesRunInOrderAndSubscribersHearOfThem) {
   EXPECT_EQ((*tables)[0].name, "d/def/b");
 }
 
+// The master dies in the middle of a CREATE: its commit reached node 2 only (the links
+// to nodes 3 and 4 are slow, and a crashed sender's signals in flight are lost). The new
+// master (node 2) finds the transaction committed at itself and prepared at 3 and 4,
+// and commits it there: every survivor has the table; the next CREATE runs. With the
+// commit reaching nobody, the takeover aborts it everywhere instead.
+class DictionaryTakeoverTest : public DictionaryTest,
+                               public ::testing::WithParamInterface<bool> {
+ protected:
+  static bool has_table(const dictionary::DictionaryBlock& dict, const std::string& name) {
+    for (const auto& [id, table] : dict.tables()) {
+      if (table.schema.name == name) return true;
+    }
+    return false;
+  }
+};
+
+TEST_P(DictionaryTakeoverTest, NewMasterFinishesTheDeadMastersTransaction) {
+  const bool commit_reached_node_2 = GetParam();
+  sim::Simulator& sim = cluster_.sim();
+  for (uint16_t node : {3, 4}) sim.set_link_latency(1, node, 50 * kNanosPerMilli, 0);
+  if (!commit_reached_node_2) sim.set_link_latency(1, 2, 50 * kNanosPerMilli, 0);
+  bool crashed = false;
+  sim.set_delivery_observer([&](uint64_t, const Signal& s) {
+    if (crashed || s.id() != protocol::kSchemaCommitReq) return;
+    if (commit_reached_node_2 && s.receiver().node_id != 2) return;
+    // The commit at node 2 (or at node 1 itself, the first): node 1 crashes now.
+    crashed = true;
+    sim.schedule_action(0, [&] { ASSERT_TRUE(sim.crash_node(1).ok()); });
+  });
+  ScriptClient& c = cluster_.client(0);
+  ASSERT_TRUE(c.send(SimCluster::dictionary(1), create_table_signal(1, table_named("d/def/t"))).ok());
+  ASSERT_TRUE(cluster_.run_until([&] { return crashed; }));
+  sim.run_for(1 * kNanosPerMilli);
+  sim.set_delivery_observer(nullptr);
+  for (uint16_t node : {2, 3, 4}) {
+    Signal fail(protocol::kNodeFailRep, {1});
+    fail.set_sender({node, 0, 0});
+    fail.set_receiver(SimCluster::dictionary(node));
+    ASSERT_TRUE(sim.inject(std::move(fail)).ok());
+  }
+  auto* master = cluster_.block<dictionary::DictionaryBlock>(2, protocol::kDictionaryBlock);
+  ASSERT_TRUE(cluster_.run_until([&] { return master->takeovers_done() == 1; }));
+  EXPECT_TRUE(master->is_master());
+  for (uint16_t node : {2, 3, 4}) {
+    auto* dict = cluster_.block<dictionary::DictionaryBlock>(node, protocol::kDictionaryBlock);
+    EXPECT_EQ(has_table(*dict, "d/def/t"), commit_reached_node_2) << "node " << node;
+  }
+  // The new master runs the next schema transaction.
+  Signal conf = request(2, create_table_signal(2, table_named("d/def/u")),
+                        protocol::kCreateTableConf, protocol::kCreateTableRef, 1);
+  EXPECT_EQ(conf.id(), protocol::kCreateTableConf);
+  for (uint16_t node : {2, 3, 4}) {
+    auto* dict = cluster_.block<dictionary::DictionaryBlock>(node, protocol::kDictionaryBlock);
+    EXPECT_TRUE(has_table(*dict, "d/def/u")) << "node " << node;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(CommitReachedOrNot, DictionaryTakeoverTest, ::testing::Bool());
+
 }  // namespace
 }  // namespace duo::testing

@@ -120,6 +120,8 @@ void register_protocol_signal_names() {
       {kNodeRestartTimer, "NODE_RESTART_TIMER"},
       {kDbinfoScanReq, "DBINFO_SCANREQ"},
       {kDbinfoScanConf, "DBINFO_SCANCONF"},
+      {kDictTakeoverReq, "DICT_TAKEOVERREQ"},
+      {kDictTakeoverConf, "DICT_TAKEOVERCONF"},
       {kFsOpenReq, "FS_OPENREQ"},
       {kFsOpenConf, "FS_OPENCONF"},
       {kFsRef, "FS_REF"},

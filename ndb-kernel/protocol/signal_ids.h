@@ -268,6 +268,13 @@ inline constexpr SignalId kDbinfoScanReq = 520;
 inline constexpr SignalId kDbinfoScanConf = 521;
 inline constexpr uint32_t kDbinfoOperations = 1;
 
+// Dictionary master takeover (530..539): the new master -> every live dictionary when
+// the master died: w0 the dead master. CONF: w0 dead master, w1 the last schema
+// transaction this node committed from it (0: none), w2 the one it holds prepared from
+// it (0: none), w3 1 when that one's commit already arrived here (it is committing).
+inline constexpr SignalId kDictTakeoverReq = 530;
+inline constexpr SignalId kDictTakeoverConf = 531;
+
 // Registers the names above for logs (idempotent).
 void register_protocol_signal_names();
 
