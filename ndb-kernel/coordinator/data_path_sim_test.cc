@@ -146,28 +146,14 @@ class DataPathTest : public ::testing::Test {
   // Every committed row of the table on `node`: id -> balance (both replicas must agree).
   std::map<int32_t, int64_t> replica_contents(uint16_t node) {
     std::map<int32_t, int64_t> rows;
-    for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
-      auto* lqh = cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part);
-      for (uint32_t f : lqh->fragment_ids(table_.schema.table_id)) {
-        // Test-only: a committed-read scan does not change the fragment's contents.
-        auto* fragment = const_cast<storage::Fragment*>(lqh->fragment(table_.schema.table_id, f));
-        storage::Fragment::ScanSpec spec;
-        auto scan = fragment->open_scan(spec);
-        EXPECT_TRUE(scan.ok());
-        storage::RowBatch batch;
-        while (true) {
-          batch.clear();
-          Result<size_t> n = (*scan)->next(100, &batch);
-          EXPECT_TRUE(n.ok());
-          if (!n.ok() || *n == 0) break;
-          for (size_t r = 0; r < batch.rows(); ++r) {
-            int32_t id = 0;
-            std::memcpy(&id, batch.row(r).value(0).data(), 4);
-            rows[id] = as_i64(batch.row(r).value(1));
-          }
-        }
-      }
-    }
+    EXPECT_TRUE(cluster_
+                    .for_each_row(node, table_.schema.table_id,
+                                  [&](const storage::RowBatch::Row& row) {
+                                    int32_t id = 0;
+                                    std::memcpy(&id, row.value(0).data(), 4);
+                                    rows[id] = as_i64(row.value(1));
+                                  })
+                    .ok());
     return rows;
   }
 
@@ -176,27 +162,15 @@ class DataPathTest : public ::testing::Test {
   std::map<std::string, std::string> raw_contents(uint16_t node, uint32_t table_id,
                                                   size_t value_column) {
     std::map<std::string, std::string> rows;
-    for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
-      auto* lqh = cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part);
-      for (uint32_t f : lqh->fragment_ids(table_id)) {
-        auto* fragment = const_cast<storage::Fragment*>(lqh->fragment(table_id, f));
-        storage::Fragment::ScanSpec spec;
-        auto scan = fragment->open_scan(spec);
-        EXPECT_TRUE(scan.ok());
-        storage::RowBatch batch;
-        while (true) {
-          batch.clear();
-          Result<size_t> n = (*scan)->next(100, &batch);
-          EXPECT_TRUE(n.ok());
-          if (!n.ok() || *n == 0) break;
-          for (size_t r = 0; r < batch.rows(); ++r) {
-            const auto row = batch.row(r);
-            rows[std::string(row.value(0))] =
-                row.is_null(value_column) ? "NULL" : std::string(row.value(value_column));
-          }
-        }
-      }
-    }
+    EXPECT_TRUE(cluster_
+                    .for_each_row(node, table_id,
+                                  [&](const storage::RowBatch::Row& row) {
+                                    rows[std::string(row.value(0))] =
+                                        row.is_null(value_column)
+                                            ? "NULL"
+                                            : std::string(row.value(value_column));
+                                  })
+                    .ok());
     return rows;
   }
 

@@ -161,6 +161,27 @@ bool SimCluster::run_until(const std::function<bool()>& predicate, uint64_t limi
   return sim_->run_until(predicate, limit_ms * kNanosPerMilli);
 }
 
+Status SimCluster::for_each_row(uint16_t node, uint32_t table_id,
+                                const std::function<void(const storage::RowBatch::Row&)>& each) {
+  for (uint16_t part = 0; part < topology_.log_parts; ++part) {
+    auto* lqh = block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part);
+    if (lqh == nullptr) return Status(ErrorCode::kInvalidArgument, "node is down");
+    for (uint32_t f : lqh->fragment_ids(table_id)) {
+      auto* fragment = const_cast<storage::Fragment*>(lqh->fragment(table_id, f));
+      DUO_ASSIGN_OR_RETURN(std::unique_ptr<storage::Fragment::Scan> scan,
+                           fragment->open_scan(storage::Fragment::ScanSpec{}));
+      storage::RowBatch batch;
+      for (;;) {
+        batch.clear();
+        DUO_ASSIGN_OR_RETURN(size_t rows, scan->next(100, &batch));
+        if (rows == 0) break;
+        for (size_t r = 0; r < batch.rows(); ++r) each(batch.row(r));
+      }
+    }
+  }
+  return Status::OK();
+}
+
 Signal create_table_signal(uint32_t request_id, const storage::TableSchema& schema,
                            uint32_t fragment_count) {
   protocol::TableMsg msg;

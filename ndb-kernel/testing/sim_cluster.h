@@ -35,6 +35,7 @@
 #include "ndb-kernel/sim/sim_file_system.h"
 #include "ndb-kernel/sim/simulator.h"
 #include "storage/memory/global_memory.h"
+#include "storage/row/row_batch.h"
 
 namespace duo::testing {
 
@@ -110,6 +111,11 @@ class SimCluster {
   // Crashes every data node (unsynced disk writes are lost or torn as the seed decides)
   // and starts them again: a system restart.
   void crash_and_restart_all();
+  // Calls `each` with every committed row of `table_id` held by `node` (all its log
+  // parts), read straight from the fragments by a committed-read scan, which changes
+  // nothing. The node must be up; the first scan error is returned.
+  Status for_each_row(uint16_t node, uint32_t table_id,
+                      const std::function<void(const storage::RowBatch::Row&)>& each);
   sim::SimDisk& disk(uint16_t node) { return *disk_.at(node); }
   // The live membership block of `node` (null when the node is down or membership off).
   membership::MembershipBlock* membership(uint16_t node) {
