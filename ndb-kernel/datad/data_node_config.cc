@@ -57,6 +57,12 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
   if (Result<bool> compressed = own->get_bool("CompressedLCP"); compressed.ok()) {
     out.compressed_lcp = *compressed;
   }
+  if (Result<bool> partial = own->get_bool("EnablePartialLcp"); partial.ok()) {
+    out.partial_lcp = *partial;
+  }
+  if (Result<uint64_t> work = own->get_uint("RecoveryWork"); work.ok()) {
+    out.recovery_work_percent = static_cast<uint32_t>(*work);
+  }
   for (uint32_t id : config.node_ids(config::SectionType::kApiNode)) {
     out.api_nodes.push_back(static_cast<uint16_t>(id));
   }

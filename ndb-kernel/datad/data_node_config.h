@@ -46,6 +46,8 @@ struct DataNodeConfig {
   uint64_t redo_file_bytes = 0;        // FragmentLogFileSize
   uint32_t lcp_log2_words = 0;         // TimeBetweenLocalCheckpoints
   bool compressed_lcp = false;         // CompressedLCP
+  bool partial_lcp = true;             // EnablePartialLcp
+  uint32_t recovery_work_percent = 60;  // RecoveryWork
   uint32_t disk_io_threads = 0;        // DiskIOThreadPool
   uint64_t scheduler_spin_us = 0;      // SchedulerSpinTimer
   // Membership (the membership block, NDB's QMGR).

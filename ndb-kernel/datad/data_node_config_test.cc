@@ -77,6 +77,23 @@ TEST(DataNodeConfig, MembershipParameters) {
   EXPECT_FALSE(alone->arbitrator_configured);
 }
 
+TEST(DataNodeConfig, PartialLcpParameters) {
+  const config::ClusterConfig config = parse();
+  Result<DataNodeConfig> one = data_node_config(config, 1);
+  ASSERT_TRUE(one.ok());
+  EXPECT_TRUE(one->partial_lcp);  // NDB's defaults
+  EXPECT_EQ(one->recovery_work_percent, 60u);
+
+  Result<config::ClusterConfig> full = config::parse_config_string(
+      "[ndbd default]\nNoOfReplicas=1\nEnablePartialLcp=false\nRecoveryWork=30\n"
+      "[ndb_mgmd]\nNodeId=49\n[ndbd]\nNodeId=1\n");
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  Result<DataNodeConfig> alone = data_node_config(*full, 1);
+  ASSERT_TRUE(alone.ok());
+  EXPECT_FALSE(alone->partial_lcp);
+  EXPECT_EQ(alone->recovery_work_percent, 30u);
+}
+
 TEST(DataNodeConfig, NotADataNode) {
   const config::ClusterConfig config = parse();
   for (uint32_t id : {49u, 50u, 9u}) {

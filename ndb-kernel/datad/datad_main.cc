@@ -407,9 +407,20 @@ Status DataNode::add_blocks() {
   lqh.concurrent_scans_max = config_.max_scans;
   lqh.redo_buffer_bytes = config_.redo_buffer_bytes;
   lqh.redo_file_bytes = config_.redo_file_bytes;
-  // TimeBetweenLocalCheckpoints is log2 of 4-byte words of redo between checkpoints;
-  // checkpoints are full (not partial) for now, so never more often than every 64 MiB.
-  lqh.lcp_redo_bytes = std::max<uint64_t>(uint64_t{4} << config_.lcp_log2_words, 64ull << 20);
+  // TimeBetweenLocalCheckpoints is log2 of 4-byte words of redo between checkpoints. A
+  // full checkpoint writes every row, so full ones come at most every 64 MiB of redo.
+  // A partial one (EnablePartialLcp) writes one row-ref part of every fragment whole
+  // plus the rows changed: with P parts it costs about 1/P of a full one, so it may
+  // come P times as often, and the redo a restart replays is P times shorter. A restore
+  // reads up to P files per fragment (one full fragment's worth plus P times the rows
+  // changed between checkpoints): RecoveryWork (25-100 %, NDB's trade of restart work
+  // against checkpoint writes) sets P = RecoveryWork / 10, at least 2.
+  constexpr uint64_t kFullLcpRedoBytesMin = 64ull << 20;
+  lqh.lcp_parts =
+      config_.partial_lcp ? std::max<uint32_t>(2, config_.recovery_work_percent / 10) : 0;
+  const uint64_t redo_bytes_min =
+      config_.partial_lcp ? kFullLcpRedoBytesMin / lqh.lcp_parts : kFullLcpRedoBytesMin;
+  lqh.lcp_redo_bytes = std::max<uint64_t>(uint64_t{4} << config_.lcp_log2_words, redo_bytes_min);
   lqh.compress_lcp = config_.compressed_lcp;
   for (uint16_t part = 0; part < topology_.log_parts; ++part) {
     DUO_RETURN_IF_ERROR(runtime_->add_block(

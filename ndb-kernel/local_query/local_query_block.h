@@ -21,9 +21,9 @@
 //   - Durability (docs/formats/redo-and-lcp.md): every commit appends its changes,
 //     tagged with the commit's GCI, to the part's redo log (redo_log.h), written out
 //     through the node's file system block and synced on GCP_SAVEREQ
-//     (local_query_redo.cc); full local checkpoints on LCP_STARTREQ or after enough
-//     redo (checkpoint.h, local_query_checkpoint.cc); and the system restart's restore
-//     from the last checkpoint plus redo up to a GCI (LQH_RESTOREREQ, restore.cc).
+//     (local_query_redo.cc); full or partial local checkpoints on LCP_STARTREQ or after
+//     enough redo (checkpoint.h, local_query_checkpoint.cc); and the system restart's
+//     restore from the last checkpoint plus redo up to a GCI (LQH_RESTOREREQ, restore.cc).
 //
 //   - Node failure (NODE_FAILREP of a data node; local_query_takeover.cc): writes are
 //     forwarded along the chain with dead replicas skipped, requests and scans from the
@@ -116,6 +116,11 @@ struct LocalQueryOptions {
   uint64_t lcp_redo_bytes = 64u << 20;
   // CompressedLCP: zstd-compress checkpoint data chunks.
   bool compress_lcp = false;
+  // EnablePartialLcp: a checkpoint writes, per fragment, the rows changed since the last
+  // one, the keys deleted, and every row of one of `lcp_parts` row-ref parts in turn
+  // (checkpoint.h); a restore reads at most `lcp_parts` files per fragment. 0 or
+  // 1 part: every checkpoint is full.
+  uint32_t lcp_parts = 0;
   // Rows a checkpoint scans per slice (one LQH_CONTINUE); key operations are served
   // between slices.
   uint32_t lcp_slice_rows = 256;
@@ -195,6 +200,12 @@ class LocalQueryBlock final : public kernel::Block {
     // primary reads before and after a write to maintain them.
     std::vector<protocol::UniqueIndexTable> unique_indexes;
     std::vector<uint16_t> unique_image_columns;
+    // Partial checkpoints, by fragment id: keys deleted by commits (the next partial
+    // file's delete records), and the fragments the last checkpoint holds (a table
+    // re-created under its id is a new Table: its fragments start with a full file).
+    std::map<uint32_t, LcpDeletedKeys> lcp_deleted;
+    std::set<uint32_t> lcp_in_last;
+    uint64_t lcp_serial = 0;  // names this Table among checkpoints (0: none yet)
   };
 
   // The storage transaction a local transaction holds on one fragment.
@@ -388,14 +399,25 @@ class LocalQueryBlock final : public kernel::Block {
     uint32_t generation = 0;     // tells its LQH_CONTINUE from a stale one
     std::vector<kernel::BlockAddress> requesters;
     std::vector<std::pair<uint32_t, uint32_t>> todo;  // (table, fragment)
+    // (table, fragment) -> lcp_serial of the Table written: a table dropped and
+    // re-created under its id before the record is written is not the one it holds.
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> written_serials;
     size_t next = 0;
-    // The fragment being written.
+    // No fragment may continue its chain (checkpoint.h); and whether that is so for a
+    // checkpoint started while the part was not copying (it ends lcp_after_copy_full_).
+    bool all_full = false;
+    bool full_after_copy = false;
+    // The fragment being written: its chain so far and the new file; the delete chunks
+    // still to write before its rows.
     LcpFragmentInfo current;
+    LcpDataFile file;
+    std::deque<Bytes> delete_chunks;
     std::unique_ptr<storage::Fragment::Scan> scan;
     bool current_dropped = false;
     uint32_t handle = 0;
     std::vector<LcpFragmentInfo> done;
     uint64_t rows = 0;
+    uint32_t partial_files = 0;
     uint32_t removals_pending = 0;
     bool waiting_for_gcp = false;
   };
@@ -404,12 +426,19 @@ class LocalQueryBlock final : public kernel::Block {
   // Starts a checkpoint; `restore_gci` set means the restore's own one.
   void start_lcp(std::vector<kernel::BlockAddress> requesters, std::optional<uint32_t> restore_gci);
   void lcp_next_fragment();
+  // The chain `fragment` of `table` continues in this checkpoint (empty: a full file).
+  std::vector<LcpDataFile> lcp_chain_to_continue(const Table& table, uint32_t fragment_id) const;
+  // The last checkpoint's control record written or restored in this life, if any.
+  const LcpControl* last_control() const;
   void lcp_slice();
+  void lcp_write_chunk(uint64_t offset, Bytes chunk);
   void lcp_fragment_written();
   void lcp_write_control();
   // Writes `control` to its slot (by sequence) and syncs it; `done` gets the outcome.
   void write_control_record(LcpControl control, std::function<void(Status)> done);
-  void lcp_remove_old_files();
+  // Removes the files of `replaced` (the record before, if known) that no chain of
+  // `control` (now the restore point) names, and the redo the checkpoint made useless.
+  void lcp_remove_old_files(std::optional<LcpControl> replaced, LcpControl control);
   void lcp_finished();
   void fail_lcp(const Status& status);
   void maybe_start_lcp();
@@ -434,14 +463,20 @@ class LocalQueryBlock final : public kernel::Block {
     std::optional<Result<LcpControl>> slots[2];
     std::optional<LcpControl> control;
     uint32_t start_gci = 0;
-    size_t fragment_index = 0;  // in control->fragments
+    // Every data file to load, each fragment's chain oldest first.
+    struct LcpFile {
+      uint32_t table_id = 0, fragment_id = 0;
+      LcpDataFile file;
+    };
+    std::vector<LcpFile> lcp_files;
+    size_t lcp_file_index = 0;
     std::vector<uint32_t> redo_files;
     size_t redo_index = 0;
     bool redo_phase = false;
     bool file_torn = false;
     RestoreFile file;
     uint32_t generation = 0;
-    uint64_t lcp_rows = 0, lcp_bytes = 0, redo_records = 0, redo_bytes = 0;
+    uint64_t lcp_rows = 0, lcp_deletes = 0, lcp_bytes = 0, redo_records = 0, redo_bytes = 0;
     uint64_t total_bytes = 0;  // estimate, for the progress percentage
     uint64_t start_ns = 0, last_log_ns = 0;
     bool for_node_restart = false;  // kRestoreForNodeRestart: no checkpoint after it
@@ -456,7 +491,9 @@ class LocalQueryBlock final : public kernel::Block {
   void restore_read_more();
   void restore_consume();
   void restore_file_done();
-  Status restore_apply_chunk(const storage::RowBatch& batch, const LcpFragmentInfo& info);
+  // Writes the rows of `batch` (or deletes its keys) in the fragment of `file`.
+  Status restore_apply_chunk(const storage::RowBatch& batch, const RestoreRun::LcpFile& file,
+                             bool deletes);
   Status restore_apply_records(std::deque<RedoRecord>* records);
   void restore_log_progress(bool final);
   void restore_loaded();
@@ -603,6 +640,13 @@ class LocalQueryBlock final : public kernel::Block {
   std::vector<kernel::BlockAddress> lcp_requesters_;  // for the checkpoint after this one
   uint32_t last_lcp_id_ = 0;
   uint32_t control_sequence_ = 0;
+  // The control record of last_lcp_id_ (valid while its sequence is control_sequence_:
+  // a node restart starts the part's checkpoints over).
+  LcpControl last_control_;
+  // A checkpoint ran while the part was copying (rows written without redo, with their
+  // source's GCI): the next one is full for every fragment.
+  bool lcp_after_copy_full_ = false;
+  uint64_t lcp_serial_ = 0;  // last Table::lcp_serial given
   // Slot 0 holds the empty control record ("no checkpoint, all redo") a part writes
   // before its first checkpoint's record, so a crash never leaves only a torn slot.
   bool empty_control_written_ = false;

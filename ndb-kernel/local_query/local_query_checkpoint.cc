@@ -1,8 +1,11 @@
-// LocalQueryBlock: full local checkpoints (LCP) of a log part. Each fragment's committed
-// rows are scanned in slices (one per LQH_CONTINUE, so key operations are served in
-// between) into lcp/part<P>/<id>/T<t>F<f>.data, each file synced; then the control
-// record is written and synced, and only then are the previous checkpoint and the redo
-// files it no longer needs removed (docs/formats/redo-and-lcp.md).
+// LocalQueryBlock: local checkpoints (LCP) of a log part, full or partial (checkpoint.h
+// says what a partial file holds and why its chain restores exactly). Each fragment's
+// file — its deleted keys first, then its committed rows (all, or the changed ones and
+// one row-ref part) scanned in slices (one per LQH_CONTINUE, so key operations are
+// served in between) — goes to lcp/part<P>/<id>/T<t>F<f>.data, each file synced; then
+// the control record naming every fragment's chain is written and synced, and only
+// then are the files no chain needs any more and the redo files the checkpoint made
+// useless removed (docs/formats/redo-and-lcp.md).
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -105,6 +108,16 @@ void LocalQueryBlock::start_lcp(std::vector<BlockAddress> requesters,
   run.lcp_id = last_lcp_id_ + 1;
   run.generation = ++continue_generation_;
   run.requesters = std::move(requesters);
+  // Full for every fragment: without partial checkpoints or a chain to continue, for
+  // the restore's own checkpoint (its rows carry the restore point's GCI, and the
+  // crashed life's files go), and during or right after a node restart's copy (copied
+  // rows were written without redo and keep their source's GCI).
+  run.all_full = options_.lcp_parts <= 1 || restore_gci.has_value() || last_control() == nullptr ||
+                 copying_ || lcp_after_copy_full_;
+  // Only a full checkpoint started after the copy holds every copied row: rows the copy
+  // wrote behind a scan running during it are in no checkpoint and no redo.
+  run.full_after_copy = !copying_ && run.all_full;
+  if (copying_) lcp_after_copy_full_ = true;
   if (restore_gci) {
     // Nothing commits during a restore: the checkpoint holds exactly GCIs <= g, and the
     // new life's redo (GCIs > g) completes it.
@@ -115,6 +128,7 @@ void LocalQueryBlock::start_lcp(std::vector<BlockAddress> requesters,
     run.start_gci = std::max<uint32_t>({highest_commit_gci_, 1, lcp_min_start_gci_});
   }
   for (const auto& [table_id, table] : tables_) {
+    if (table->lcp_serial == 0) table->lcp_serial = ++lcp_serial_;
     for (const auto& [fragment_id, fragment] : table->fragments) {
       run.todo.emplace_back(table_id, fragment_id);
     }
@@ -122,8 +136,41 @@ void LocalQueryBlock::start_lcp(std::vector<BlockAddress> requesters,
   lcp_start_lsn_ = redo_.appended_lsn();
   DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << address().instance << ": LCP "
                       << run.lcp_id << " started, " << run.todo.size() << " fragments, GCI "
-                      << run.start_gci;
+                      << run.start_gci
+                      << (run.all_full ? ", full" : ", partial where a chain goes on");
   lcp_next_fragment();
+}
+
+const LcpControl* LocalQueryBlock::last_control() const {
+  // A node restart starts the part's checkpoints over (lcp id and sequence 0): the
+  // record kept from before names files that are gone.
+  if (last_lcp_id_ == 0 || last_control_.lcp_id != last_lcp_id_ ||
+      last_control_.sequence != control_sequence_) {
+    return nullptr;
+  }
+  return &last_control_;
+}
+
+std::vector<LcpDataFile> LocalQueryBlock::lcp_chain_to_continue(const Table& table,
+                                                                uint32_t fragment_id) const {
+  const LcpControl* previous = last_control();
+  if (lcp_->all_full || previous == nullptr || !table.lcp_in_last.contains(fragment_id)) return {};
+  // The partial file needs every key deleted since the previous checkpoint started.
+  auto deleted = table.lcp_deleted.find(fragment_id);
+  if (deleted != table.lcp_deleted.end() &&
+      !deleted->second.complete_since(std::max<uint32_t>(previous->start_gci, 1))) {
+    return {};
+  }
+  for (const LcpFragmentInfo& info : previous->fragments) {
+    if (info.table_id != table.def.schema.table_id || info.fragment_id != fragment_id) continue;
+    if (info.table_version != table.def.version) return {};
+    // A changed part count starts over with a full file.
+    for (const LcpDataFile& file : info.files) {
+      if (!file.full() && file.parts != options_.lcp_parts) return {};
+    }
+    return info.files;
+  }
+  return {};
 }
 
 void LocalQueryBlock::lcp_next_fragment() {
@@ -133,9 +180,38 @@ void LocalQueryBlock::lcp_next_fragment() {
     Table* table = find_table(table_id);
     Fragment* fragment = find_fragment(table_id, fragment_id);
     if (fragment == nullptr) continue;  // dropped since the checkpoint started
-    run.current = LcpFragmentInfo{table_id, table->def.version, fragment_id, 0, 0};
+    run.current = LcpFragmentInfo{table_id, table->def.version, fragment_id,
+                                  lcp_chain_to_continue(*table, fragment_id)};
+    run.written_serials[{table_id, fragment_id}] = table->lcp_serial;
     run.current_dropped = false;
-    auto scan = fragment->open_scan(Fragment::ScanSpec{});
+    run.file = LcpDataFile{};
+    run.file.lcp_id = run.lcp_id;
+    run.delete_chunks.clear();
+    Fragment::ScanSpec spec;
+    if (!run.current.files.empty()) {
+      // Partial: the keys deleted since the previous checkpoint started (every one
+      // deleted later commits in a GCI >= this checkpoint's start GCI: redo has it),
+      // then the rows changed since, and every row of this checkpoint's part.
+      run.file.parts = options_.lcp_parts;
+      run.file.all_part = run.lcp_id % options_.lcp_parts;
+      spec.min_gci = std::max<uint32_t>(last_control()->start_gci, 1);
+      spec.parts = run.file.parts;
+      spec.always_part = run.file.all_part;
+      auto deleted = table->lcp_deleted.find(fragment_id);
+      if (deleted != table->lcp_deleted.end()) {
+        for (const storage::RowBatch& keys : deleted->second.batches_since(spec.min_gci)) {
+          Bytes chunk;
+          Status encoded = encode_lcp_chunk(keys, options_.compress_lcp, &chunk);
+          if (!encoded.ok()) return fail_lcp(encoded);
+          run.file.deleted_keys += keys.rows();
+          run.delete_chunks.push_back(std::move(chunk));
+        }
+      }
+    } else if (options_.lcp_parts > 1) {
+      // A full file needs no delete records: keys dropped so far go with it.
+      table->lcp_deleted[fragment_id].full_file_started();
+    }
+    auto scan = fragment->open_scan(std::move(spec));
     if (!scan.ok()) return fail_lcp(scan.status());
     run.scan = std::move(scan).value();
     fs::FsOpenReq open_file;
@@ -180,6 +256,15 @@ void LocalQueryBlock::lcp_slice() {
     fs_request(std::move(close_file).to_signal(), [](Signal&) {});
     return lcp_next_fragment();
   }
+  const uint64_t offset = run.file.data_bytes;
+  if (!run.delete_chunks.empty()) {
+    // The deleted keys lead the file: a restore applies them before the rows.
+    Bytes chunk = std::move(run.delete_chunks.front());
+    run.delete_chunks.pop_front();
+    run.file.delete_bytes += chunk.size();
+    run.file.data_bytes += chunk.size();
+    return lcp_write_chunk(offset, std::move(chunk));
+  }
   const Fragment* fragment = find_fragment(run.current.table_id, run.current.fragment_id);
   const size_t row_max = full_row_bytes_max(fragment->schema());
   storage::RowBatch batch;
@@ -195,14 +280,20 @@ void LocalQueryBlock::lcp_slice() {
     if (*produced == 0) break;
   }
   if (batch.rows() == 0) return lcp_fragment_written();
-  fs::FsWriteReq write;
-  write.handle = run.handle;
-  write.offset = run.current.data_bytes;
-  Status encoded = encode_lcp_chunk(batch, options_.compress_lcp, &write.data);
+  Bytes chunk;
+  Status encoded = encode_lcp_chunk(batch, options_.compress_lcp, &chunk);
   if (!encoded.ok()) return fail_lcp(encoded);
-  run.current.data_bytes += write.data.size();
-  run.current.rows += batch.rows();
-  const uint32_t generation = run.generation;
+  run.file.data_bytes += chunk.size();
+  run.file.rows += batch.rows();
+  lcp_write_chunk(offset, std::move(chunk));
+}
+
+void LocalQueryBlock::lcp_write_chunk(uint64_t offset, Bytes chunk) {
+  fs::FsWriteReq write;
+  write.handle = lcp_->handle;
+  write.offset = offset;
+  write.data = std::move(chunk);
+  const uint32_t generation = lcp_->generation;
   fs_request(std::move(write).to_signal(), [this, generation](Signal& answer) {
     if (lcp_ == nullptr || lcp_->generation != generation) return;
     Status written = fs_status(answer);
@@ -230,8 +321,12 @@ void LocalQueryBlock::lcp_fragment_written() {
     close_file.handle = lcp_->handle;
     lcp_->handle = 0;
     fs_request(std::move(close_file).to_signal(), [](Signal&) {});
-    lcp_->done.push_back(lcp_->current);
-    lcp_->rows += lcp_->current.rows;
+    LcpRun& r = *lcp_;
+    r.current.files.push_back(r.file);
+    trim_lcp_chain(&r.current.files);
+    r.done.push_back(std::move(r.current));
+    r.rows += r.file.rows;
+    if (!r.file.full()) ++r.partial_files;
     lcp_next_fragment();
   });
 }
@@ -245,12 +340,14 @@ void LocalQueryBlock::lcp_write_control() {
   control.max_gci = run.max_gci;
   control.fragments = run.done;
   const uint32_t generation = run.generation;
-  auto written = [this, generation, sequence = control.sequence](Status status) {
+  auto written = [this, generation, kept = control](Status status) mutable {
     if (lcp_ == nullptr || lcp_->generation != generation) return;
     if (!status.ok()) return fail_lcp(status);
     // The checkpoint is the restore point from here on.
-    control_sequence_ = sequence;
-    lcp_remove_old_files();
+    std::optional<LcpControl> replaced;
+    if (const LcpControl* previous = last_control()) replaced = *previous;
+    control_sequence_ = kept.sequence;
+    lcp_remove_old_files(std::move(replaced), std::move(kept));
   };
   if (control_sequence_ != 0 || empty_control_written_) {
     return write_control_record(std::move(control), std::move(written));
@@ -308,13 +405,52 @@ void LocalQueryBlock::write_control_record(LcpControl control, std::function<voi
   });
 }
 
-void LocalQueryBlock::lcp_remove_old_files() {
+void LocalQueryBlock::lcp_remove_old_files(std::optional<LcpControl> replaced, LcpControl control) {
   LcpRun& run = *lcp_;
   const uint32_t previous_lcp_id = last_lcp_id_;
   last_lcp_id_ = run.lcp_id;
+  // What the next partial checkpoint builds on: this record, each fragment's deleted
+  // keys from this checkpoint's start GCI on, and which fragments it holds.
+  for (auto& [table_id, table] : tables_) {
+    table->lcp_in_last.clear();
+    for (auto& [fragment_id, deleted] : table->lcp_deleted) deleted.forget_before(run.start_gci);
+  }
+  std::set<uint32_t> kept_dirs;
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> kept_files;  // (lcp id, table, fragment)
+  for (const LcpFragmentInfo& info : control.fragments) {
+    Table* table = find_table(info.table_id);
+    if (table != nullptr && table->lcp_serial != 0 &&
+        run.written_serials[{info.table_id, info.fragment_id}] == table->lcp_serial) {
+      table->lcp_in_last.insert(info.fragment_id);
+    }
+    for (const LcpDataFile& file : info.files) {
+      kept_dirs.insert(file.lcp_id);
+      kept_files.emplace(file.lcp_id, info.table_id, info.fragment_id);
+    }
+  }
+  if (run.full_after_copy) lcp_after_copy_full_ = false;
+  last_control_ = std::move(control);
+  // The files of the replaced record no chain names any more: whole directories where
+  // none of their files is kept, single files otherwise.
   std::vector<std::string> paths;
-  if (previous_lcp_id != 0 && previous_lcp_id != run.lcp_id) {
-    paths.push_back(lcp_dir(address().instance, previous_lcp_id));
+  std::set<uint32_t> old_dirs;
+  if (previous_lcp_id != 0) old_dirs.insert(previous_lcp_id);
+  if (replaced) {
+    for (const LcpFragmentInfo& info : replaced->fragments) {
+      for (const LcpDataFile& file : info.files) {
+        old_dirs.insert(file.lcp_id);
+        if (kept_dirs.contains(file.lcp_id) &&
+            !kept_files.contains({file.lcp_id, info.table_id, info.fragment_id})) {
+          paths.push_back(
+              lcp_data_path(address().instance, file.lcp_id, info.table_id, info.fragment_id));
+        }
+      }
+    }
+  }
+  for (uint32_t lcp_id : old_dirs) {
+    if (!kept_dirs.contains(lcp_id) && lcp_id != run.lcp_id) {
+      paths.push_back(lcp_dir(address().instance, lcp_id));
+    }
   }
   // After the first checkpoint the empty record ("all redo") in slot 0 turns false as
   // soon as redo goes: remove it, so a damaged slot 1 is reported, never silently
@@ -358,7 +494,8 @@ void LocalQueryBlock::lcp_finished() {
   const std::unique_ptr<LcpRun> run = std::move(lcp_);
   DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << address().instance << ": LCP "
                       << run->lcp_id << " complete, " << run->rows << " rows in "
-                      << run->done.size() << " fragments, redo kept from GCI " << run->start_gci;
+                      << run->done.size() << " fragments (" << run->partial_files
+                      << " partial), redo kept from GCI " << run->start_gci;
   for (const BlockAddress& requester : run->requesters) {
     send_or_log(requester, Signal(protocol::kLcpStartConf,
                                   {run->lcp_id, static_cast<uint32_t>(run->rows), 0}));

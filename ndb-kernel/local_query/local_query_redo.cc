@@ -62,10 +62,14 @@ Status LocalQueryBlock::fs_status(Signal& answer) {
 // Commits feed the redo buffer.
 
 Status LocalQueryBlock::commit_fragment(Fragment* fragment, const FragmentTx& ftx, uint32_t gci) {
-  const Table* table = find_table(ftx.table_id);
+  Table* table = find_table(ftx.table_id);
   fragment->set_commit_gci(gci);
   RedoChangeSink sink(&redo_, gci, ftx.table_id, table->def.version, ftx.fragment_id);
-  fragment->set_change_sink(&sink);
+  // Partial checkpoints record deletes by key: a partial file holds changed rows only,
+  // so a row gone since the last checkpoint must be named to go at restore.
+  LcpDeleteRecorder recorder(
+      &sink, options_.lcp_parts > 1 ? &table->lcp_deleted[ftx.fragment_id] : nullptr, gci);
+  fragment->set_change_sink(&recorder);
   Status committed = fragment->commit(ftx.tx);
   fragment->set_change_sink(nullptr);
   if (sink.failures() > 0) {

@@ -1,6 +1,8 @@
 // LocalQueryBlock: restore of a log part at system restart (LQH_RESTOREREQ, w0 = GCI g).
 // The dictionary has re-created the tables (TABLE_ADDREQ) before. The part loads the
-// checkpoint its control record names, replays redo of GCIs start_gci..g over it, then
+// checkpoint its control record names — each fragment's chain of data files oldest
+// first, each file's deleted keys before its rows (checkpoint.h argues why that is
+// exact) — replays redo of GCIs start_gci..g over it, then
 // takes a fresh checkpoint so the crashed life's redo (which may hold GCIs > g) can be
 // removed, and only then answers LQH_RESTORECONF (w0 g, w1 rows, w2 ErrorCode; on an
 // error the section holds the message). Work goes in slices: one file read (at most
@@ -170,7 +172,20 @@ void LocalQueryBlock::restore_list_redo() {
   run.control = std::move(chosen).value();
   run.start_gci = run.control ? run.control->start_gci : 0;
   if (run.control) {
-    for (const LcpFragmentInfo& info : run.control->fragments) run.total_bytes += info.data_bytes;
+    for (const LcpFragmentInfo& info : run.control->fragments) {
+      const Table* table = find_table(info.table_id);
+      // Tables dropped since the checkpoint are not restored. A table keeps its rows'
+      // format across versions (ALTER_TABLEREQ changes indexes and names only, and
+      // indexes are rebuilt from the rows as they load), so an older version restores.
+      if (table == nullptr || info.table_version > table->def.version ||
+          !table->fragments.contains(info.fragment_id)) {
+        continue;
+      }
+      for (const LcpDataFile& file : info.files) {
+        run.lcp_files.push_back(RestoreRun::LcpFile{info.table_id, info.fragment_id, file});
+        run.total_bytes += file.data_bytes;
+      }
+    }
   }
   fs::FsListReq list;
   list.path = redo_part_dir(address().instance);
@@ -195,24 +210,14 @@ void LocalQueryBlock::restore_next_file() {
   RestoreRun& run = *restore_;
   std::string path;
   if (!run.redo_phase) {
-    while (run.control && run.fragment_index < run.control->fragments.size()) {
-      const LcpFragmentInfo& info = run.control->fragments[run.fragment_index];
-      const Table* table = find_table(info.table_id);
-      // Tables dropped since the checkpoint are not restored. A table keeps its rows'
-      // format across versions (ALTER_TABLEREQ changes indexes and names only, and
-      // indexes are rebuilt from the rows as they load), so an older version restores.
-      if (table == nullptr || info.table_version > table->def.version ||
-          !table->fragments.contains(info.fragment_id)) {
-        run.total_bytes -= std::min(run.total_bytes, info.data_bytes);
-        ++run.fragment_index;
-        continue;
-      }
-      path =
-          lcp_data_path(address().instance, run.control->lcp_id, info.table_id, info.fragment_id);
-      run.file_limit = info.data_bytes;
-      break;
+    if (run.lcp_file_index < run.lcp_files.size()) {
+      const RestoreRun::LcpFile& lcp_file = run.lcp_files[run.lcp_file_index];
+      path = lcp_data_path(address().instance, lcp_file.file.lcp_id, lcp_file.table_id,
+                           lcp_file.fragment_id);
+      run.file_limit = lcp_file.file.data_bytes;
+    } else {
+      run.redo_phase = true;
     }
-    if (path.empty()) run.redo_phase = true;
   }
   if (run.redo_phase) {
     if (run.redo_index >= run.redo_files.size()) return restore_loaded();
@@ -290,7 +295,7 @@ void LocalQueryBlock::restore_consume() {
   const std::string_view pending = as_view(run.file.pending);
   size_t used = 0;
   if (!run.redo_phase) {
-    const LcpFragmentInfo info = run.control->fragments[run.fragment_index];
+    const RestoreRun::LcpFile& lcp_file = run.lcp_files[run.lcp_file_index];
     storage::RowBatch batch;
     for (;;) {
       auto decoded = decode_lcp_chunk(pending.substr(used), &batch);
@@ -301,7 +306,9 @@ void LocalQueryBlock::restore_consume() {
                                                decoded.status().message()));
       }
       if (*decoded == 0) break;
-      Status applied = restore_apply_chunk(batch, info);
+      // Deleted keys lead the file, whole chunks of them.
+      const bool deletes = run.pending_offset + used < lcp_file.file.delete_bytes;
+      Status applied = restore_apply_chunk(batch, lcp_file, deletes);
       if (!applied.ok()) return restore_finished(applied);
       used += *decoded;
     }
@@ -354,22 +361,24 @@ void LocalQueryBlock::restore_file_done() {
                                RedoFileInfo{run.file.size, run.file_max_gci});
     ++run.redo_index;
   } else {
-    ++run.fragment_index;
+    ++run.lcp_file_index;
   }
   restore_next_file();
 }
 
 Status LocalQueryBlock::restore_apply_chunk(const storage::RowBatch& batch,
-                                            const LcpFragmentInfo& info) {
-  Fragment* fragment = find_fragment(info.table_id, info.fragment_id);
+                                            const RestoreRun::LcpFile& file, bool deletes) {
+  Fragment* fragment = find_fragment(file.table_id, file.fragment_id);
   fragment->set_enforce_unique(false);  // on again in restore_loaded()
   DUO_ASSIGN_OR_RETURN(storage::TxId tx, fragment->begin());
   AttrValues row;
   for (size_t i = 0; i < batch.rows(); ++i) {
     copy_row(batch.row(i), &row);
-    // Write, not insert: a row moved during the checkpoint's scan may be in it twice;
-    // the later image is the newer one.
-    const storage::OpResult result = fragment->write(tx, row);
+    // Write, not insert: a row moved during the checkpoint's scan may be in it twice,
+    // and an older file of the chain may hold it; the later image is the newer one.
+    // A deleted key may be absent (deleted before the oldest file, or twice).
+    storage::OpResult result = deletes ? fragment->remove(tx, row) : fragment->write(tx, row);
+    if (deletes && result.status.is(ErrorCode::kNotFound)) continue;
     if (!result.status.ok()) {
       fragment->abort(tx).ignore_error();
       return Status(result.status.code(),
@@ -378,7 +387,7 @@ Status LocalQueryBlock::restore_apply_chunk(const storage::RowBatch& batch,
   }
   fragment->set_commit_gci(restore_->control->max_gci);
   DUO_RETURN_IF_ERROR(fragment->commit(tx));
-  restore_->lcp_rows += batch.rows();
+  (deletes ? restore_->lcp_deletes : restore_->lcp_rows) += batch.rows();
   return Status::OK();
 }
 
@@ -421,13 +430,14 @@ void LocalQueryBlock::restore_log_progress(bool final) {
                                     std::max<double>(1, static_cast<double>(run.total_bytes)));
   char text[256];
   std::snprintf(text, sizeof(text),
-                "Node %u: log part %u: restored %llu rows from LCP %u (%.1f MB, %.1f MB/s), "
-                "applied %llu redo records up to GCI %u (%llu%%)",
+                "Node %u: log part %u: restored %llu rows from LCP %u (%zu files, %llu keys "
+                "deleted, %.1f MB, %.1f MB/s), applied %llu redo records up to GCI %u (%llu%%)",
                 unsigned{node_id()}, unsigned{address().instance},
                 static_cast<unsigned long long>(run.lcp_rows),
-                run.control ? run.control->lcp_id : 0u, mb, seconds > 0 ? mb / seconds : 0.0,
-                static_cast<unsigned long long>(run.redo_records), run.gci,
-                static_cast<unsigned long long>(std::min<uint64_t>(percent, 100)));
+                run.control ? run.control->lcp_id : 0u, run.lcp_files.size(),
+                static_cast<unsigned long long>(run.lcp_deletes), mb,
+                seconds > 0 ? mb / seconds : 0.0, static_cast<unsigned long long>(run.redo_records),
+                run.gci, static_cast<unsigned long long>(std::min<uint64_t>(percent, 100)));
   DUO_BLOCK_LOG(INFO) << text;
 }
 
@@ -454,6 +464,8 @@ void LocalQueryBlock::restore_loaded() {
   if (run.control) {
     last_lcp_id_ = run.control->lcp_id;
     control_sequence_ = run.control->sequence;
+    // The restore's checkpoint removes the files of this record it does not keep.
+    last_control_ = *run.control;
     // The restore point is the empty record itself: it need not be written again.
     empty_control_written_ = run.control->lcp_id == 0;
   }

@@ -148,7 +148,17 @@ class Fragment {
     AttrValues low, high;
     bool low_inclusive = true, high_inclusive = true;
     bool descending = false;
+    // Full scans only (partial local checkpoints): a row last changed in a GCI below
+    // `min_gci` is skipped unless its row ref lies in part `always_part` of `parts`
+    // (scan_part_of). Row refs never move, so a part names the same rows from one scan
+    // to the next.
+    uint32_t min_gci = 0;
+    uint32_t parts = 0;  // 0: no part passes regardless of its GCI
+    uint32_t always_part = 0;
   };
+  // The part of `parts` a row ref belongs to (ScanSpec::parts): refs dealt round-robin,
+  // so even a fragment of a few rows spreads over every part.
+  static uint32_t scan_part_of(RowRef row, uint32_t parts) { return parts == 0 ? 0 : row % parts; }
   class Scan;
   Result<std::unique_ptr<Scan>> open_scan(ScanSpec spec);
 

@@ -1,4 +1,6 @@
 // Fragment: full and ordered-index scans with pushed filters and projection.
+#include <cstring>
+
 #include "storage/fragment/fragment_records.h"
 
 namespace duo::storage {
@@ -46,6 +48,12 @@ Result<size_t> Fragment::Scan::next(size_t max_rows, RowBatch* out) {
       }
       position_ = r + 1;
       if (!(f.row_flags(r) & kRowAllocated)) continue;
+      if (spec_.min_gci != 0 &&
+          (spec_.parts == 0 || scan_part_of(r, spec_.parts) != spec_.always_part)) {
+        uint32_t gci;
+        std::memcpy(&gci, f.fixed_.row(r) + kRowGciOffset, 4);
+        if (gci < spec_.min_gci) continue;
+      }
       const View v = f.view_of(spec_.tx, r);
       if (!v.exists) continue;
       if (emit(v, out)) {
