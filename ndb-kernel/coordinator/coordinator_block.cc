@@ -214,6 +214,10 @@ void CoordinatorBlock::on_tc_key_req(Signal& signal) {
     return refuse_op(ErrorCode::kInvalidArgument,
                      "a unique index table is written only by its base table's writes");
   }
+  if (is_write(req.type) && (def.flags & protocol::kTableCopyLocked) != 0) {
+    return refuse_op(ErrorCode::kTemporary, "Table '" + def.schema.name +
+                                                "' is being copied by ALTER TABLE; retry");
+  }
   Status sent = send_operation(*tx, tc_op, def, req.type, req.lock, req.flags, std::move(req.body));
   if (!sent.ok()) return refuse_op(sent.code(), sent.message());
 }

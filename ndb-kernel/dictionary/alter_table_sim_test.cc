@@ -320,6 +320,57 @@ TEST_P(AlterTableTest, AnIdleTransactionFailsAnIndexBuildButNotARename) {
   check_index(-1);
 }
 
+// The copy lock of a copying ALTER (protocol::kTableCopyLocked): taking it waits for
+// the table's open transactions (an executed insert commits first), then writes are
+// refused with a temporary error; the lock dies with the API node that holds it.
+TEST_P(AlterTableTest, CopyLockKeepsWritersOutAndDiesWithItsOwner) {
+  create();
+  load(20);
+  drain();
+  const size_t loaded = committed_.size();
+  start_insert(/*hold=*/true);
+  ASSERT_TRUE(cluster_.run_until([&] {
+    collect();
+    return !executed_.empty();
+  }));
+  const uint16_t owner = kFirstClientNode;
+  protocol::TableDef def = current();
+  def.flags = protocol::with_copy_lock(def.flags, owner);
+  // alter() commits the held insert while it waits for the answer.
+  Signal answer = alter(def, /*with_writes=*/false);
+  ASSERT_EQ(answer.id(), protocol::kAlterTableConf) << DictMsg::from_signal(answer).text;
+  drain();
+  EXPECT_EQ(committed_.size(), loaded + 1) << "the open insert committed before the lock";
+  for (uint16_t node : cluster_.data_nodes()) {
+    EXPECT_EQ(protocol::copy_lock_owner(dictionary(node)->tables().at(table_id_).flags), owner);
+  }
+  const size_t before = committed_.size();
+  for (int i = 0; i < 4; ++i) start_insert();
+  drain();
+  EXPECT_EQ(committed_.size(), before) << "writes are refused while the lock is held";
+
+  // The owner fails: the master lifts its lock, and writes go in again.
+  for (uint16_t node : cluster_.data_nodes()) {
+    Signal fail(protocol::kNodeFailRep, {owner});
+    fail.set_sender({node, 0, 0});
+    fail.set_receiver(SimCluster::dictionary(node));
+    ASSERT_TRUE(cluster_.sim().inject(std::move(fail)).ok());
+  }
+  ASSERT_TRUE(cluster_.run_until([&] {
+    for (uint16_t node : cluster_.data_nodes()) {
+      if (protocol::copy_lock_owner(dictionary(node)->tables().at(table_id_).flags) != 0) {
+        return false;
+      }
+    }
+    return true;
+  }));
+  cluster_.sim().run_for(20 * kNanosPerMilli);
+  for (int i = 0; i < 4; ++i) start_insert();
+  drain();
+  EXPECT_EQ(committed_.size(), before + 4);
+  check_index(-1);
+}
+
 TEST_P(AlterTableTest, ColumnChangesAndNameClashesAreRefused) {
   create();
   protocol::TableDef def = current();

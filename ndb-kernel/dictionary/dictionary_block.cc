@@ -237,6 +237,20 @@ void DictionaryBlock::on_node_fail_rep(Signal& signal) {
   }
   subscribers_.erase(node);
   std::erase_if(queue_, [node](const Request& r) { return r.client.node_id == node; });
+  // A copying ALTER of that API node will not finish: its tables take writes again.
+  if (is_master()) {
+    for (const auto& [table_id, table] : tables_) {
+      if (protocol::copy_lock_owner(table.flags) != node) continue;
+      DUO_BLOCK_LOG(INFO) << "API node " << node << " failed: lifting its copy lock on table '"
+                          << table.schema.name << "'";
+      Request unlock;
+      unlock.kind = protocol::kSchemaAlter;
+      unlock.table = table;
+      unlock.table.flags = protocol::with_copy_lock(table.flags, 0);
+      queue_.push_back(std::move(unlock));
+    }
+    start_next();
+  }
   if (running_ && running_->request.client.node_id == node) {
     running_->request.client.node_id = 0;  // finishes, but nobody is told
   }
@@ -371,9 +385,10 @@ Status DictionaryBlock::check_alter(Request* request) const {
   request->previous = existing;
   table.version = existing.version + 1;
   table.fragment_count = existing.fragment_count;
-  // Options an ALTER may change in place: READ_BACKUP (routing only; rows untouched).
-  table.flags = (existing.flags & ~protocol::kTableReadBackup) |
-                (table.flags & protocol::kTableReadBackup);
+  // Options an ALTER may change in place: READ_BACKUP (routing only; rows untouched)
+  // and the copy lock with its owner.
+  const uint32_t in_place = protocol::kTableReadBackup | protocol::kTableCopyLocked | 0xFFFF0000u;
+  table.flags = (existing.flags & ~in_place) | (table.flags & in_place);
   return Status::OK();
 }
 

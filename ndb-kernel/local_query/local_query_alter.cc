@@ -65,7 +65,11 @@ void LocalQueryBlock::alter_table(const BlockAddress& requester, uint32_t reques
   Table* known = find_table(table_id);
   const bool rebuild = known != nullptr &&
                        !same_indexes(known->def.schema.ordered_indexes, def.schema.ordered_indexes);
-  if (rebuild && table_has_transactions(table_id)) {
+  // Taking the copy lock also waits for the table's transactions: a write they made
+  // must be committed (or gone) before the copy reads the rows.
+  const bool locking = known != nullptr && (def.flags & protocol::kTableCopyLocked) != 0 &&
+                       (known->def.flags & protocol::kTableCopyLocked) == 0;
+  if ((rebuild || locking) && table_has_transactions(table_id)) {
     DUO_BLOCK_LOG(INFO) << "table " << table_id << ": version " << def.version
                         << " waits for the table's transactions to end";
     const uint32_t generation = ++alter_generation_;

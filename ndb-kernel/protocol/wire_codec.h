@@ -66,6 +66,17 @@ struct TableDef {
   std::string sql_definition;
 };
 inline constexpr uint32_t kTableReadBackup = 1;
+// A copying ALTER TABLE reads the table (NDB's global schema lock for it): writes are
+// refused with kTemporary until it ends. Bits 16..31 of flags name the API node holding
+// it; the dictionary lifts the lock when that node fails.
+inline constexpr uint32_t kTableCopyLocked = 2;
+inline uint32_t with_copy_lock(uint32_t flags, uint16_t api_node) {
+  return (flags & 0xFFFF & ~kTableCopyLocked) |
+         (api_node == 0 ? 0 : kTableCopyLocked | (uint32_t{api_node} << 16));
+}
+inline uint16_t copy_lock_owner(uint32_t flags) {
+  return (flags & kTableCopyLocked) != 0 ? static_cast<uint16_t>(flags >> 16) : 0;
+}
 
 Status encode_table_def(const TableDef& table, Bytes* out);
 Result<TableDef> decode_table_def(std::string_view bytes);

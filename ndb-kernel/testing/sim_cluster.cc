@@ -79,6 +79,7 @@ SimCluster::SimCluster(SimClusterOptions options) : options_(options) {
           std::make_unique<coordinator::CoordinatorBlock>(topology, coordinator::CoordinatorOptions{}));
       local_query::LocalQueryOptions lqh;
       lqh.lock_wait_timeout_ms = opts.lock_wait_timeout_ms;
+      lqh.lcp_parts = 4;  // partial checkpoints, as duo_datad takes them by default
       for (uint16_t part = 0; part < topology.log_parts; ++part) {
         blocks.push_back(
             std::make_unique<local_query::LocalQueryBlock>(part, memory, topology, lqh));

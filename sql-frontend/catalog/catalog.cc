@@ -202,6 +202,14 @@ api::TablePtr Catalog::alter_table(const BoundTable& table, const SqlTable& alte
   throw_status(status);
 }
 
+api::TablePtr Catalog::set_copy_lock(const BoundTable& table, bool locked) {
+  ::duo::protocol::TableDef def = *table.table_def;
+  def.flags = ::duo::protocol::with_copy_lock(def.flags, locked ? cluster_->node_id() : 0);
+  Result<api::TablePtr> done = cluster_->alter_table(std::move(def));
+  if (!done.ok()) throw_status(done.status());
+  return std::move(done).value();
+}
+
 void Catalog::rename_table(api::Session& session, const BoundTable& table, const std::string& db,
                            const std::string& name) {
   SqlTable renamed = table.sql;

@@ -65,6 +65,11 @@ class Catalog {
   // every data node). 1062 when a new UNIQUE index meets duplicate keys, 1050 when the
   // new name is taken; the table is then unchanged.
   api::TablePtr alter_table(const BoundTable& table, const SqlTable& altered);
+  // Takes (`locked`) or lifts the copy lock of `table` (protocol::kTableCopyLocked,
+  // owned by this API node): the data nodes refuse writes to it (temporary error) while
+  // a copying ALTER reads it, and lift it themselves if this sqld dies. Taking it waits
+  // for the table's open transactions to end. Returns the new definition.
+  api::TablePtr set_copy_lock(const BoundTable& table, bool locked);
   // RENAME TABLE: same table id and rows under `db`.`name`, its AUTO_INCREMENT counter
   // moved along. 1050 if the name is taken.
   void rename_table(api::Session& session, const BoundTable& table, const std::string& db,

@@ -14,10 +14,11 @@
 //     values converted as strict mode does) in batched transactions of kCopyBatchRows
 //     (each committed on its own, so memory stays bounded whatever the table's size); then
 //     the old table is renamed away, the new one renamed in, and the old one dropped.
-//     NDB holds a global schema lock for the whole copy, so no other mysqld writes the
-//     table meanwhile. We have no such lock yet: rows written by other sqlds (or other
-//     sessions) after their row was copied are NOT carried over, and the statement says
-//     so nowhere. Run copying ALTERs with the application quiet.
+//     As NDB's global schema lock does, the copy lock (protocol::kTableCopyLocked)
+//     keeps every writer out of the source for the whole copy: taking it waits for the
+//     table's open transactions, then every data node refuses writes to it with a
+//     temporary error (autocommit statements retry it) until the old table is dropped
+//     or the ALTER fails; if this sqld dies, the data nodes lift it.
 //
 // Thread-safety: one session thread (the StatementContext's).
 #include <algorithm>
@@ -249,21 +250,34 @@ server::StatementResult apply_change(StatementContext& context, const catalog::B
   catalog::SqlTable copy = change.table;
   copy.name = copy_name;
   catalog.create_table(copy, /*if_not_exists=*/false);
+  // The source takes no writes until it is dropped (or the ALTER fails): what the copy
+  // read is all there is. Taking the lock waits for the open transactions on it.
+  catalog::BoundTable source = bound;
+  try {
+    source.table_def = catalog.set_copy_lock(bound, true);
+  } catch (const SqlException&) {
+    catalog.drop_table(context.api_session, db, copy_name);
+    throw;
+  }
   uint64_t rows = 0;
   try {
     const catalog::BoundTable target = catalog.get_table(db, copy_name);
-    rows = copy_rows(context, bound, target, change.origin);
+    rows = copy_rows(context, source, target, change.origin);
     for (const catalog::SqlIndex& index : unique) check_unique(context, target, index, name);
-    catalog.rename_table(context.api_session, bound, db, old_name);
+    catalog.rename_table(context.api_session, source, db, old_name);
     try {
       catalog.rename_table(context.api_session, target, db, name);
     } catch (const SqlException&) {
-      // Put the original back under its name before reporting.
+      // Put the original back under its name (which lifts its lock) before reporting.
       catalog.rename_table(context.api_session, catalog.get_table(db, old_name), db, name);
       throw;
     }
   } catch (const SqlException&) {
     catalog.drop_table(context.api_session, db, copy_name);
+    const catalog::BoundTable current = catalog.get_table(db, name);
+    if ((current.table_def->flags & ::duo::protocol::kTableCopyLocked) != 0) {
+      catalog.set_copy_lock(current, false);
+    }
     throw;
   }
   // The AUTO_INCREMENT counter went along with the old table: it belongs to the name.
