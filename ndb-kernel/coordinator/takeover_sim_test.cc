@@ -1,18 +1,18 @@
 // Node failure handling in the simulator: bank transfers run through every data node's
 // coordinator while one data node crashes (the test then reports NODE_FAILREP on every
-// survivor, as the membership layer does once the survivors agree). Each transfer moves
-// 7 between two accounts and inserts a log row naming it, in one transaction, so the
-// log rows say exactly which transfers committed — including those whose coordinator
-// died before answering (the takeover commits or aborts them). Checked after quiesce:
-// every acknowledged transfer is present and no refused one is; balances are exactly
-// what the present transfers made them (atomic across node groups), so the total is
-// constant; transfers keep committing after the failure; every fragment has a live
-// primary holding it; the surviving replicas of each node group are identical; global
-// checkpoints keep completing; and a system restart of the survivors recovers every
-// transfer acknowledged at or below the recovered GCI, atomically. Scenarios: a crash
-// at a random moment, the GCP master's crash during a GCP round, and a crash while the
-// dead node's coordinator is committing many transactions; with 2 data nodes and with
-// 4 (2 node groups).
+// survivor, as the membership layer does once the survivors agree). Each transfer
+// (testing/bank_transfers.h) moves 7 between two accounts and inserts a log row naming it,
+// in one transaction, so the log rows say exactly which transfers committed — including
+// those whose coordinator died before answering (the takeover commits or aborts them).
+// Checked after quiesce: every acknowledged transfer is present and no refused one is;
+// balances are exactly what the present transfers made them (atomic across node groups),
+// so the total is constant; transfers keep committing after the failure; every fragment
+// has a live primary holding it; the surviving replicas of each node group are identical;
+// global checkpoints keep completing; and a system restart of the survivors recovers every
+// transfer acknowledged at or below the recovered GCI, atomically. Scenarios: a crash at a
+// random moment, the GCP master's crash during a GCP round, and a crash while the dead
+// node's coordinator is committing many transactions; with 2 data nodes and with 4 (2 node
+// groups).
 //
 // DUO_FAILOVER_SEEDS=N runs N seeds per scenario (CI: 50), from DUO_FAILOVER_FIRST_SEED
 // (1); a failing seed prints the command that replays it.
@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ndb-kernel/coordinator/coordinator_block.h"
@@ -28,6 +29,7 @@
 #include "ndb-kernel/local_query/local_query_block.h"
 #include "ndb-kernel/protocol/packed_signals.h"
 #include "ndb-kernel/testing/bank_accounts.h"
+#include "ndb-kernel/testing/bank_transfers.h"
 #include "ndb-kernel/testing/sim_cluster.h"
 #include "storage/scan/interpreted_update.h"
 
@@ -35,25 +37,13 @@ namespace duo::testing {
 namespace {
 
 using kernel::Signal;
-using protocol::OpBody;
-using protocol::TableDef;
-using storage::ColumnType;
 using storage::OpType;
 
 constexpr int32_t kAccounts = 6;
-constexpr int64_t kInitial = 1000;
-constexpr int64_t kAmount = 7;
-constexpr int32_t kLogBase = 1'000'000;  // log row of transfer t: id kLogBase + t
 constexpr int kTransfers = 80;
 constexpr int kInFlight = 8;
 
 enum class Scenario { kRandomCrash, kMasterDuringGcp, kDuringCommit };
-
-struct Transfer {
-  int32_t from = 0;
-  int32_t to = 0;
-  uint16_t tc = 0;
-};
 
 class FailoverTest : public ::testing::Test {
  protected:
@@ -64,7 +54,8 @@ class FailoverTest : public ::testing::Test {
                                    .lock_wait_timeout_ms = 200,
                                    .link_jitter_ns = 1'000'000,
                                    .gcp_interval_ms = 20}),
-        random_(seed * 7919 + node_groups) {}
+        random_(seed * 7919 + node_groups),
+        bank_(&cluster_, &random_, {.accounts = kAccounts, .in_flight = kInFlight}) {}
 
   void TearDown() override {
     if (HasFailure()) {
@@ -82,47 +73,16 @@ class FailoverTest : public ::testing::Test {
     Signal s = client().take(protocol::kTcKeyConf);
     return protocol::TcKeyConf::from_signal(s);
   }
-  bool live(uint16_t node) const { return dead_.count(node) == 0; }
-  std::vector<uint16_t> live_nodes() const {
-    std::vector<uint16_t> nodes;
-    for (uint16_t n : cluster_.data_nodes()) {
-      if (live(n)) nodes.push_back(n);
-    }
-    return nodes;
-  }
-
-  TableDef create_accounts() {
-    EXPECT_TRUE(client()
-                    .send(SimCluster::dictionary(1), create_table_signal(1, bank_accounts_schema()))
-                    .ok());
-    EXPECT_TRUE(cluster_.run_until([&] { return client().has(protocol::kCreateTableConf); }));
-    protocol::DictMsg conf =
-        protocol::DictMsg::from_signal(client().take(protocol::kCreateTableConf));
-    EXPECT_TRUE(client()
-                    .send(SimCluster::dictionary(1),
-                          protocol::DictMsg{2, conf.a, 0, 0, ""}.to_signal(protocol::kGetTableReq))
-                    .ok());
-    EXPECT_TRUE(cluster_.run_until([&] { return client().has(protocol::kGetTableConf); }));
-    Result<protocol::TableMsg> table =
-        protocol::TableMsg::from_signal(client().take(protocol::kGetTableConf));
-    EXPECT_TRUE(table.ok());
-    return table->table;
-  }
-
-  void send_op(uint16_t tc, uint64_t api_tx, uint32_t op_index, OpType type, const OpBody& body,
-               uint8_t flags) {
-    ASSERT_TRUE(client()
-                    .send(SimCluster::coordinator(tc),
-                          key_signal(api_tx, op_index, table_, type, body, flags))
-                    .ok());
-  }
+  bool live(uint16_t node) const { return bank_.up(node); }
+  std::vector<uint16_t> live_nodes() const { return bank_.up_nodes(); }
 
   // The node dies: its blocks are gone, its links cut, and every survivor's blocks get
   // NODE_FAILREP (what membership delivers once the survivors agree).
   void crash(uint16_t node) {
     crash_ns_ = cluster_.sim().now_ns();
     ASSERT_TRUE(cluster_.sim().crash_node(node).ok());
-    dead_.insert(node);
+    // Transfers it coordinated get no answer: their outcome is what the takeover decided.
+    bank_.give_up(node);
     for (uint16_t other : cluster_.data_nodes()) {
       if (other != node) cluster_.sim().cut_link(node, other);
     }
@@ -141,96 +101,17 @@ class FailoverTest : public ::testing::Test {
         ASSERT_TRUE(cluster_.sim().inject(std::move(fail)).ok());
       }
     }
-    // Transfers it coordinated get no answer: their outcome is what the takeover decided.
-    for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-      if (it->second.tc == node) {
-        unknown_.insert(it->first);
-        it = in_flight_.erase(it);
-      } else {
-        ++it;
-      }
-    }
   }
 
+  // Through a random live coordinator, or three times in four through `favourite`
+  // (when not 0 and live).
   void start_transfer(uint16_t favourite) {
-    const int32_t from = static_cast<int32_t>(random_.uniform(kAccounts));
-    int32_t to = static_cast<int32_t>(random_.uniform(kAccounts - 1));
-    if (to >= from) ++to;
-    const std::vector<uint16_t> nodes = live_nodes();
-    uint16_t tc = nodes[random_.uniform(nodes.size())];
-    if (favourite != 0 && live(favourite) && random_.uniform(4) != 0) tc = favourite;
-    const uint64_t t = next_transfer_++;
-    send_op(tc, t, 0, OpType::kInterpretedUpdate, add_to_balance(from, -kAmount), 0);
-    send_op(tc, t, 1, OpType::kInterpretedUpdate, add_to_balance(to, kAmount), 0);
-    send_op(tc, t, 2, OpType::kInsert, account_row(kLogBase + static_cast<int32_t>(t), kAmount),
-            protocol::kOpExecute | protocol::kOpCommit);
-    in_flight_[t] = Transfer{from, to, tc};
-    transfers_[t] = Transfer{from, to, tc};
-    ++started_;
+    bank_.start_transfer(live_nodes(), live(favourite) ? favourite : 0);
   }
 
   // Every committed row held by `node`: id -> balance.
   std::map<int32_t, int64_t> replica_contents(uint16_t node) {
-    return replica_rows(cluster_, node, table_.schema.table_id);
-  }
-
-  // The table as the live nodes hold it; the live replicas of each group must agree.
-  std::map<int32_t, int64_t> live_contents() {
-    std::map<int32_t, int64_t> all;
-    for (const std::vector<uint16_t>& group : cluster_.topology().node_groups) {
-      std::optional<std::map<int32_t, int64_t>> first;
-      for (uint16_t node : group) {
-        if (!live(node)) continue;
-        std::map<int32_t, int64_t> rows = replica_contents(node);
-        if (!first) {
-          first = rows;
-        } else {
-          EXPECT_EQ(rows, *first) << "replicas of node " << node << "'s group differ";
-        }
-      }
-      EXPECT_TRUE(first.has_value()) << "a node group has no live node";
-      if (first) all.insert(first->begin(), first->end());
-    }
-    return all;
-  }
-
-  // The log rows present decide which transfers happened; balances must match exactly.
-  // `acknowledged_up_to`: acknowledged transfers with a GCI up to it must be present.
-  std::set<uint64_t> check_contents(const std::map<int32_t, int64_t>& rows,
-                                    uint32_t acknowledged_up_to) {
-    std::set<uint64_t> present;
-    std::map<int32_t, int64_t> expected;
-    for (int32_t id = 0; id < kAccounts; ++id) expected[id] = kInitial;
-    for (const auto& [id, balance] : rows) {
-      if (id < kLogBase) continue;
-      const uint64_t t = static_cast<uint64_t>(id - kLogBase);
-      present.insert(t);
-      auto transfer = transfers_.find(t);
-      if (transfer == transfers_.end()) {
-        ADD_FAILURE() << "log row of a transfer never started: " << t;
-        continue;
-      }
-      EXPECT_TRUE(committed_.count(t) != 0 || unknown_.count(t) != 0)
-          << "transfer " << t << " was refused to its client but is present";
-      expected[transfer->second.from] -= kAmount;
-      expected[transfer->second.to] += kAmount;
-    }
-    for (const auto& [t, gci] : committed_) {
-      if (gci <= acknowledged_up_to) {
-        EXPECT_EQ(present.count(t), 1u)
-            << "acknowledged transfer " << t << " (GCI " << gci << ") is lost";
-      }
-    }
-    int64_t total = 0;
-    for (int32_t id = 0; id < kAccounts; ++id) {
-      auto it = rows.find(id);
-      EXPECT_NE(it, rows.end()) << "account " << id << " is lost";
-      if (it == rows.end()) continue;
-      EXPECT_EQ(it->second, expected[id]) << "account " << id << " does not match its transfers";
-      total += it->second;
-    }
-    EXPECT_EQ(total, kAccounts * kInitial);
-    return present;
+    return replica_rows(cluster_, node, bank_.table().schema.table_id);
   }
 
   uint32_t live_last_complete_gci() {
@@ -247,35 +128,16 @@ class FailoverTest : public ::testing::Test {
 
   void run(Scenario scenario);
   // Loads the accounts (through node 1's coordinator).
-  void load_accounts();
+  void load_accounts() { bank_.create_and_load(); }
   // Restarts every live node from its disk; true once all report started.
   bool restart_survivors();
 
   const uint64_t seed_;
   SimCluster cluster_;
   SeededRandom random_;
-  TableDef table_;
-  std::set<uint16_t> dead_;
-  std::map<uint64_t, Transfer> transfers_;  // every transfer started
-  std::map<uint64_t, Transfer> in_flight_;  // awaiting their answer
-  std::map<uint64_t, uint32_t> committed_;  // acknowledged committed -> GCI
-  std::set<uint64_t> refused_;              // acknowledged aborted
-  std::set<uint64_t> unknown_;              // coordinator died before answering
-  uint64_t next_transfer_ = 1;
+  BankTransfers bank_;  // its down nodes are the dead ones
   uint64_t crash_ns_ = 0;
-  int started_ = 0;
 };
-
-void FailoverTest::load_accounts() {
-  table_ = create_accounts();
-  const uint64_t setup = 900'000'000;
-  for (int32_t id = 0; id < kAccounts; ++id) {
-    send_op(1, setup, static_cast<uint32_t>(id), OpType::kInsert, account_row(id, kInitial),
-            id == kAccounts - 1 ? protocol::kOpExecute | protocol::kOpCommit : 0);
-  }
-  ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kTcKeyConf); }));
-  ASSERT_TRUE(take_conf()->flags & protocol::kTcCommitted);
-}
 
 bool FailoverTest::restart_survivors() {
   for (uint16_t node : live_nodes()) {
@@ -344,38 +206,36 @@ void FailoverTest::run(Scenario scenario) {
   int answers = 0;
   int committed_after_crash = 0;
   std::map<ErrorCode, int> errors;
-  while (started_ < kInFlight) start_transfer(favourite);
-  while (!in_flight_.empty() || started_ < kTransfers) {
-    while (started_ < kTransfers && in_flight_.size() < static_cast<size_t>(kInFlight)) {
+  auto started = [&] { return static_cast<int>(bank_.started()); };
+  while (started() < kInFlight) start_transfer(favourite);
+  while (bank_.in_flight() != 0 || started() < kTransfers) {
+    while (started() < kTransfers && bank_.in_flight() < static_cast<size_t>(kInFlight)) {
       start_transfer(favourite);
     }
-    if (in_flight_.empty()) continue;
+    if (bank_.in_flight() == 0) continue;
     // (A crash meanwhile may leave nothing to wait for.)
     ASSERT_TRUE(cluster_.run_until(
-        [&] { return client().has(protocol::kTcKeyConf) || in_flight_.empty(); }, 60'000))
-        << in_flight_.size() << " transfer(s) never answered";
+        [&] { return client().has(protocol::kTcKeyConf) || bank_.in_flight() == 0; }, 60'000))
+        << bank_.in_flight() << " transfer(s) never answered";
     if (!client().has(protocol::kTcKeyConf)) continue;
-    Result<protocol::TcKeyConf> conf = take_conf();
-    ASSERT_TRUE(conf.ok());
-    ASSERT_TRUE(conf->flags & protocol::kTcBatchDone);
-    auto it = in_flight_.find(conf->api_tx);
-    if (it == in_flight_.end()) continue;  // its coordinator died meanwhile (late answer)
-    if (conf->flags & protocol::kTcCommitted) {
-      committed_[conf->api_tx] = conf->gci;
+    std::optional<BankTransfers::Answer> answer = bank_.take_answer();
+    ASSERT_TRUE(answer.has_value());
+    const protocol::TcKeyConf& conf = answer->conf;
+    ASSERT_TRUE(conf.flags & protocol::kTcBatchDone);
+    if (answer->late) continue;  // its coordinator died meanwhile
+    if (conf.flags & protocol::kTcCommitted) {
       if (crash_ns_ != 0) ++committed_after_crash;
     } else {
-      refused_.insert(conf->api_tx);
-      ++errors[conf->tx_error];
-      EXPECT_TRUE(conf->tx_error == ErrorCode::kLockWaitTimeout ||
-                  conf->tx_error == ErrorCode::kTemporary)
-          << conf->tx_message;
-      if (conf->tx_error == ErrorCode::kTemporary) {
-        EXPECT_NE(conf->tx_message.find("Node failure caused abort of transaction"),
+      ++errors[conf.tx_error];
+      EXPECT_TRUE(conf.tx_error == ErrorCode::kLockWaitTimeout ||
+                  conf.tx_error == ErrorCode::kTemporary)
+          << conf.tx_message;
+      if (conf.tx_error == ErrorCode::kTemporary) {
+        EXPECT_NE(conf.tx_message.find("Node failure caused abort of transaction"),
                   std::string::npos)
-            << conf->tx_message;
+            << conf.tx_message;
       }
     }
-    in_flight_.erase(it);
     if (++answers == arm_after) {
       armed = true;
       if (scenario == Scenario::kRandomCrash) schedule_crash(random_.uniform(5'000'000));
@@ -384,24 +244,16 @@ void FailoverTest::run(Scenario scenario) {
   cluster_.sim().set_delivery_observer(nullptr);
   if (!crash_scheduled) schedule_crash(0);  // the trigger never came: crash now
   cluster_.sim().run_for(1'000'000);
-  ASSERT_EQ(dead_.size(), 1u);
+  ASSERT_EQ(bank_.down().size(), 1u);
 
   // Progress: transfers through the survivors commit after the failure.
-  const int more = started_ + 10;
-  while (started_ < more || !in_flight_.empty()) {
-    while (started_ < more && in_flight_.size() < 2) start_transfer(0);
+  const int more = started() + 10;
+  while (started() < more || bank_.in_flight() != 0) {
+    while (started() < more && bank_.in_flight() < 2) start_transfer(0);
     ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kTcKeyConf); }, 60'000));
-    Result<protocol::TcKeyConf> conf = take_conf();
-    ASSERT_TRUE(conf.ok());
-    auto it = in_flight_.find(conf->api_tx);
-    if (it == in_flight_.end()) continue;
-    if (conf->flags & protocol::kTcCommitted) {
-      committed_[conf->api_tx] = conf->gci;
-      ++committed_after_crash;
-    } else {
-      refused_.insert(conf->api_tx);
-    }
-    in_flight_.erase(it);
+    std::optional<BankTransfers::Answer> answer = bank_.take_answer();
+    ASSERT_TRUE(answer.has_value());
+    if (!answer->late && (answer->conf.flags & protocol::kTcCommitted)) ++committed_after_crash;
   }
   EXPECT_GE(committed_after_crash, 3) << "transfers must keep committing after the failure";
 
@@ -415,19 +267,19 @@ void FailoverTest::run(Scenario scenario) {
   }
   RecordProperty("takeover_commits", static_cast<int>(takeover_commits));
   RecordProperty("takeover_aborts", static_cast<int>(takeover_aborts));
-  RecordProperty("unknown", static_cast<int>(unknown_.size()));
+  RecordProperty("unknown", static_cast<int>(bank_.unknown()));
 
   // No fragment without a live primary that holds it.
-  for (uint32_t f = 0; f < table_.fragment_count; ++f) {
-    const protocol::FragmentPlacement placement =
-        protocol::place_fragment_live(cluster_.topology(), f, {dead_.begin(), dead_.end()});
+  for (uint32_t f = 0; f < bank_.table().fragment_count; ++f) {
+    const protocol::FragmentPlacement placement = protocol::place_fragment_live(
+        cluster_.topology(), f, {bank_.down().begin(), bank_.down().end()});
     ASSERT_FALSE(placement.replicas.empty()) << "fragment " << f << " has no live replica";
     auto* lqh = cluster_.block<local_query::LocalQueryBlock>(
         placement.replicas.front(), protocol::kLocalQueryBlock, placement.log_part);
-    EXPECT_NE(lqh->fragment(table_.schema.table_id, f), nullptr)
+    EXPECT_NE(lqh->fragment(bank_.table().schema.table_id, f), nullptr)
         << "the primary of fragment " << f << " does not hold it";
   }
-  check_contents(live_contents(), UINT32_MAX);
+  bank_.check_contents(bank_.contents(), UINT32_MAX);
 
   // Global checkpoints go on over the live nodes (and the new master, if it changed).
   const uint32_t gci_now = live_last_complete_gci();
@@ -443,7 +295,7 @@ void FailoverTest::run(Scenario scenario) {
                                        live_nodes().front(), protocol::kDistributionBlock)
                                    ->restart_gci();
   EXPECT_GE(restart_gci, complete_before);
-  check_contents(live_contents(), restart_gci);
+  bank_.check_contents(bank_.contents(), restart_gci);
   // And the restarted cluster serves: one more transfer commits.
   client().inbox().clear();
   start_transfer(0);
@@ -493,8 +345,8 @@ TEST_F(TwoNodes, ScanThroughTheDeadNodeFailsAndANewScanSeesEveryRowOnce) {
   load_accounts();
   const uint64_t fill = 900'000'001;
   for (int32_t i = 0; i < 64; ++i) {
-    send_op(1, fill, static_cast<uint32_t>(i), OpType::kInsert, account_row(100 + i, i),
-            i == 63 ? protocol::kOpExecute | protocol::kOpCommit : 0);
+    bank_.send_op(1, fill, static_cast<uint32_t>(i), OpType::kInsert, account_row(100 + i, i),
+                  i == 63 ? protocol::kOpExecute | protocol::kOpCommit : 0);
   }
   ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kTcKeyConf); }));
   ASSERT_TRUE(take_conf()->flags & protocol::kTcCommitted);
@@ -502,8 +354,8 @@ TEST_F(TwoNodes, ScanThroughTheDeadNodeFailsAndANewScanSeesEveryRowOnce) {
     protocol::ScanTabReq req;
     req.api_tx = api_tx;
     req.scan_id = 1;
-    req.table_id = table_.schema.table_id;
-    req.table_version = table_.version;
+    req.table_id = bank_.table().schema.table_id;
+    req.table_version = bank_.table().version;
     req.batch_rows = 2;
     protocol::ScanBody body;
     body.columns = {0};
@@ -568,7 +420,7 @@ TEST_F(TwoNodes, DeadNodeComesBackByANodeRestartWithEveryRow) {
       },
       5'000));
   ASSERT_EQ(dih2->start_state(), distribution::NodeStartState::kStarted) << dih2->failure();
-  dead_.erase(2);
+  bank_.mark_up(2);
   auto* dih1 = cluster_.block<distribution::DistributionBlock>(1, protocol::kDistributionBlock);
   EXPECT_EQ(dih1->dead_nodes().count(2), 0u);
   EXPECT_EQ(replica_contents(2), replica_contents(1));
@@ -587,7 +439,7 @@ TEST_F(TwoNodes, SurvivorRestartsAloneWithoutTheDeadNode) {
   // A system restart of the survivor alone: it neither waits for node 2 nor needs it.
   ASSERT_TRUE(restart_survivors());
   const std::map<int32_t, int64_t> rows = replica_contents(1);
-  for (int32_t id = 0; id < kAccounts; ++id) EXPECT_EQ(rows.at(id), kInitial);
+  for (int32_t id = 0; id < kAccounts; ++id) EXPECT_EQ(rows.at(id), BankTransfers::kInitial);
   start_transfer(0);
   ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kTcKeyConf); }, 5'000));
   EXPECT_TRUE(take_conf()->flags & protocol::kTcCommitted) << "writes skip the dead replica";

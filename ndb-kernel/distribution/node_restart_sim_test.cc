@@ -2,8 +2,9 @@
 // data nodes' coordinators while one data node crashes (disk losing its unsynced
 // writes), is declared dead by the membership layer, starts again and catches up by
 // copying its fragments from the live replica — with the transfers going on all along.
-// Each transfer moves 7 between two accounts and inserts a log row naming it, in one
-// transaction, so the rows say exactly which transfers committed.
+// Each transfer (testing/bank_transfers.h) moves 7 between two accounts and inserts a
+// log row naming it, in one transaction, so the rows say exactly which transfers
+// committed.
 //
 // Checked: the restarted node reaches "started" and the master records the restart
 // complete; transfers keep committing during it; it checkpoints and stops being
@@ -45,6 +46,7 @@
 #include "ndb-kernel/membership/sim_arbitrator.h"
 #include "ndb-kernel/sim/sim_file_system.h"
 #include "ndb-kernel/testing/bank_accounts.h"
+#include "ndb-kernel/testing/bank_transfers.h"
 #include "ndb-kernel/testing/sim_cluster.h"
 
 namespace duo::testing {
@@ -52,26 +54,12 @@ namespace {
 
 using distribution::DistributionBlock;
 using distribution::NodeStartState;
-using kernel::Signal;
 using protocol::OpBody;
-using protocol::TableDef;
-using storage::ColumnType;
-using storage::OpType;
 
-constexpr int32_t kAccounts = 40;
-constexpr int64_t kInitial = 1000;
-constexpr int64_t kAmount = 7;
 constexpr int32_t kFillerBase = 100'000;  // filler rows, so copies span many batches
 constexpr int32_t kFillerRows = 600;
-constexpr int32_t kLogBase = 1'000'000;  // log row of transfer t: id kLogBase + t
-constexpr size_t kInFlight = 6;
 
 enum class Scenario { kRestart, kCrashDuringCopy, kTwoRestarts, kFrozenPastItsDeath };
-
-struct Transfer {
-  int32_t from = 0;
-  int32_t to = 0;
-};
 
 class NodeRestartTest : public ::testing::Test {
  protected:
@@ -83,7 +71,8 @@ class NodeRestartTest : public ::testing::Test {
                                    .link_jitter_ns = 500'000,
                                    .gcp_interval_ms = 30,
                                    .membership = true}),
-        random_(seed * 104729 + node_groups) {}
+        random_(seed * 104729 + node_groups),
+        bank_(&cluster_, &random_, {.accounts = 40, .in_flight = 6}) {}
 
   void TearDown() override {
     if (HasFailure()) {
@@ -96,20 +85,12 @@ class NodeRestartTest : public ::testing::Test {
     }
   }
 
-  ScriptClient& client() { return cluster_.client(); }
   DistributionBlock* dih(uint16_t node) {
     return cluster_.block<DistributionBlock>(node, protocol::kDistributionBlock);
   }
   bool started(uint16_t node) {
     DistributionBlock* d = dih(node);
     return d != nullptr && d->start_state() == NodeStartState::kStarted;
-  }
-  std::vector<uint16_t> started_nodes() {
-    std::vector<uint16_t> nodes;
-    for (uint16_t n : cluster_.data_nodes()) {
-      if (down_.count(n) == 0 && started(n)) nodes.push_back(n);
-    }
-    return nodes;
   }
   std::vector<uint16_t> group_of(uint16_t node) const {
     for (const auto& group : cluster_.topology().node_groups) {
@@ -118,142 +99,39 @@ class NodeRestartTest : public ::testing::Test {
     return {};
   }
 
-  void send_op(uint16_t tc, uint64_t api_tx, uint32_t op_index, OpType type, const OpBody& body,
-               uint8_t flags) {
-    ASSERT_TRUE(client()
-                    .send(SimCluster::coordinator(tc),
-                          key_signal(api_tx, op_index, table_, type, body, flags))
-                    .ok());
-  }
-
+  // Accounts, then filler rows (batches of 50 per transaction).
   void create_and_load() {
-    ASSERT_TRUE(client()
-                    .send(SimCluster::dictionary(1), create_table_signal(1, bank_accounts_schema()))
-                    .ok());
-    ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kCreateTableConf); }));
-    protocol::DictMsg conf =
-        protocol::DictMsg::from_signal(client().take(protocol::kCreateTableConf));
-    ASSERT_TRUE(client()
-                    .send(SimCluster::dictionary(1),
-                          protocol::DictMsg{2, conf.a, 0, 0, ""}.to_signal(protocol::kGetTableReq))
-                    .ok());
-    ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kGetTableConf); }));
-    Result<protocol::TableMsg> table =
-        protocol::TableMsg::from_signal(client().take(protocol::kGetTableConf));
-    ASSERT_TRUE(table.ok());
-    table_ = table->table;
-    // Accounts, then filler rows, in batches of 50 per transaction.
-    std::vector<OpBody> rows;
-    for (int32_t id = 0; id < kAccounts; ++id) rows.push_back(account_row(id, kInitial));
-    for (int32_t i = 0; i < kFillerRows; ++i) rows.push_back(account_row(kFillerBase + i, i));
-    uint64_t tx = 900'000'000;
-    for (size_t first = 0; first < rows.size(); first += 50, ++tx) {
-      const size_t last = std::min(rows.size(), first + 50);
-      for (size_t i = first; i < last; ++i) {
-        send_op(1, tx, static_cast<uint32_t>(i - first), OpType::kInsert, rows[i],
-                i + 1 == last ? protocol::kOpExecute | protocol::kOpCommit : 0);
-      }
-      ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kTcKeyConf); }));
-      Signal answer = client().take(protocol::kTcKeyConf);
-      Result<protocol::TcKeyConf> conf = protocol::TcKeyConf::from_signal(answer);
-      ASSERT_TRUE(conf.ok() && (conf->flags & protocol::kTcCommitted));
-    }
+    std::vector<OpBody> filler;
+    for (int32_t i = 0; i < kFillerRows; ++i) filler.push_back(account_row(kFillerBase + i, i));
+    bank_.create_and_load(filler);
   }
-
-  void start_transfer() {
-    const std::vector<uint16_t> nodes = started_nodes();
-    if (nodes.empty()) return;
-    const int32_t from = static_cast<int32_t>(random_.uniform(kAccounts));
-    int32_t to = static_cast<int32_t>(random_.uniform(kAccounts - 1));
-    if (to >= from) ++to;
-    const uint16_t tc = nodes[random_.uniform(nodes.size())];
-    const uint64_t t = next_transfer_++;
-    send_op(tc, t, 0, OpType::kInterpretedUpdate, add_to_balance(from, -kAmount), 0);
-    send_op(tc, t, 1, OpType::kInterpretedUpdate, add_to_balance(to, kAmount), 0);
-    send_op(tc, t, 2, OpType::kInsert, account_row(kLogBase + static_cast<int32_t>(t), kAmount),
-            protocol::kOpExecute | protocol::kOpCommit);
-    in_flight_[t] = tc;
-    transfers_[t] = Transfer{from, to};
-  }
-
-  // Keeps kInFlight transfers going (while `more`) and takes their answers until
-  // `done` holds; false after `limit_ms` of virtual time.
   bool pump(const std::function<bool()>& done, uint64_t limit_ms, bool more = true) {
-    const uint64_t deadline = cluster_.sim().now_ns() + limit_ms * 1'000'000;
-    while (!done()) {
-      if (cluster_.sim().now_ns() > deadline) return false;
-      while (more && in_flight_.size() < kInFlight && !started_nodes().empty()) start_transfer();
-      cluster_.run_until([&] { return client().has(protocol::kTcKeyConf) || done(); }, 50);
-      while (client().has(protocol::kTcKeyConf)) take_answer();
-    }
-    return true;
-  }
-
-  void take_answer() {
-    Signal answer = client().take(protocol::kTcKeyConf);
-    Result<protocol::TcKeyConf> conf = protocol::TcKeyConf::from_signal(answer);
-    ASSERT_TRUE(conf.ok());
-    auto it = in_flight_.find(conf->api_tx);
-    if (it == in_flight_.end()) return;  // answered after its coordinator was given up
-    if (conf->flags & protocol::kTcCommitted) {
-      committed_[conf->api_tx] = conf->gci;
-    } else {
-      refused_.insert(conf->api_tx);
-      EXPECT_TRUE(conf->tx_error == ErrorCode::kLockWaitTimeout ||
-                  conf->tx_error == ErrorCode::kTemporary)
-          << conf->tx_message;
-    }
-    in_flight_.erase(it);
+    return bank_.pump(done, limit_ms, more);
   }
 
   void crash(uint16_t node) {
     ASSERT_TRUE(cluster_.sim().crash_node(node).ok());
     cluster_.disk(node).crash();
-    give_up(node);
+    bank_.give_up(node);
   }
   // SIGSTOP until the others declared it dead, then SIGCONT: it takes in everything
   // held for it at once (late answers to its own GCP round among them) until it learns
   // it was declared dead and stops; its process exits keeping what it wrote.
   void freeze_past_its_death(uint16_t node) {
     ASSERT_TRUE(cluster_.sim().pause_node(node).ok());
-    give_up(node);
-    ASSERT_TRUE(pump([&] { return declared_dead_everywhere(node); }, 20'000))
+    bank_.give_up(node);
+    ASSERT_TRUE(pump([&] { return bank_.declared_dead_everywhere(node); }, 20'000))
         << "frozen node " << node << " was not declared dead";
     ASSERT_TRUE(cluster_.sim().resume_node(node).ok());
     ASSERT_TRUE(pump([&] { return cluster_.membership(node)->shutdown_requested(); }, 20'000))
         << "node " << node << " resumed but never learned it was declared dead";
     ASSERT_TRUE(cluster_.sim().crash_node(node).ok());
   }
-  // Clients stop using `node`: what it coordinated may or may not have committed.
-  void give_up(uint16_t node) {
-    down_.insert(node);
-    for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-      if (it->second == node) {
-        unknown_.insert(it->first);
-        it = in_flight_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  // Every up node's membership agreed the failure (and its distribution block knows).
-  bool declared_dead_everywhere(uint16_t node) {
-    for (uint16_t n : cluster_.data_nodes()) {
-      if (down_.count(n) != 0) continue;
-      DistributionBlock* d = dih(n);
-      membership::MembershipBlock* m = cluster_.membership(n);
-      if (d == nullptr || m == nullptr || d->dead_nodes().count(node) == 0 ||
-          m->live_nodes().contains(node)) {
-        return false;
-      }
-    }
-    return true;
-  }
   // Sums over the up nodes' local_query instances.
   uint64_t copy_sent(bool keys) {
     uint64_t total = 0;
     for (uint16_t n : cluster_.data_nodes()) {
-      if (down_.count(n) != 0) continue;
+      if (!bank_.up(n)) continue;
       for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
         auto* lqh =
             cluster_.block<local_query::LocalQueryBlock>(n, protocol::kLocalQueryBlock, part);
@@ -264,7 +142,7 @@ class NodeRestartTest : public ::testing::Test {
   }
   bool copy_running_anywhere() {
     for (uint16_t n : cluster_.data_nodes()) {
-      if (down_.count(n) != 0) continue;
+      if (!bank_.up(n)) continue;
       for (uint16_t part = 0; part < cluster_.topology().log_parts; ++part) {
         auto* lqh =
             cluster_.block<local_query::LocalQueryBlock>(n, protocol::kLocalQueryBlock, part);
@@ -311,96 +189,34 @@ class NodeRestartTest : public ::testing::Test {
     // As duo_mgmd does when a data node connects as starting: the arbitrator forgets
     // that it granted a side without it.
     cluster_.arbitrator()->rule().node_rejoined(node);
-    down_.erase(node);
+    bank_.mark_up(node);
   }
   uint64_t restarts_completed() {
     uint64_t total = 0;
     for (uint16_t n : cluster_.data_nodes()) {
-      if (down_.count(n) == 0 && dih(n) != nullptr) total += dih(n)->node_restarts_completed();
+      if (bank_.up(n) && dih(n) != nullptr) total += dih(n)->node_restarts_completed();
     }
     return total;
-  }
-
-  std::map<int32_t, int64_t> replica_contents(uint16_t node) {
-    return replica_rows(cluster_, node, table_.schema.table_id);
   }
 
   // The table as the up nodes hold it; every up replica of a group must agree, and so
   // must the replicas of its unique index, which holds exactly one entry per row.
   std::map<int32_t, int64_t> contents() {
-    std::map<int32_t, int64_t> rows = agreed([&](uint16_t node) { return replica_contents(node); });
-    const std::map<int32_t, int64_t> index = agreed(
-        [&](uint16_t node) { return replica_tag_index(cluster_, node, table_.schema.table_id); });
+    std::map<int32_t, int64_t> rows = bank_.contents();
+    const std::map<int32_t, int64_t> index = bank_.agreed([&](uint16_t node) {
+      return replica_tag_index(cluster_, node, bank_.table().schema.table_id);
+    });
     std::map<int32_t, int64_t> expected;
     for (const auto& [id, balance] : rows) expected[id] = id;
     EXPECT_EQ(index, expected) << "the tag_uk index does not match the rows";
     return rows;
   }
 
-  // What `read` finds on the up nodes; every up replica of a group must agree.
-  std::map<int32_t, int64_t> agreed(
-      const std::function<std::map<int32_t, int64_t>(uint16_t)>& read) {
-    std::map<int32_t, int64_t> all;
-    for (const std::vector<uint16_t>& group : cluster_.topology().node_groups) {
-      std::optional<std::map<int32_t, int64_t>> first;
-      uint16_t first_node = 0;
-      for (uint16_t node : group) {
-        if (down_.count(node) != 0) continue;
-        std::map<int32_t, int64_t> rows = read(node);
-        if (!first) {
-          first = rows;
-          first_node = node;
-          continue;
-        }
-        EXPECT_EQ(rows.size(), first->size()) << "nodes " << first_node << " and " << node;
-        for (const auto& [id, value] : *first) {
-          auto it = rows.find(id);
-          if (it == rows.end()) {
-            ADD_FAILURE() << "row " << id << " of node " << first_node << " missing on node "
-                          << node;
-          } else if (it->second != value) {
-            ADD_FAILURE() << "row " << id << ": node " << first_node << " has " << value
-                          << ", node " << node << " has " << it->second;
-          }
-        }
-      }
-      EXPECT_TRUE(first.has_value()) << "a node group has no up node";
-      if (first) all.insert(first->begin(), first->end());
-    }
-    return all;
-  }
-
-  // `acknowledged_up_to`: acknowledged transfers with a GCI up to it must be present.
+  // The transfers' checks (bank_transfers.h), and the filler rows are all there.
   void check_contents(const std::map<int32_t, int64_t>& rows,
                       uint32_t acknowledged_up_to = UINT32_MAX) {
-    std::map<int32_t, int64_t> expected;
-    for (int32_t id = 0; id < kAccounts; ++id) expected[id] = kInitial;
-    std::set<uint64_t> present;
-    for (const auto& [id, balance] : rows) {
-      if (id < kLogBase) continue;
-      const uint64_t t = static_cast<uint64_t>(id - kLogBase);
-      present.insert(t);
-      auto transfer = transfers_.find(t);
-      ASSERT_NE(transfer, transfers_.end()) << "log row of a transfer never started: " << t;
-      EXPECT_TRUE(committed_.count(t) != 0 || unknown_.count(t) != 0)
-          << "transfer " << t << " was refused to its client but is present";
-      expected[transfer->second.from] -= kAmount;
-      expected[transfer->second.to] += kAmount;
-    }
-    for (const auto& [t, gci] : committed_) {
-      if (gci <= acknowledged_up_to) {
-        EXPECT_EQ(present.count(t), 1u)
-            << "acknowledged transfer " << t << " (GCI " << gci << ") is lost";
-      }
-    }
-    int64_t total = 0;
-    for (int32_t id = 0; id < kAccounts; ++id) {
-      auto it = rows.find(id);
-      ASSERT_NE(it, rows.end()) << "account " << id << " is lost";
-      EXPECT_EQ(it->second, expected[id]) << "account " << id << " does not match its transfers";
-      total += it->second;
-    }
-    EXPECT_EQ(total, kAccounts * kInitial);
+    bank_.check_contents(rows, acknowledged_up_to);
+    if (HasFatalFailure()) return;
     for (int32_t i = 0; i < kFillerRows; ++i) {
       auto it = rows.find(kFillerBase + i);
       ASSERT_NE(it, rows.end()) << "filler row " << i << " is lost";
@@ -408,34 +224,12 @@ class NodeRestartTest : public ::testing::Test {
     }
   }
 
-  bool quiesced() {
-    std::vector<uint16_t> up;
-    for (uint16_t node : cluster_.data_nodes()) {
-      if (down_.count(node) == 0) up.push_back(node);
-    }
-    return testing::quiesced(cluster_, up);
-  }
-
-  // Drains the transfers in flight, then waits until nothing is open anywhere.
-  void drain() {
-    ASSERT_TRUE(pump([&] { return in_flight_.empty(); }, 60'000, false))
-        << in_flight_.size() << " transfer(s) never answered";
-    ASSERT_TRUE(cluster_.run_until([&] { return quiesced(); }, 30'000)) << "no quiesce";
-  }
-
   void run(Scenario scenario);
 
   const uint64_t seed_;
   SimCluster cluster_;
   SeededRandom random_;
-  TableDef table_;
-  std::set<uint16_t> down_;
-  std::map<uint64_t, Transfer> transfers_;
-  std::map<uint64_t, uint16_t> in_flight_;  // transfer -> its coordinator
-  std::map<uint64_t, uint32_t> committed_;  // acknowledged committed -> its GCI
-  std::set<uint64_t> refused_;
-  std::set<uint64_t> unknown_;
-  uint64_t next_transfer_ = 1;
+  BankTransfers bank_;
   std::map<uint16_t, bool> initial_;               // its last restart was initial
   std::map<uint16_t, uint64_t> keys_sent_before_;  // copy_sent(true) before its restart
   bool files_discarded_ = false;  // crashed once the copy ran (its files were gone)
@@ -458,9 +252,9 @@ void NodeRestartTest::run(Scenario scenario) {
   } else {
     crash(victim);
   }
-  ASSERT_TRUE(pump([&] { return declared_dead_everywhere(victim); }, 20'000))
+  ASSERT_TRUE(pump([&] { return bank_.declared_dead_everywhere(victim); }, 20'000))
       << "node " << victim << " was not declared dead";
-  const size_t committed_before_restart = committed_.size();
+  const size_t committed_before_restart = bank_.committed().size();
 
   restart(victim);
   if (scenario == Scenario::kCrashDuringCopy) {
@@ -479,7 +273,7 @@ void NodeRestartTest::run(Scenario scenario) {
         << "node " << victim << " never reached the copy";
     crash(victim);
     files_discarded_ = late;
-    ASSERT_TRUE(pump([&] { return declared_dead_everywhere(victim); }, 20'000))
+    ASSERT_TRUE(pump([&] { return bank_.declared_dead_everywhere(victim); }, 20'000))
         << "node " << victim << " was not declared dead again";
     restart(victim);
   }
@@ -534,7 +328,7 @@ void NodeRestartTest::run(Scenario scenario) {
       if (n != victim && (nodes.size() == 2 || !same_group)) second = n;
     }
     crash(second);
-    ASSERT_TRUE(pump([&] { return declared_dead_everywhere(second); }, 20'000))
+    ASSERT_TRUE(pump([&] { return bank_.declared_dead_everywhere(second); }, 20'000))
         << "node " << second << " was not declared dead";
     restart(second);
     ASSERT_TRUE(
@@ -546,7 +340,7 @@ void NodeRestartTest::run(Scenario scenario) {
   ASSERT_TRUE(pump(
       [&] {
         for (uint16_t n : cluster_.data_nodes()) {
-          if (down_.count(n) == 0 && dih(n) != nullptr &&
+          if (bank_.up(n) && dih(n) != nullptr &&
               (!dih(n)->unrecovered_nodes().empty() || dih(n)->dead_nodes().count(victim))) {
             return false;
           }
@@ -556,12 +350,12 @@ void NodeRestartTest::run(Scenario scenario) {
       30'000))
       << "node " << victim << " never became recoverable";
   // Transfers go on through every node, the restarted one included.
-  const size_t committed_at_start = committed_.size();
-  ASSERT_TRUE(pump([&] { return committed_.size() >= committed_at_start + 20; }, 20'000))
+  const size_t committed_at_start = bank_.committed().size();
+  ASSERT_TRUE(pump([&] { return bank_.committed().size() >= committed_at_start + 20; }, 20'000))
       << "transfers stopped committing after the node restart";
   EXPECT_GT(committed_at_start, committed_before_restart)
       << "no transfer committed during the node restart";
-  drain();
+  bank_.drain();
   if (HasFatalFailure()) return;
   check_contents(contents());
   if (HasFatalFailure()) return;
@@ -570,17 +364,17 @@ void NodeRestartTest::run(Scenario scenario) {
   for (uint16_t peer : group_of(victim)) {
     if (peer == victim) continue;
     crash(peer);
-    ASSERT_TRUE(pump([&] { return declared_dead_everywhere(peer); }, 20'000, false))
+    ASSERT_TRUE(pump([&] { return bank_.declared_dead_everywhere(peer); }, 20'000, false))
         << "node " << peer << " was not declared dead";
   }
-  drain();
+  bank_.drain();
   if (HasFatalFailure()) return;
   check_contents(contents());
   // And it serves alone: transfers commit.
-  const size_t committed_alone = committed_.size();
-  ASSERT_TRUE(pump([&] { return committed_.size() >= committed_alone + 5; }, 20'000))
+  const size_t committed_alone = bank_.committed().size();
+  ASSERT_TRUE(pump([&] { return bank_.committed().size() >= committed_alone + 5; }, 20'000))
       << "transfers do not commit on the restarted node alone";
-  drain();
+  bank_.drain();
   if (HasFatalFailure()) return;
   check_contents(contents());
   if (HasFatalFailure()) return;
@@ -590,12 +384,12 @@ void NodeRestartTest::run(Scenario scenario) {
   // transfer acknowledged at or below the recovered GCI.
   std::vector<uint16_t> up;
   for (uint16_t n : cluster_.data_nodes()) {
-    if (down_.count(n) == 0) up.push_back(n);
+    if (bank_.up(n)) up.push_back(n);
   }
   for (uint16_t n : up) crash(n);
   for (uint16_t n : up) {
     ASSERT_TRUE(cluster_.sim().restart_node(n).ok());
-    down_.erase(n);
+    bank_.mark_up(n);
   }
   ASSERT_TRUE(cluster_.run_until(
       [&] {

@@ -1,7 +1,8 @@
 // What the simulator's bank-transfer tests share (coordinator/takeover_sim_test.cc,
-// distribution/node_restart_sim_test.cc): the accounts table (id INT primary key,
-// balance BIGINT, tag BIGINT UNIQUE), its operation bodies, a replica's committed rows read straight from
-// a node's fragments, and "nothing is open anywhere".
+// distribution/node_restart_sim_test.cc, membership/dead_node_signals_sim_test.cc; their
+// transfer workload is bank_transfers.h): the accounts table (id INT primary key,
+// balance BIGINT, tag BIGINT UNIQUE), its operation bodies, a replica's committed rows
+// read straight from a node's fragments, and "nothing is open anywhere".
 //
 // Thread-safety: none (the simulator is single-threaded; call between its steps).
 #pragma once
