@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 
 #include "ndb-kernel/coordinator/coordinator_block.h"
 #include "ndb-kernel/local_query/local_query_block.h"
@@ -46,51 +45,31 @@ protocol::OpBody add_to_balance(int32_t id, int64_t delta) {
   return body;
 }
 
-namespace {
-
-// Calls `each` with every committed row of `table_id` held by `node`.
-void scan_replica(SimCluster& cluster, uint16_t node, uint32_t table_id,
-                  const std::function<void(const storage::RowBatch::Row&)>& each) {
-  for (uint16_t part = 0; part < cluster.topology().log_parts; ++part) {
-    auto* lqh = cluster.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part);
-    for (uint32_t f : lqh->fragment_ids(table_id)) {
-      auto* fragment = const_cast<storage::Fragment*>(lqh->fragment(table_id, f));
-      auto scan = fragment->open_scan(storage::Fragment::ScanSpec{});
-      EXPECT_TRUE(scan.ok());
-      if (!scan.ok()) continue;
-      storage::RowBatch batch;
-      for (;;) {
-        batch.clear();
-        Result<size_t> n = (*scan)->next(100, &batch);
-        EXPECT_TRUE(n.ok());
-        if (!n.ok() || *n == 0) break;
-        for (size_t r = 0; r < batch.rows(); ++r) each(batch.row(r));
-      }
-    }
-  }
-}
-
-}  // namespace
 
 std::map<int32_t, int64_t> replica_rows(SimCluster& cluster, uint16_t node, uint32_t table_id) {
   std::map<int32_t, int64_t> rows;
-  scan_replica(cluster, node, table_id, [&](const storage::RowBatch::Row& row) {
-    int32_t id = 0;
-    std::memcpy(&id, row.value(0).data(), 4);
-    rows[id] = as_i64(row.value(1));
-  });
+  EXPECT_TRUE(cluster
+                  .for_each_row(node, table_id,
+                                [&](const storage::RowBatch::Row& row) {
+                                  int32_t id = 0;
+                                  std::memcpy(&id, row.value(0).data(), 4);
+                                  rows[id] = as_i64(row.value(1));
+                                })
+                  .ok());
   return rows;
 }
 
 std::map<int32_t, int64_t> replica_tag_index(SimCluster& cluster, uint16_t node,
                                              uint32_t table_id) {
   std::map<int32_t, int64_t> entries;
-  scan_replica(cluster, node, protocol::unique_index_table_id(table_id, kTagIndex),
-               [&](const storage::RowBatch::Row& row) {
-                 int32_t id = 0;
-                 std::memcpy(&id, row.value(1).data(), 4);
-                 entries[static_cast<int32_t>(as_i64(row.value(0)))] = id;
-               });
+  EXPECT_TRUE(cluster
+                  .for_each_row(node, protocol::unique_index_table_id(table_id, kTagIndex),
+                                [&](const storage::RowBatch::Row& row) {
+                                  int32_t id = 0;
+                                  std::memcpy(&id, row.value(1).data(), 4);
+                                  entries[static_cast<int32_t>(as_i64(row.value(0)))] = id;
+                                })
+                  .ok());
   return entries;
 }
 
