@@ -18,6 +18,7 @@
 #include "ndb-kernel/local_query/local_query_block.h"
 #include "ndb-kernel/protocol/packed_signals.h"
 #include "ndb-kernel/protocol/unique_index.h"
+#include "ndb-kernel/testing/bank_accounts.h"
 #include "ndb-kernel/testing/sim_cluster.h"
 #include "ndb-kernel/testing/value_bytes.h"
 #include "storage/scan/filter.h"
@@ -145,16 +146,7 @@ class DataPathTest : public ::testing::Test {
 
   // Every committed row of the table on `node`: id -> balance (both replicas must agree).
   std::map<int32_t, int64_t> replica_contents(uint16_t node) {
-    std::map<int32_t, int64_t> rows;
-    EXPECT_TRUE(cluster_
-                    .for_each_row(node, table_.schema.table_id,
-                                  [&](const storage::RowBatch::Row& row) {
-                                    int32_t id = 0;
-                                    std::memcpy(&id, row.value(0).data(), 4);
-                                    rows[id] = as_i64(row.value(1));
-                                  })
-                    .ok());
-    return rows;
+    return replica_rows(cluster_, node, table_.schema.table_id);
   }
 
   // Every committed row of `table_id` on `node` as column 0 -> column `value_column`
