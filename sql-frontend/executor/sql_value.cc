@@ -60,6 +60,20 @@ std::string value_type_name(storage::ColumnType type) {
   }
 }
 
+// A string that is no integer: 1265 when it starts with a number ('12abc', which strict
+// mode refuses as truncation), else 1366.
+[[noreturn]] void bad_integer(const catalog::SqlColumn& column, const std::string& text,
+                              bool number_prefix, uint64_t row) {
+  if (number_prefix) {
+    throw SqlException(
+        1265, "01000",
+        "Data truncated for column '" + column.name + "' at row " + std::to_string(row));
+  }
+  throw SqlException(1366, "HY000",
+                     "Incorrect integer value: '" + text + "' for column '" + column.name +
+                         "' at row " + std::to_string(row));
+}
+
 [[noreturn]] void out_of_range(const catalog::SqlColumn& column, uint64_t row) {
   throw SqlException(
       1264, "22003",
@@ -268,14 +282,7 @@ std::string year_to_storage(const catalog::SqlColumn& column, const SqlValue& va
       const bool digits = start != std::string::npos &&
                           text.find_first_not_of("0123456789", start) == std::string::npos;
       if (!digits) {
-        if (has_number_prefix(text)) {
-          throw SqlException(
-              1265, "01000",
-              "Data truncated for column '" + column.name + "' at row " + std::to_string(row));
-        }
-        throw SqlException(1366, "HY000",
-                           "Incorrect integer value: '" + value.s + "' for column '" + column.name +
-                               "' at row " + std::to_string(row));
+        bad_integer(column, value.s, has_number_prefix(text), row);
       }
       const std::string number = text.substr(start);
       year = number.size() > 18 ? 9999 : std::strtoll(number.c_str(), nullptr, 10);
@@ -377,15 +384,7 @@ std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, 
         Result<std::string> parsed = storage::parse_value(def, value.s);
         if (parsed.ok()) return std::move(parsed).value();
         if (parsed.status().is(ErrorCode::kOutOfRange)) out_of_range(column, row);
-        if (has_number_prefix(value.s)) {
-          // '12abc': a number then garbage, which strict mode refuses as truncation.
-          throw SqlException(
-              1265, "01000",
-              "Data truncated for column '" + column.name + "' at row " + std::to_string(row));
-        }
-        throw SqlException(1366, "HY000",
-                           "Incorrect integer value: '" + value.s + "' for column '" + column.name +
-                               "' at row " + std::to_string(row));
+        bad_integer(column, value.s, has_number_prefix(value.s), row);
       }
     }
     if (def.is_unsigned) {
