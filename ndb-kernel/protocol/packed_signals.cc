@@ -17,6 +17,13 @@ namespace {
 uint32_t read_u32(const uint8_t* p) {
   return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
 }
+void write_u16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+}
+void write_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
 
 Status malformed_pack(const Signal& packed, const std::string& why) {
   return Status(ErrorCode::kInvalidArgument, "malformed " + packed.describe() + ": " + why);
@@ -42,15 +49,23 @@ Signal pack_signals(std::span<const Signal> signals) {
   Signal packed(kPackedSignals, {static_cast<uint32_t>(signals.size())});
   size_t bytes = 0;
   for (const Signal& signal : signals) bytes += packed_size(signal);
-  Bytes section;
-  section.reserve(bytes);
+  // Sized once and written through a pointer: packing is on every batch's path.
+  Bytes section(bytes);
+  uint8_t* p = section.data();
   for (const Signal& signal : signals) {
-    put_u16(&section, signal.id());
-    put_u8(&section, static_cast<uint8_t>(signal.length_words()));
-    put_u8(&section, 0);
-    put_u32(&section, static_cast<uint32_t>(signal.section().size()));
-    for (uint32_t word : signal.words()) put_u32(&section, word);
-    section.insert(section.end(), signal.section().begin(), signal.section().end());
+    write_u16(p, signal.id());
+    p[2] = static_cast<uint8_t>(signal.length_words());
+    p[3] = 0;
+    write_u32(p + 4, static_cast<uint32_t>(signal.section().size()));
+    p += kPackedHeaderBytes;
+    for (uint32_t word : signal.words()) {
+      write_u32(p, word);
+      p += 4;
+    }
+    if (!signal.section().empty()) {
+      std::memcpy(p, signal.section().data(), signal.section().size());
+      p += signal.section().size();
+    }
   }
   packed.set_section(std::move(section));
   return packed;

@@ -11,18 +11,6 @@ constexpr uint16_t kNullBit = 0x8000;
 void append(Bytes* out, std::string_view bytes) {
   out->insert(out->end(), bytes.begin(), bytes.end());
 }
-void put_u8(Bytes* out, uint8_t v) { out->push_back(v); }
-void put_u16(Bytes* out, uint16_t v) {
-  out->push_back(static_cast<uint8_t>(v));
-  out->push_back(static_cast<uint8_t>(v >> 8));
-}
-void put_u32(Bytes* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-void put_u64(Bytes* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-
 Status put_string(Bytes* out, std::string_view text) {
   if (text.size() > std::numeric_limits<uint16_t>::max()) {
     return Status(ErrorCode::kInvalidArgument, "string of " + std::to_string(text.size()) +

@@ -43,18 +43,6 @@ Signal Signal::clone() const {
   return copy;
 }
 
-uint32_t Signal::word(size_t index) const {
-  DUO_KERNEL_CHECK(index < kSignalWordsMax, "signal word index out of range");
-  // Words past the length are kept zero (see the invariant in signal.h), so no branch.
-  return words_[index];
-}
-
-void Signal::set_word(size_t index, uint32_t value) {
-  DUO_KERNEL_CHECK(index < kSignalWordsMax, "signal word index out of range");
-  words_[index] = value;
-  if (index >= length_words_) length_words_ = static_cast<uint8_t>(index + 1);
-}
-
 Status Signal::check_sendable() const {
   if (id_ == kNoSignal) {
     return Status(ErrorCode::kInvalidArgument, "signal has no signal id");

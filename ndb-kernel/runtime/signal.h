@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "ndb-kernel/common/status.h"
+#include "ndb-kernel/runtime/kernel_check.h"
 
 namespace duo::kernel {
 
@@ -100,10 +101,18 @@ class Signal {
   // Inline payload.
   uint32_t length_words() const { return length_words_; }
   // Word `index`; 0 at or past length_words(). Aborts if index >= kSignalWordsMax.
-  uint32_t word(size_t index) const;
+  uint32_t word(size_t index) const {
+    DUO_KERNEL_CHECK(index < kSignalWordsMax, "signal word index out of range");
+    // Words past the length are kept zero (the file comment), so no branch.
+    return words_[index];
+  }
   // Sets word `index`, growing the length to index + 1 if needed (the words in between
   // stay 0). Aborts if index >= kSignalWordsMax.
-  void set_word(size_t index, uint32_t value);
+  void set_word(size_t index, uint32_t value) {
+    DUO_KERNEL_CHECK(index < kSignalWordsMax, "signal word index out of range");
+    words_[index] = value;
+    if (index >= length_words_) length_words_ = static_cast<uint8_t>(index + 1);
+  }
   // Appends a word. Aborts if the payload is already kSignalWordsMax words long.
   void push_word(uint32_t value) { set_word(length_words_, value); }
   std::span<const uint32_t> words() const { return {words_.data(), length_words_}; }
