@@ -4,6 +4,33 @@
 
 namespace duo::datad {
 
+namespace {
+
+// The MaxDiskWriteSpeed family (the parser checked each range). A minimum above the
+// maximum is a mistake no rule can honour. A restart limit below MaxDiskWriteSpeed is
+// accepted: the rule that picks the limit (local_query/checkpoint_rate.h) never lets a
+// restart slow checkpoints down, so raising MaxDiskWriteSpeed alone keeps working.
+Status read_disk_write_speeds(const config::ConfigSection& own, DataNodeConfig* out) {
+  auto read = [&own](std::string_view name, uint64_t* value) {
+    if (Result<uint64_t> configured = own.get_uint(name); configured.ok()) *value = *configured;
+  };
+  read("MaxDiskWriteSpeed", &out->max_disk_write_speed);
+  read("MaxDiskWriteSpeedOtherNodeRestart", &out->max_disk_write_speed_other_node_restart);
+  read("MaxDiskWriteSpeedOwnRestart", &out->max_disk_write_speed_own_restart);
+  read("MinDiskWriteSpeed", &out->min_disk_write_speed);
+  if (out->min_disk_write_speed > out->max_disk_write_speed) {
+    return Status(
+        ErrorCode::kConfigError,
+        "data node " + std::to_string(out->node_id) +
+            ": MinDiskWriteSpeed=" + std::to_string(out->min_disk_write_speed) +
+            " is greater than MaxDiskWriteSpeed=" + std::to_string(out->max_disk_write_speed) +
+            "; MinDiskWriteSpeed must be less than or equal to MaxDiskWriteSpeed");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uint32_t node_id) {
   const config::ConfigSection* own = config.find_node(node_id);
   if (own == nullptr || own->type() != config::SectionType::kDataNode) {
@@ -63,6 +90,7 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
   if (Result<uint64_t> work = own->get_uint("RecoveryWork"); work.ok()) {
     out.recovery_work_percent = static_cast<uint32_t>(*work);
   }
+  DUO_RETURN_IF_ERROR(read_disk_write_speeds(*own, &out));
   for (uint32_t id : config.node_ids(config::SectionType::kApiNode)) {
     out.api_nodes.push_back(static_cast<uint16_t>(id));
   }

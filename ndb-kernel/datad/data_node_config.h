@@ -48,6 +48,13 @@ struct DataNodeConfig {
   bool compressed_lcp = false;         // CompressedLCP
   bool partial_lcp = true;             // EnablePartialLcp
   uint32_t recovery_work_percent = 60;  // RecoveryWork
+  // Checkpoint write rate limits of the whole node, bytes/s (NDB's defaults; datad
+  // splits them over the LDM instances). data_node_config() refuses a configuration
+  // whose MinDiskWriteSpeed passes MaxDiskWriteSpeed.
+  uint64_t max_disk_write_speed = 20u << 20;                       // MaxDiskWriteSpeed
+  uint64_t max_disk_write_speed_other_node_restart = 50u << 20;   // ...OtherNodeRestart
+  uint64_t max_disk_write_speed_own_restart = 200u << 20;         // ...OwnRestart
+  uint64_t min_disk_write_speed = 10u << 20;                      // MinDiskWriteSpeed
   uint32_t disk_io_threads = 0;        // DiskIOThreadPool
   uint64_t scheduler_spin_us = 0;      // SchedulerSpinTimer
   // Membership (the membership block, NDB's QMGR).

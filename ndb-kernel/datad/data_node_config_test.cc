@@ -94,6 +94,64 @@ TEST(DataNodeConfig, PartialLcpParameters) {
   EXPECT_EQ(alone->recovery_work_percent, 30u);
 }
 
+TEST(DataNodeConfig, DiskWriteSpeedParameters) {
+  const config::ClusterConfig config = parse();
+  Result<DataNodeConfig> one = data_node_config(config, 1);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->max_disk_write_speed, 20u << 20);  // NDB's defaults
+  EXPECT_EQ(one->max_disk_write_speed_other_node_restart, 50u << 20);
+  EXPECT_EQ(one->max_disk_write_speed_own_restart, 200u << 20);
+  EXPECT_EQ(one->min_disk_write_speed, 10u << 20);
+
+  Result<config::ClusterConfig> set = config::parse_config_string(
+      "[ndbd default]\nNoOfReplicas=1\nMaxDiskWriteSpeed=200M\n"
+      "MaxDiskWriteSpeedOtherNodeRestart=300M\nMaxDiskWriteSpeedOwnRestart=1G\n"
+      "MinDiskWriteSpeed=2M\n[ndb_mgmd]\nNodeId=49\n[ndbd]\nNodeId=1\n");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  Result<DataNodeConfig> alone = data_node_config(*set, 1);
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  EXPECT_EQ(alone->max_disk_write_speed, 200u << 20);
+  EXPECT_EQ(alone->max_disk_write_speed_other_node_restart, 300u << 20);
+  EXPECT_EQ(alone->max_disk_write_speed_own_restart, uint64_t{1} << 30);
+  EXPECT_EQ(alone->min_disk_write_speed, 2u << 20);
+}
+
+TEST(DataNodeConfig, DiskWriteSpeedsOutOfRangeAreRefusedByTheParser) {
+  // NDB's range for each: 1M .. 1024G bytes per second.
+  for (const char* line : {"MaxDiskWriteSpeed=1000000", "MaxDiskWriteSpeedOtherNodeRestart=0",
+                           "MaxDiskWriteSpeedOwnRestart=1025G", "MinDiskWriteSpeed=512K"}) {
+    Result<config::ClusterConfig> bad =
+        config::parse_config_string(std::string("[ndbd default]\nNoOfReplicas=1\n") + line +
+                                    "\n[ndb_mgmd]\nNodeId=49\n[ndbd]\nNodeId=1\n");
+    ASSERT_FALSE(bad.ok()) << line;
+    EXPECT_EQ(bad.status().code(), ErrorCode::kConfigError);
+    EXPECT_NE(bad.status().message().find("out of range 1048576..1099511627776"), std::string::npos)
+        << bad.status().message();
+  }
+}
+
+TEST(DataNodeConfig, MinDiskWriteSpeedAboveTheMaximumIsRefused) {
+  auto node_of = [](const std::string& lines) {
+    Result<config::ClusterConfig> parsed = config::parse_config_string(
+        "[ndbd default]\nNoOfReplicas=1\n" + lines + "[ndb_mgmd]\nNodeId=49\n[ndbd]\nNodeId=1\n");
+    EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+    return data_node_config(*parsed, 1);
+  };
+  Result<DataNodeConfig> bad = node_of("MinDiskWriteSpeed=30M\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), ErrorCode::kConfigError);
+  EXPECT_NE(bad.status().message().find(
+                "MinDiskWriteSpeed=31457280 is greater than MaxDiskWriteSpeed=20971520"),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_TRUE(node_of("MinDiskWriteSpeed=20M\n").ok());
+  // Raising MaxDiskWriteSpeed alone past the restart limits is fine (they never slow a
+  // checkpoint down).
+  Result<DataNodeConfig> raised = node_of("MaxDiskWriteSpeed=200M\n");
+  ASSERT_TRUE(raised.ok()) << raised.status().message();
+  EXPECT_EQ(raised->max_disk_write_speed_other_node_restart, 50u << 20);
+}
+
 TEST(DataNodeConfig, NotADataNode) {
   const config::ClusterConfig config = parse();
   for (uint32_t id : {49u, 50u, 9u}) {

@@ -422,6 +422,20 @@ Status DataNode::add_blocks() {
       config_.partial_lcp ? kFullLcpRedoBytesMin / lqh.lcp_parts : kFullLcpRedoBytesMin;
   lqh.lcp_redo_bytes = std::max<uint64_t>(uint64_t{4} << config_.lcp_log2_words, redo_bytes_min);
   lqh.compress_lcp = config_.compressed_lcp;
+  // The MaxDiskWriteSpeed family limits the whole node: each LDM instance writes its
+  // checkpoint files at its even share (blocks share no state; the parts hold about
+  // the same data). A checkpoint falling behind the redo that starts the next one goes
+  // faster (local_query/checkpoint_rate.h).
+  const uint64_t parts = std::max<uint64_t>(1, topology_.log_parts);
+  lqh.lcp_write_speeds.normal_bytes_per_s =
+      std::max<uint64_t>(1, config_.max_disk_write_speed / parts);
+  lqh.lcp_write_speeds.other_node_restart_bytes_per_s =
+      std::max<uint64_t>(1, config_.max_disk_write_speed_other_node_restart / parts);
+  lqh.lcp_write_speeds.own_restart_bytes_per_s =
+      std::max<uint64_t>(1, config_.max_disk_write_speed_own_restart / parts);
+  lqh.lcp_write_speeds.min_bytes_per_s =
+      std::max<uint64_t>(1, config_.min_disk_write_speed / parts);
+  lqh.lcp_write_speeds.redo_raise_bytes = lqh.lcp_redo_bytes;
   for (uint16_t part = 0; part < topology_.log_parts; ++part) {
     DUO_RETURN_IF_ERROR(runtime_->add_block(
         std::make_unique<local_query::LocalQueryBlock>(part, memory_.get(), topology_, lqh),

@@ -78,6 +78,7 @@
 
 #include "ndb-kernel/common/status.h"
 #include "ndb-kernel/local_query/checkpoint.h"
+#include "ndb-kernel/local_query/checkpoint_rate.h"
 #include "ndb-kernel/local_query/redo_log.h"
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/protocol/messages.h"
@@ -124,6 +125,9 @@ struct LocalQueryOptions {
   // Rows a checkpoint scans per slice (one LQH_CONTINUE); key operations are served
   // between slices.
   uint32_t lcp_slice_rows = 256;
+  // MaxDiskWriteSpeed and its family: this instance's share of the node's checkpoint
+  // write rate limits (checkpoint_rate.h). All 0: no limit.
+  LcpWriteSpeeds lcp_write_speeds;
   // How long an index build waits for the table's transactions to end (new ones being
   // refused meanwhile) before the ALTER is refused with kTemporary and undone: an idle
   // open transaction must not make the table unavailable for long.
@@ -169,6 +173,10 @@ class LocalQueryBlock final : public kernel::Block {
   // Id of the last completed local checkpoint (0: none), and whether one is running.
   uint32_t last_lcp_id() const { return last_lcp_id_; }
   bool lcp_running() const { return lcp_ != nullptr; }
+  // The write cost of the last completed checkpoint, and the write rate limit that
+  // applies to a checkpoint slice now (checkpoint_rate.h).
+  const LcpWriteStats& last_lcp_write_stats() const { return last_lcp_write_; }
+  LcpSpeed lcp_write_speed() const;
   // Highest GCI whose GCP_SAVEREQ was answered.
   uint32_t saved_gci() const { return saved_gci_; }
   // Commits remembered for a takeover (transid -> GCI), see the file comment.
@@ -420,6 +428,11 @@ class LocalQueryBlock final : public kernel::Block {
     uint32_t partial_files = 0;
     uint32_t removals_pending = 0;
     bool waiting_for_gcp = false;
+    // Write rate (checkpoint_rate.h): whether it completes this node's restart (a
+    // restore's checkpoint, or one during or right after the node restart's copy).
+    bool own_restart = false;
+    uint64_t start_ns = 0;
+    LcpWriteStats write;
   };
   void on_lcp_start(kernel::Signal& signal);
   void on_continue(kernel::Signal& signal);
@@ -431,6 +444,9 @@ class LocalQueryBlock final : public kernel::Block {
   // The last checkpoint's control record written or restored in this life, if any.
   const LcpControl* last_control() const;
   void lcp_slice();
+  // Whether the next chunk must wait for the write budget; if so, the slice is sent
+  // again (delayed) for the slice of time in which it may go.
+  bool lcp_wait_for_budget();
   void lcp_write_chunk(uint64_t offset, Bytes chunk);
   void lcp_fragment_written();
   void lcp_write_control();
@@ -651,6 +667,10 @@ class LocalQueryBlock final : public kernel::Block {
   // before its first checkpoint's record, so a crash never leaves only a torn slot.
   bool empty_control_written_ = false;
   uint64_t lcp_start_lsn_ = 0;  // redo LSN when the last checkpoint started
+  // Checkpoint write rate: the budget of this instance's share, and what the last
+  // completed checkpoint cost.
+  LcpWriteBudget lcp_budget_;
+  LcpWriteStats last_lcp_write_;
   // Node restart: the GCI after the one this node started in (0: none). While the
   // node was copying, a chain write on a row the copy had not yet made current (a
   // restored row unchanged here since G, changed at the live replica) logged an image

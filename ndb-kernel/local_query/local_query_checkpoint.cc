@@ -5,10 +5,14 @@
 // served in between) — goes to lcp/part<P>/<id>/T<t>F<f>.data, each file synced; then
 // the control record naming every fragment's chain is written and synced, and only
 // then are the files no chain needs any more and the redo files the checkpoint made
-// useless removed (docs/formats/redo-and-lcp.md).
+// useless removed (docs/formats/redo-and-lcp.md). Chunk writes are held to the
+// instance's share of the node's checkpoint write rate (MaxDiskWriteSpeed and family,
+// checkpoint_rate.h): a slice over the 100 ms budget comes back as a delayed signal.
 #include <algorithm>
 #include <functional>
+#include <iomanip>
 #include <memory>
+#include <sstream>
 #include <utility>
 
 #include "ndb-kernel/fs/fs_messages.h"
@@ -117,6 +121,9 @@ void LocalQueryBlock::start_lcp(std::vector<BlockAddress> requesters,
   // Only a full checkpoint started after the copy holds every copied row: rows the copy
   // wrote behind a scan running during it are in no checkpoint and no redo.
   run.full_after_copy = !copying_ && run.all_full;
+  // The node is not recoverable on its own until this checkpoint completes: it goes at
+  // the restart's write rate (MaxDiskWriteSpeedOwnRestart).
+  run.own_restart = restore_gci.has_value() || copying_ || lcp_after_copy_full_;
   if (copying_) lcp_after_copy_full_ = true;
   if (restore_gci) {
     // Nothing commits during a restore: the checkpoint holds exactly GCIs <= g, and the
@@ -134,6 +141,8 @@ void LocalQueryBlock::start_lcp(std::vector<BlockAddress> requesters,
     }
   }
   lcp_start_lsn_ = redo_.appended_lsn();
+  run.start_ns = clock().now_ns();
+  run.write.lcp_id = run.lcp_id;
   DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << address().instance << ": LCP "
                       << run.lcp_id << " started, " << run.todo.size() << " fragments, GCI "
                       << run.start_gci
@@ -229,6 +238,7 @@ void LocalQueryBlock::lcp_next_fragment() {
     });
     return;
   }
+  run.write.write_ns = clock().now_ns() - run.start_ns;
   // Every fragment is written. The rows scanned carry GCIs up to max_gci, so the
   // checkpoint can only serve a restart to max_gci or later. It becomes the restore
   // point (and the previous one goes) only once this part answered a GCP_SAVEREQ of
@@ -256,6 +266,7 @@ void LocalQueryBlock::lcp_slice() {
     fs_request(std::move(close_file).to_signal(), [](Signal&) {});
     return lcp_next_fragment();
   }
+  if (lcp_wait_for_budget()) return;
   const uint64_t offset = run.file.data_bytes;
   if (!run.delete_chunks.empty()) {
     // The deleted keys lead the file: a restore applies them before the rows.
@@ -288,7 +299,39 @@ void LocalQueryBlock::lcp_slice() {
   lcp_write_chunk(offset, std::move(chunk));
 }
 
+LcpSpeed LocalQueryBlock::lcp_write_speed() const {
+  LcpSpeedInputs inputs;
+  inputs.own_restart = copying_ || (lcp_ != nullptr && lcp_->own_restart);
+  inputs.other_node_restart = std::any_of(starting_nodes_.begin(), starting_nodes_.end(),
+                                          [this](uint16_t node) { return node != node_id(); });
+  // Redo writes lagging behind (the buffer half full, refusals start at 3/4): the disk
+  // is busy with what every commit waits for.
+  inputs.redo_backlog = redo_.buffered_bytes() * 2 > options_.redo_buffer_bytes;
+  inputs.redo_bytes_since_start = redo_.appended_lsn() - lcp_start_lsn_;
+  return choose_lcp_write_speed(options_.lcp_write_speeds, inputs);
+}
+
+bool LocalQueryBlock::lcp_wait_for_budget() {
+  LcpRun& run = *lcp_;
+  const LcpSpeed speed = lcp_write_speed();
+  run.write.last_speed = speed;
+  run.write.strongest_reason = std::max(run.write.strongest_reason, speed.reason);
+  const uint64_t now_ns = clock().now_ns();
+  const uint64_t wait_ns = lcp_budget_.wait_ns(now_ns, speed.bytes_per_s);
+  if (wait_ns == 0) return false;
+  // The budget is per slice of the clock: wake up at (or just after) the slice whose
+  // budget the carried excess leaves room in.
+  const uint64_t wait_ms = (wait_ns + kNanosPerMilli - 1) / kNanosPerMilli;
+  run.write.waited_ns += wait_ms * kNanosPerMilli;
+  Status sent = send_delayed(
+      address(), Signal(protocol::kLqhContinue, {kContinueLcp, run.generation}), wait_ms);
+  if (!sent.ok()) fail_lcp(sent);
+  return true;
+}
+
 void LocalQueryBlock::lcp_write_chunk(uint64_t offset, Bytes chunk) {
+  lcp_budget_.charge(chunk.size());
+  lcp_->write.bytes += chunk.size();
   fs::FsWriteReq write;
   write.handle = lcp_->handle;
   write.offset = offset;
@@ -492,10 +535,27 @@ void LocalQueryBlock::lcp_remove_old_files(std::optional<LcpControl> replaced, L
 
 void LocalQueryBlock::lcp_finished() {
   const std::unique_ptr<LcpRun> run = std::move(lcp_);
+  last_lcp_write_ = run->write;
+  const LcpWriteStats& write = run->write;
+  std::ostringstream rate;
+  rate << std::fixed << std::setprecision(1) << static_cast<double>(write.bytes) / 1e6 << " MB in "
+       << std::setprecision(2) << static_cast<double>(write.write_ns) / 1e9 << " s, "
+       << std::setprecision(1) << write.achieved_mb_per_s() << " MB/s, limit ";
+  if (write.last_speed.bytes_per_s == 0) {
+    rate << "none";
+  } else {
+    rate << static_cast<double>(write.last_speed.bytes_per_s) / 1e6 << " MB/s";
+  }
+  rate << " (" << lcp_speed_reason_name(write.last_speed.reason);
+  if (write.strongest_reason != write.last_speed.reason) {
+    rate << ", " << lcp_speed_reason_name(write.strongest_reason) << " at times";
+  }
+  rate << "), waited " << std::setprecision(2) << static_cast<double>(write.waited_ns) / 1e9
+       << " s";
   DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << address().instance << ": LCP "
                       << run->lcp_id << " complete, " << run->rows << " rows in "
                       << run->done.size() << " fragments (" << run->partial_files
-                      << " partial), redo kept from GCI " << run->start_gci;
+                      << " partial), redo kept from GCI " << run->start_gci << ", " << rate.str();
   for (const BlockAddress& requester : run->requesters) {
     send_or_log(requester, Signal(protocol::kLcpStartConf,
                                   {run->lcp_id, static_cast<uint32_t>(run->rows), 0}));

@@ -177,6 +177,12 @@ constexpr ParamSpec kParams[] = {
     boolean("ODirect", kDb, false, "Use O_DIRECT for redo, checkpoint and backup files"),
     integer("MaxDiskWriteSpeed", kDb, 20 * kMiB, 1 * kMiB, 1024 * kGiB, "bytes/s",
         "Checkpoint write rate limit while no restart is running"),
+    integer("MaxDiskWriteSpeedOtherNodeRestart", kDb, 50 * kMiB, 1 * kMiB, 1024 * kGiB, "bytes/s",
+        "Checkpoint write rate limit while another data node restarts"),
+    integer("MaxDiskWriteSpeedOwnRestart", kDb, 200 * kMiB, 1 * kMiB, 1024 * kGiB, "bytes/s",
+        "Checkpoint write rate limit while this data node restarts"),
+    integer("MinDiskWriteSpeed", kDb, 10 * kMiB, 1 * kMiB, 1024 * kGiB, "bytes/s",
+        "Lowest checkpoint write rate, used while the redo log's own writes lag behind"),
 
     // --- Threads ----------------------------------------------------------------------
     integer("MaxNoOfExecutionThreads", kDb, 2, 2, 72, "",
