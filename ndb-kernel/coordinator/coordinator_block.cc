@@ -46,6 +46,7 @@ CoordinatorBlock::CoordinatorBlock(protocol::ClusterTopology topology, Coordinat
   on(protocol::kTableAddReq, &CoordinatorBlock::on_table_add_req);
   on(protocol::kTableDropReq, &CoordinatorBlock::on_table_drop_req);
   on(protocol::kNodeFailRep, &CoordinatorBlock::on_node_fail_rep);
+  on(protocol::kApiFailReq, &CoordinatorBlock::on_api_fail_req);
   on(protocol::kGcpBlockReq, &CoordinatorBlock::on_gcp_block_req);
   on(protocol::kGcpSwitchReq, &CoordinatorBlock::on_gcp_switch_req);
   on(protocol::kLqhTransConf, &CoordinatorBlock::on_lqh_trans_conf);
@@ -562,6 +563,7 @@ void CoordinatorBlock::release(Transaction& tx) {
   operation_count_ -= tx.outstanding;
   by_transid_.erase(tx.transid);
   transactions_.erase(tx.key);  // destroys tx
+  if (!api_failures_.empty()) answer_api_failures_if_done();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -850,6 +852,7 @@ void CoordinatorBlock::release_scan_if_idle(Scan& scan) {
     send(scan.client, std::move(out)).ignore_error();
   }
   scans_.erase(scan.ptr);  // destroys scan
+  if (!api_failures_.empty()) answer_api_failures_if_done();
 }
 
 // ---------------------------------------------------------------------------------------

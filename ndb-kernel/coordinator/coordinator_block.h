@@ -28,6 +28,12 @@
 //
 // Table definitions arrive from the local dictionary (TABLE_ADDREQ / TABLE_DROPREQ).
 // NODE_FAILREP for an API node aborts that client's transactions and closes its scans.
+// API_FAILREQ{node} from the membership block does the same and is answered
+// API_FAILCONF{node} once the last of those transactions has ended (aborted, or
+// committed when its commit had begun) and the last of those scans closed
+// (coordinator_api_failure.cc): until then that node is held back, so a restarted client
+// of the same node id cannot meet its old transactions under the same (node, api_tx)
+// keys.
 //
 // NODE_FAILREP for a data node X (node failure handling, coordinator_takeover.cc): new
 // operations and scans use the fragments' replica chains without X (the first live
@@ -191,6 +197,10 @@ class CoordinatorBlock : public kernel::Block {
   void on_table_drop_req(kernel::Signal& signal);
   void on_node_fail_rep(kernel::Signal& signal);
   void on_api_node_failed(uint16_t node);
+  // API node failure hold-back (coordinator_api_failure.cc).
+  void on_api_fail_req(kernel::Signal& signal);
+  // Answers every API_FAILREQ whose node has nothing left here.
+  void answer_api_failures_if_done();
   // Node restart (coordinator_node_restart.cc).
   void on_node_starting_rep(kernel::Signal& signal);
   void on_node_started_rep(kernel::Signal& signal);
@@ -306,6 +316,16 @@ class CoordinatorBlock : public kernel::Block {
   kernel::BlockAddress gcp_requester_;
   protocol::SignalPacker packer_;
   CoordinatorStats stats_;
+
+  // API_FAILREQs not answered yet: the failed API node, its scans when the request came
+  // (their client address is cleared then, so they are remembered by record id), and
+  // who asked.
+  struct ApiFailure {
+    uint16_t node = 0;
+    std::vector<uint32_t> scans;
+    kernel::BlockAddress requester;
+  };
+  std::vector<ApiFailure> api_failures_;
 };
 
 }  // namespace duo::coordinator

@@ -22,15 +22,17 @@
 // other data nodes and decides, together with them, which data nodes failed; only then
 // do the coordinator, dictionary, distribution and local_query blocks get NODE_FAILREP.
 // A closed link to a data node is reported to it (LINK_DOWN_REP) as an immediate
-// suspicion; a closed link to an API node still goes straight to the blocks as
-// NODE_FAILREP. When the survivors need the arbitrator, the membership block asks the
-// ArbitratorProxy block, which this loop serves from its mgmd session (`arbitrate`).
-// Declared failures and arbitration results go to the cluster log (`report event`); the
-// link to a node declared dead is closed (Transporter::disconnect), so that what its old
-// process still had in flight is never read. Whatever that process sends later, on a new
-// link, the membership block's SignalGate drops on this node's runtime (every signal
-// but the start protocol, until the node is included again: kernel-protocol.md "Dead
-// nodes' signals"); the membership block installs it itself, nothing to wire here.
+// suspicion; a closed link to an API node is reported to the membership block
+// (API_FAILREQ), which holds the API node back — its signals dropped, its reconnection
+// refused here — until the coordinator and dictionary have cleaned up after it. When
+// the survivors need the arbitrator, the membership block asks the ArbitratorProxy
+// block, which this loop serves from its mgmd session (`arbitrate`). Declared failures
+// and arbitration results go to the cluster log (`report event`); the link to a node
+// declared dead is closed (Transporter::disconnect), so that what its old process still
+// had in flight is never read. Whatever that process sends later, on a new link, the
+// membership block's SignalGate drops on this node's runtime (every signal but the
+// start protocol, until the node is included again: kernel-protocol.md "Dead nodes'
+// signals"); the membership block installs it itself, nothing to wire here.
 // A node that must stop (declared dead by the others, arbitration lost, a node group
 // lost) raises shutdown_requested(); this loop then stops the node with exit code 1 and
 // the reason in its log.
@@ -308,7 +310,7 @@ class DataNode {
   std::unique_ptr<kernel::ThreadRuntime> runtime_;
   // Owned by runtime_; its start state is read (atomically) by the control loop.
   const distribution::DistributionBlock* distribution_ = nullptr;
-  const membership::MembershipBlock* membership_ = nullptr;
+  membership::MembershipBlock* membership_ = nullptr;
   ArbitratorProxy* arbitrator_proxy_ = nullptr;
   // `arbitrate` requests sent, by round: who to answer.
   std::map<uint32_t, kernel::BlockAddress> arbitrations_;
@@ -460,19 +462,34 @@ void send_node_report(kernel::ThreadRuntime* runtime, uint16_t own_id, uint16_t 
   }
 }
 
-// The link to `node` closed. An API node is gone at once: the coordinator and
-// dictionary abort its transactions and forget its subscriptions (NODE_FAILREP). A data
-// node is only suspected: the membership block agrees its failure with the other data
-// nodes first (LINK_DOWN_REP). Called on the transporter's thread;
-// ThreadRuntime::send_from_outside is safe there.
-void report_link_down(kernel::ThreadRuntime* runtime, uint16_t own_id, uint16_t node, bool api) {
+// The link to `node` closed. An API node is gone at once: it is held back right here
+// (before the report is even queued, so that a reconnection racing it is refused too)
+// and the membership block has the coordinator and dictionary abort its transactions,
+// close its scans and forget its subscriptions (API_FAILREQ), lifting the hold-back when
+// they are done. A data node is only suspected: the membership block agrees its failure
+// with the other data nodes first (LINK_DOWN_REP). Called on the transporter's thread;
+// ThreadRuntime::send_from_outside and MembershipBlock::hold_back_api are safe there.
+void report_link_down(kernel::ThreadRuntime* runtime, membership::MembershipBlock* membership,
+                      uint16_t own_id, uint16_t node, bool api) {
   if (!api) {
     send_node_report(runtime, own_id, protocol::kMembershipBlock, protocol::kLinkDownRep, node);
     return;
   }
-  for (uint16_t block : {protocol::kCoordinatorBlock, protocol::kDictionaryBlock,
-                         protocol::kDistributionBlock}) {
-    send_node_report(runtime, own_id, block, protocol::kNodeFailRep, node);
+  membership->hold_back_api(node);
+  send_node_report(runtime, own_id, protocol::kMembershipBlock, protocol::kApiFailReq, node);
+}
+
+// API node `node` connected while the failure handling of its previous connection still
+// runs (MembershipBlock "API node failure"): its link is closed again, and its
+// transporter dials again as after any refused connection (the API treats the node as
+// unlinked meanwhile: its requests get kTemporary and are retried). Whatever it sent
+// before the close is dropped by the membership block's gate. Transporter thread.
+void refuse_held_back_api(transport::Transporter* transporter, uint16_t own_id, uint16_t node) {
+  DUO_LOG(INFO, kLog) << "Node " << own_id << ": refusing API node " << node
+                      << ": the failure handling of its previous connection is still running, "
+                         "try again";
+  if (Status closed = transporter->disconnect(node); !closed.ok()) {
+    DUO_LOG(WARNING, kLog) << "Node " << own_id << ": " << closed.message();
   }
 }
 
@@ -501,10 +518,13 @@ Status DataNode::start_transporter() {
   const std::vector<uint16_t> api_nodes = config_.api_nodes;
   kernel::ThreadRuntime* runtime = runtime_.get();
   LinkDownHistory* link_downs = &link_downs_;
+  membership::MembershipBlock* membership = membership_;
+  // The transporter is created below; the callback only runs once it has started.
+  std::shared_ptr<transport::Transporter*> refuser = std::make_shared<transport::Transporter*>();
   DUO_ASSIGN_OR_RETURN(transporter_, transport::Transporter::create(
                                          options, transport::deliver_to_runtime(*runtime_),
-                                         [own_id, api_nodes, runtime,
-                                          link_downs](const transport::LinkEvent& event) {
+                                         [own_id, api_nodes, runtime, link_downs, membership,
+                                          refuser](const transport::LinkEvent& event) {
                                            const bool api =
                                                std::binary_search(api_nodes.begin(),
                                                                   api_nodes.end(), event.node_id);
@@ -514,6 +534,10 @@ Status DataNode::start_transporter() {
                                                  << "Node " << own_id << ": link to " << kind << " "
                                                  << event.node_id << " up (" << event.peer_address
                                                  << ")";
+                                             if (api && membership->api_held_back(event.node_id)) {
+                                               refuse_held_back_api(*refuser, own_id,
+                                                                    event.node_id);
+                                             }
                                              return;
                                            }
                                            if (api) {
@@ -529,8 +553,10 @@ Status DataNode::start_transporter() {
                                                link_downs->link_down(event.node_id);
                                              }
                                            }
-                                           report_link_down(runtime, own_id, event.node_id, api);
+                                           report_link_down(runtime, membership, own_id,
+                                                            event.node_id, api);
                                          }));
+  *refuser = transporter_.get();
   port_ = transporter_->listen_port();
   runtime_->set_remote_sender(transporter_.get());
   DUO_RETURN_IF_ERROR(runtime_->start());

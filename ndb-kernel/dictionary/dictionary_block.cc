@@ -35,6 +35,7 @@ DictionaryBlock::DictionaryBlock(protocol::ClusterTopology topology)
   on(protocol::kListTablesReq, &DictionaryBlock::on_list_tables_req);
   on(protocol::kSubscribeSchemaReq, &DictionaryBlock::on_subscribe_schema_req);
   on(protocol::kNodeFailRep, &DictionaryBlock::on_node_fail_rep);
+  on(protocol::kApiFailReq, &DictionaryBlock::on_api_fail_req);
   on(protocol::kSchemaPrepareReq, &DictionaryBlock::on_schema_prepare_req);
   on(protocol::kSchemaPrepareConf, &DictionaryBlock::on_schema_prepare_conf);
   on(protocol::kSchemaPrepareRef, &DictionaryBlock::on_schema_prepare_ref);
@@ -225,7 +226,7 @@ void DictionaryBlock::on_node_fail_rep(Signal& signal) {
     const uint16_t old_master = master_;
     master_ = choose_master();
     takeover_node_failed(node);
-    if (old_master == node && is_master()) start_takeover(node);
+    if (old_master == node && is_master()) start_takeovers();
     if (running_ && running_->awaiting.erase(node) != 0 && running_->awaiting.empty()) {
       if (running_->committing || running_->aborting) {
         finish_running();
@@ -235,8 +236,28 @@ void DictionaryBlock::on_node_fail_rep(Signal& signal) {
     }
     return;
   }
+  on_api_node_failed(node);
+}
+
+void DictionaryBlock::on_api_node_failed(uint16_t node) {
   subscribers_.erase(node);
   std::erase_if(queue_, [node](const Request& r) { return r.client.node_id == node; });
+  // Before start_next below: a running request of that node finishes unanswered (and
+  // still counts as the node's until it has: its answer must not reach a new process
+  // of the same node id).
+  if (running_ && running_->request.client.node_id == node) {
+    running_->request.client.node_id = 0;  // finishes, but nobody is told
+    running_->request.failed_api_node = node;
+  }
+  if (running_ && running_->request.failed_client.node_id == node) {
+    running_->request.failed_client.node_id = 0;
+    running_->request.failed_api_node = node;
+  }
+  for (Request& request : queue_) {
+    if (request.failed_client.node_id != node) continue;
+    request.failed_client.node_id = 0;
+    request.failed_api_node = node;
+  }
   // A copying ALTER of that API node will not finish: its tables take writes again.
   if (is_master()) {
     for (const auto& [table_id, table] : tables_) {
@@ -247,13 +268,44 @@ void DictionaryBlock::on_node_fail_rep(Signal& signal) {
       unlock.kind = protocol::kSchemaAlter;
       unlock.table = table;
       unlock.table.flags = protocol::with_copy_lock(table.flags, 0);
+      unlock.failed_api_node = node;
       queue_.push_back(std::move(unlock));
     }
     start_next();
   }
-  if (running_ && running_->request.client.node_id == node) {
-    running_->request.client.node_id = 0;  // finishes, but nobody is told
-  }
+}
+
+void DictionaryBlock::on_api_fail_req(Signal& signal) {
+  const uint16_t node = static_cast<uint16_t>(signal.word(0));
+  if (node == 0 || std::binary_search(data_nodes_.begin(), data_nodes_.end(), node)) return;
+  on_api_node_failed(node);
+  api_failures_.emplace_back(node, signal.sender());
+  answer_api_failures_if_done();
+}
+
+void DictionaryBlock::answer_api_failures_if_done() {
+  const auto belongs_to = [](const Request& request, uint16_t node) {
+    return request.failed_api_node == node || request.client.node_id == node;
+  };
+  std::erase_if(api_failures_, [&](const std::pair<uint16_t, BlockAddress>& failure) {
+    const uint16_t node = failure.first;
+    if (running_ && belongs_to(running_->request, node)) return false;
+    for (const Request& request : queue_) {
+      if (belongs_to(request, node)) return false;
+    }
+    Signal conf(protocol::kApiFailConf, {node});
+    conf.set_receiver(failure.second);
+    Status sent = send(failure.second, conf.clone());
+    // A full queue: try again shortly; a lost answer would hold the API node back forever.
+    if (sent.code() == ErrorCode::kTemporary) {
+      sent = send_delayed(failure.second, std::move(conf), 1);
+    }
+    if (!sent.ok()) {
+      DUO_BLOCK_LOG(ERROR) << "cannot confirm the failure handling of API node " << node << ": "
+                           << sent.message();
+    }
+    return true;
+  });
 }
 
 uint16_t DictionaryBlock::choose_master() const {
@@ -347,6 +399,7 @@ void DictionaryBlock::start_next() {
     running_->awaiting = send_to_every_dictionary(std::move(prepare).value());
   }
   confirm_lock_if_idle();
+  if (!api_failures_.empty()) answer_api_failures_if_done();
 }
 
 Status DictionaryBlock::check_alter(Request* request) const {
@@ -474,6 +527,7 @@ void DictionaryBlock::finish_running() {
       undo.failed_request_id = request.request_id;
       undo.failed_error = done->error;
       undo.failed_message = done->message;
+      undo.failed_api_node = request.failed_api_node;
       queue_.push_front(std::move(undo));
     } else {
       answer(request.client, protocol::kAlterTableRef,
@@ -580,6 +634,7 @@ void DictionaryBlock::on_schema_commit_req(Signal& signal) {
   last_committed_from_[static_cast<uint16_t>(msg.request_id >> 24)] = msg.request_id;
   prepared.master = signal.sender();
   const uint32_t table_id = prepared.table.schema.table_id;
+  note_committed_alter(msg.request_id, prepared.kind, table_id);
   if (prepared.kind != protocol::kSchemaDrop) {
     tables_[table_id] = prepared.table;
   } else {
@@ -664,6 +719,7 @@ void DictionaryBlock::local_done(uint32_t schema_tx) {
   if (it == prepared_.end()) return;
   Prepared prepared = std::move(it->second);
   prepared_.erase(it);
+  note_local_outcome(schema_tx, prepared.kind, prepared.local_error);
   answer(
       prepared.master, protocol::kSchemaCommitConf,
       DictMsg{schema_tx, 0, 0, prepared.local_error,

@@ -103,6 +103,8 @@ class DictionaryBlock : public kernel::Block {
   bool is_master() const { return node_id() == master_; }
   // Master takeovers this node ran (dictionary_takeover.cc).
   uint32_t takeovers_done() const { return takeovers_done_; }
+  // Schema transactions held here prepared or committing (tests: none is left behind).
+  size_t prepared_count() const { return prepared_.size(); }
   // Node restarts hold the schema lock (DICT_LOCKREQ): schema requests are refused.
   bool schema_locked() const { return !lock_holders_.empty(); }
 
@@ -120,6 +122,9 @@ class DictionaryBlock : public kernel::Block {
     uint32_t failed_request_id = 0;
     ErrorCode failed_error = ErrorCode::kOk;
     std::string failed_message;
+    // The failed API node this request still belongs to (it was its client, or it lifts
+    // that node's copy lock): that node's API_FAILCONF waits until it has finished.
+    uint16_t failed_api_node = 0;
   };
   // The schema transaction the master is running.
   struct Running {
@@ -153,6 +158,12 @@ class DictionaryBlock : public kernel::Block {
   void on_list_tables_req(kernel::Signal& signal);
   void on_subscribe_schema_req(kernel::Signal& signal);
   void on_node_fail_rep(kernel::Signal& signal);
+  // An API node failed (NODE_FAILREP, or API_FAILREQ from the membership block): its
+  // queued requests go, its running one finishes unanswered, its copy locks are lifted.
+  void on_api_node_failed(uint16_t node);
+  // API_FAILREQ: as above, answered API_FAILCONF once nothing of the node is left here.
+  void on_api_fail_req(kernel::Signal& signal);
+  void answer_api_failures_if_done();
   // The lowest data node neither dead nor starting (the current master if none is).
   uint16_t choose_master() const;
   // Master side.
@@ -206,6 +217,10 @@ class DictionaryBlock : public kernel::Block {
   void on_node_starting_rep(kernel::Signal& signal);
   void on_node_started_rep(kernel::Signal& signal);
   // Master takeover (dictionary_takeover.cc).
+  // This node became master because the master died: take over every dead node's
+  // schema transactions, one dead node after the other (a master that died during its
+  // own takeover left its predecessor's unfinished too).
+  void start_takeovers();
   void start_takeover(uint16_t dead_master);
   void on_dict_takeover_req(kernel::Signal& signal);
   void on_dict_takeover_conf(kernel::Signal& signal);
@@ -214,6 +229,13 @@ class DictionaryBlock : public kernel::Block {
   void resolve_takeover();
   // A SCHEMA_COMMITCONF for the takeover (true if it was one).
   bool on_takeover_commit_conf(const protocol::DictMsg& conf, uint16_t from);
+  // The dead master's last ALTER failed its index build on some live node and was not
+  // undone: queue the undo (kSchemaAlterBack to the previous definition) first.
+  void undo_failed_alter_if_needed();
+  // Participant: a committed change of table `table_id` from `master` (the previous
+  // definition, for an ALTER) and, once applied here, its local outcome.
+  void note_committed_alter(uint32_t schema_tx, uint32_t kind, uint32_t table_id);
+  void note_local_outcome(uint32_t schema_tx, uint32_t kind, uint32_t local_error);
   void takeover_node_failed(uint16_t node);
   void finish_takeover();
 
@@ -237,6 +259,8 @@ class DictionaryBlock : public kernel::Block {
   uint32_t next_schema_tx_ = 1;
   std::deque<Request> queue_;
   std::unique_ptr<Running> running_;
+  // API_FAILREQs not answered yet: (API node, requester).
+  std::vector<std::pair<uint16_t, kernel::BlockAddress>> api_failures_;
 
   // Participant state, by schema transaction id (ids carry their master's node id in
   // the top 8 bits, so two masters' ids never meet).
@@ -255,10 +279,27 @@ class DictionaryBlock : public kernel::Block {
     std::set<uint32_t> last_committed;        // the nodes' last commits from the dead master
     std::set<uint16_t> prepared_at;           // nodes holding it prepared, not committing
     std::set<uint16_t> resolving;             // SCHEMA_COMMITCONF still expected
+    // The dead master's ALTER whose build failed on some live node and was not undone
+    // there (DICT_TAKEOVERCONF w4; or a commit this takeover sent failed): 0 none.
+    uint32_t failed_alter = 0;
+    uint32_t failed_table = 0;
+    bool commit_failed = false;  // a commit this takeover sent failed somewhere
   };
   std::unique_ptr<MasterTakeover> takeover_;
   uint32_t takeovers_done_ = 0;
-
+  // Dead nodes whose takeover is still to run after takeover_ (ascending).
+  std::vector<uint16_t> takeover_queue_;
+  // Participant: the last ALTER committed here from each master (by the id's top 8
+  // bits), with the definition it replaced, and whether it failed here (some local
+  // block could not build its indexes) and was not undone since. A takeover asks for it:
+  // a failed ALTER's undo was its dead master's job.
+  struct CommittedAlter {
+    uint32_t schema_tx = 0;
+    uint32_t table_id = 0;
+    protocol::TableDef previous;
+    bool failed_here = false;
+  };
+  std::map<uint16_t, CommittedAlter> last_alter_from_;
 
   std::unique_ptr<fs_client::DualCopyFile> schema_file_;  // created at on_start
   // System restart in progress.

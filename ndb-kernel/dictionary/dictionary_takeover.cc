@@ -15,9 +15,26 @@
 // blocks) and confirmed to the new master. Schema transaction ids carry their master's
 // node id (top 8 bits), so the dead master's ids never meet the new master's.
 //
+// Every dead node is taken over, not only the master that just died: a new master that
+// dies during its own takeover leaves its predecessor's transaction half resolved (its
+// SCHEMA_COMMITREQs reached some nodes), so the next master takes over each dead node
+// in turn (ascending; the ids' top 8 bits tell whose a transaction is) — again after
+// every master death, however many follow each other. A takeover of a node that left
+// nothing costs one DICT_TAKEOVERREQ round.
+//
+// An ALTER whose index build failed on some node is undone by its master (the reverse
+// alter, kSchemaAlterBack) before anything else; if the master died before that undo
+// committed, every node whose build failed and that holds the failed definition still
+// says so (DICT_TAKEOVERCONF w4, w5), as does a commit the takeover itself sends that
+// fails; then, once the transaction in flight is settled (an undo already committed
+// somewhere is committed everywhere, which ends it), the new master runs the undo to the
+// definition the ALTER replaced (each node remembers it with its last committed ALTER
+// from each master) before any other request. Every live node ends on the old
+// definition.
+//
 // The client of the dead master's transaction got a temporary error when its link to the
-// master went (its outcome is what the takeover decides). Not covered: an ALTER whose
-// index build failed on some node (its undo was the dead master's to run).
+// master went (its outcome is what the takeover decides; for a failed ALTER, the old
+// definition).
 //
 // Thread-safety: a Block; single-threaded by the runtime's contract.
 #include "ndb-kernel/dictionary/dictionary_block.h"
@@ -35,6 +52,21 @@ namespace {
 constexpr uint32_t kCommit = 0;  // SCHEMA_COMMITREQ a (dictionary_block.cc)
 constexpr uint32_t kAbort = 1;
 }  // namespace
+
+void DictionaryBlock::start_takeovers() {
+  for (uint16_t dead : dead_nodes_) {
+    if (takeover_ && takeover_->dead == dead) continue;
+    if (std::find(takeover_queue_.begin(), takeover_queue_.end(), dead) != takeover_queue_.end()) {
+      continue;
+    }
+    takeover_queue_.push_back(dead);
+  }
+  std::sort(takeover_queue_.begin(), takeover_queue_.end());
+  if (takeover_ || takeover_queue_.empty()) return;
+  const uint16_t next = takeover_queue_.front();
+  takeover_queue_.erase(takeover_queue_.begin());
+  start_takeover(next);
+}
 
 void DictionaryBlock::start_takeover(uint16_t dead_master) {
   takeover_ = std::make_unique<MasterTakeover>();
@@ -55,9 +87,17 @@ void DictionaryBlock::on_dict_takeover_req(Signal& signal) {
     prepared_tx = schema_tx;
     committing = prepared.committing;
   }
+  // A failed ALTER of the dead master still in place here: its undo is the takeover's.
+  uint32_t failed_alter = 0;
+  uint32_t failed_table = 0;
+  if (auto alter = last_alter_from_.find(dead);
+      alter != last_alter_from_.end() && alter->second.failed_here) {
+    failed_alter = alter->second.schema_tx;
+    failed_table = alter->second.table_id;
+  }
   Signal conf(protocol::kDictTakeoverConf,
               {dead, last == last_committed_from_.end() ? 0u : last->second, prepared_tx,
-               committing ? 1u : 0u});
+               committing ? 1u : 0u, failed_alter, failed_table});
   conf.set_receiver(signal.sender());
   if (Status sent = send(signal.sender(), std::move(conf)); !sent.ok()) {
     DUO_BLOCK_LOG(WARNING) << "cannot answer the master takeover of " << signal.sender().to_string()
@@ -83,6 +123,10 @@ void DictionaryBlock::on_dict_takeover_conf(Signal& signal) {
   }
   // A node that finished the commit no longer holds it; its last commit tells.
   if (last_committed != 0) takeover_->last_committed.insert(last_committed);
+  if (const uint32_t failed_alter = signal.word(4); failed_alter > takeover_->failed_alter) {
+    takeover_->failed_alter = failed_alter;
+    takeover_->failed_table = signal.word(5);
+  }
   if (takeover_->awaiting.empty()) resolve_takeover();
 }
 
@@ -114,8 +158,11 @@ bool DictionaryBlock::on_takeover_commit_conf(const DictMsg& conf, uint16_t from
     return false;
   }
   if (conf.c != 0) {
-    DUO_BLOCK_LOG(ERROR) << "master takeover: node " << from << " could not apply schema "
-                         << "transaction " << conf.request_id << ": " << conf.text;
+    DUO_BLOCK_LOG(WARNING) << "master takeover: node " << from << " could not apply schema "
+                           << "transaction " << conf.request_id << ": " << conf.text;
+    // If it was an ALTER, its build failed there: undone below (a failed CREATE, DROP
+    // or undo has no undo).
+    if (takeover_->commit) takeover_->commit_failed = true;
   }
   if (takeover_->resolving.erase(from) != 0 && takeover_->resolving.empty()) finish_takeover();
   return true;
@@ -133,10 +180,74 @@ void DictionaryBlock::takeover_node_failed(uint16_t node) {
 }
 
 void DictionaryBlock::finish_takeover() {
+  undo_failed_alter_if_needed();
   takeover_.reset();
   ++takeovers_done_;
+  if (!takeover_queue_.empty()) {
+    const uint16_t next = takeover_queue_.front();
+    takeover_queue_.erase(takeover_queue_.begin());
+    return start_takeover(next);
+  }
   start_next();
   confirm_lock_if_idle();
+}
+
+void DictionaryBlock::undo_failed_alter_if_needed() {
+  const MasterTakeover& takeover = *takeover_;
+  auto alter = last_alter_from_.find(takeover.dead);
+  const bool in_flight_was_alter =
+      alter != last_alter_from_.end() && alter->second.schema_tx == takeover.in_flight;
+  const uint32_t failed = takeover.commit_failed && in_flight_was_alter
+                              ? std::max(takeover.in_flight, takeover.failed_alter)
+                              : takeover.failed_alter;
+  if (failed == 0) return;
+  // The master runs a failed ALTER's undo before anything else, so a later transaction
+  // of its that is now committed everywhere is that undo: nothing left to do.
+  if (takeover.commit && takeover.in_flight > failed) return;
+  if (alter == last_alter_from_.end() || alter->second.schema_tx != failed) {
+    DUO_BLOCK_LOG(ERROR) << "master takeover: schema transaction " << failed << " of node "
+                         << takeover.dead << " (an ALTER of table " << takeover.failed_table
+                         << ") failed on some node, but this node does not know the "
+                         << "definition it replaced: not undone";
+    return;
+  }
+  const CommittedAlter& committed = alter->second;
+  auto table = tables_.find(committed.table_id);
+  if (table == tables_.end()) return;  // dropped since: nothing to go back to
+  Request undo;
+  undo.kind = protocol::kSchemaAlterBack;
+  undo.table = committed.previous;
+  // check_alter wants the version installed now (the undo is one more version).
+  undo.table.version = table->second.version;
+  DUO_BLOCK_LOG(INFO) << "master takeover: the ALTER of table '" << table->second.schema.name
+                      << "' (schema transaction " << failed << " of node " << takeover.dead
+                      << ") failed on some node and was not undone: going back to its "
+                      << "previous definition first";
+  queue_.push_front(std::move(undo));
+}
+
+void DictionaryBlock::note_committed_alter(uint32_t schema_tx, uint32_t kind, uint32_t table_id) {
+  // Any later committed change of the table replaces a failed definition (the undo
+  // itself, above all).
+  for (auto& [master, alter] : last_alter_from_) {
+    if (alter.table_id == table_id && alter.schema_tx != schema_tx) alter.failed_here = false;
+  }
+  if (kind != protocol::kSchemaAlter) return;
+  auto table = tables_.find(table_id);
+  if (table == tables_.end()) return;
+  CommittedAlter& alter = last_alter_from_[static_cast<uint16_t>(schema_tx >> 24)];
+  alter.schema_tx = schema_tx;
+  alter.table_id = table_id;
+  alter.previous = table->second;
+  alter.failed_here = false;
+}
+
+void DictionaryBlock::note_local_outcome(uint32_t schema_tx, uint32_t kind, uint32_t local_error) {
+  if (kind != protocol::kSchemaAlter || local_error == 0) return;
+  auto alter = last_alter_from_.find(static_cast<uint16_t>(schema_tx >> 24));
+  if (alter != last_alter_from_.end() && alter->second.schema_tx == schema_tx) {
+    alter->second.failed_here = true;
+  }
 }
 
 }  // namespace duo::dictionary

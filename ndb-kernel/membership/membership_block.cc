@@ -46,11 +46,14 @@ MembershipBlock::MembershipBlock(protocol::ClusterTopology topology, MembershipO
   on(protocol::kIncludeNodeReq, &MembershipBlock::on_include_node_req);
   on(protocol::kIncludeOrd, &MembershipBlock::on_include_ord);
   on(protocol::kIncludeConf, &MembershipBlock::on_include_conf);
+  on(protocol::kApiFailReq, &MembershipBlock::on_api_fail_req);
+  on(protocol::kApiFailConf, &MembershipBlock::on_api_fail_conf);
 }
 
 void MembershipBlock::on_start() {
   gate_ = std::make_unique<SignalGate>(node_id());
   set_remote_signal_filter(gate_.get());
+  shared_gate_.store(gate_.get(), std::memory_order_release);
   reset_watch();
   send_or_retry(address(), kernel::Signal(protocol::kMembershipTick));
 }

@@ -85,12 +85,25 @@
 // not in it is failed), and after it commits all survivors agree. INCLUDE_ORD is
 // idempotent: a repeat is only answered again.
 //
-// Thread-safety: a Block; single-threaded. shutdown_requested() and shutdown_reason()
-// may be read from any thread (duo_datad's control loop).
+// API node failure (NDB's API_FAILREQ / API_FAILCONF in QMGR;
+// membership_api_failure.cc). When an API node's link closes, the runtime's host sends
+// API_FAILREQ{node} to this block (duo_datad's report_link_down; a simulator harness
+// injects it). The node is held back at once (SignalGate::hold_back_api: every signal of
+// it is dropped, and duo_datad refuses its link while api_held_back()), and API_FAILREQ
+// goes to the coordinator and the dictionary, which abort, finish or close what that
+// node's connection left and answer API_FAILCONF when nothing of it is left. Once both
+// answered, the hold-back ends (one INFO line) and the node may connect again. A repeat
+// API_FAILREQ while the handling runs (a refused reconnection's link closing) changes
+// nothing. Data nodes are never named in API_FAILREQ (they fail through rounds).
+//
+// Thread-safety: a Block; single-threaded. shutdown_requested(), shutdown_reason(),
+// hold_back_api() and api_held_back() may be used from any thread (duo_datad's control
+// loop and transporter thread).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -136,6 +149,16 @@ class MembershipBlock : public kernel::Block {
   // The node's gate for signals of other data nodes (null before on_start). Its
   // observers may be read from any thread.
   const SignalGate* signal_gate() const { return gate_.get(); }
+  // API node failures whose hold-back ended.
+  uint64_t api_failures_handled() const { return api_failures_handled_; }
+
+  // ---- Any thread (API node failure, above) ----
+  // `node`'s link closed: hold it back now, before its API_FAILREQ is handled, so that a
+  // reconnection racing that request is refused too. No-op before on_start (nothing of
+  // any API node exists then).
+  void hold_back_api(uint16_t node);
+  // `node` is held back: its failure handling has not finished.
+  bool api_held_back(uint16_t node) const;
 
   // ---- Any thread ----
   bool shutdown_requested() const { return shutdown_requested_.load(std::memory_order_acquire); }
@@ -183,6 +206,9 @@ class MembershipBlock : public kernel::Block {
   void on_include_node_req(kernel::Signal& signal);
   void on_include_ord(kernel::Signal& signal);
   void on_include_conf(kernel::Signal& signal);
+  // API node failure (membership_api_failure.cc).
+  void on_api_fail_req(kernel::Signal& signal);
+  void on_api_fail_conf(kernel::Signal& signal);
 
   // True if the signal must be ignored: this node is shutting down or joining (passive),
   // or it comes from a node this node has declared (or is declaring) dead.
@@ -232,6 +258,15 @@ class MembershipBlock : public kernel::Block {
   NodeSet blocked_;  // nodes named failed by an accepted PREP_FAILREQ: signals dropped
   // Installed as the node's RemoteSignalFilter at on_start; mirrors blocked_.
   std::unique_ptr<SignalGate> gate_;
+  // gate_ for other threads (hold_back_api / api_held_back): null until on_start.
+  std::atomic<SignalGate*> shared_gate_{nullptr};
+  // API node failures being handled: the blocks whose API_FAILCONF is still expected.
+  struct ApiFailure {
+    std::vector<uint16_t> awaiting;  // block numbers
+    uint64_t started_ns = 0;
+  };
+  std::map<uint16_t, ApiFailure> api_failures_;
+  uint64_t api_failures_handled_ = 0;
   NodeSet suspected_;  // suspicions: this node's, reported ones, and PREP_FAILREQ failed sets
   // Last sign of life (FAIL_ACK, PREP/COMMIT) from the president this node reports to.
   uint64_t president_heard_ns_ = 0;

@@ -36,11 +36,34 @@ void SignalGate::admit(uint16_t node) {
   clear(logged_, node);
 }
 
+void SignalGate::hold_back_api(uint16_t node) {
+  if (node > kNodeSetIdMax) return;
+  set(held_back_, node);
+}
+
+void SignalGate::release_api(uint16_t node) {
+  if (node > kNodeSetIdMax || !test(held_back_, node)) return;
+  clear(held_back_, node);
+  clear(held_back_logged_, node);
+}
+
 bool SignalGate::drops(const kernel::Signal& signal) {
   const uint16_t node = signal.sender().node_id;
   if (node > kNodeSetIdMax) return false;
   // Read before written: once set, the common case costs one load, no shared write.
   if (!test(heard_, node)) set(heard_, node);
+  if (test(held_back_, node)) {
+    dropped_[node].fetch_add(1, std::memory_order_relaxed);
+    dropped_total_.fetch_add(1, std::memory_order_relaxed);
+    const uint64_t bit = uint64_t{1} << (node % 64);
+    if ((held_back_logged_[node / 64].fetch_or(bit, std::memory_order_relaxed) & bit) == 0) {
+      DUO_LOG(INFO, log_tag_) << "dropping every signal of API node " << node
+                              << " until the failure handling of its last connection is done"
+                              << " (first: " << kernel::signal_name(signal.id()) << " to block "
+                              << signal.receiver().block << ")";
+    }
+    return true;
+  }
   if (!test(closed_, node) || is_start_protocol(signal.id())) return false;
   dropped_[node].fetch_add(1, std::memory_order_relaxed);
   dropped_total_.fetch_add(1, std::memory_order_relaxed);
@@ -56,6 +79,10 @@ bool SignalGate::drops(const kernel::Signal& signal) {
 
 bool SignalGate::closed_to(uint16_t node) const {
   return node <= kNodeSetIdMax && test(closed_, node);
+}
+
+bool SignalGate::held_back(uint16_t node) const {
+  return node <= kNodeSetIdMax && test(held_back_, node);
 }
 
 bool SignalGate::heard(uint16_t node) const {

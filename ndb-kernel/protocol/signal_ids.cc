@@ -122,6 +122,8 @@ void register_protocol_signal_names() {
       {kDbinfoScanConf, "DBINFO_SCANCONF"},
       {kDictTakeoverReq, "DICT_TAKEOVERREQ"},
       {kDictTakeoverConf, "DICT_TAKEOVERCONF"},
+      {kApiFailReq, "API_FAILREQ"},
+      {kApiFailConf, "API_FAILCONF"},
       {kFsOpenReq, "FS_OPENREQ"},
       {kFsOpenConf, "FS_OPENCONF"},
       {kFsRef, "FS_REF"},

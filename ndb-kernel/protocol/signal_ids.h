@@ -271,9 +271,20 @@ inline constexpr uint32_t kDbinfoOperations = 1;
 // Dictionary master takeover (530..539): the new master -> every live dictionary when
 // the master died: w0 the dead master. CONF: w0 dead master, w1 the last schema
 // transaction this node committed from it (0: none), w2 the one it holds prepared from
-// it (0: none), w3 1 when that one's commit already arrived here (it is committing).
+// it (0: none), w3 1 when that one's commit already arrived here (it is committing),
+// w4 the dead master's ALTER whose index build failed here and was not undone (0: none),
+// w5 that ALTER's table id.
 inline constexpr SignalId kDictTakeoverReq = 530;
 inline constexpr SignalId kDictTakeoverConf = 531;
+
+// API node failure hold-back (540..549; NDB's API_FAILREQ / API_FAILCONF). The runtime
+// host (duo_datad when an API node's link closes; a simulator harness) -> its own
+// membership block: w0 the API node. The membership block holds the API node back
+// (SignalGate) and sends API_FAILREQ{w0 API node} to its coordinator and dictionary;
+// each answers API_FAILCONF{w0 API node} to it once nothing of that node's old
+// connection is left there (transactions ended, scans closed, schema requests done).
+inline constexpr SignalId kApiFailReq = 540;
+inline constexpr SignalId kApiFailConf = 541;
 
 // Registers the names above for logs (idempotent).
 void register_protocol_signal_names();

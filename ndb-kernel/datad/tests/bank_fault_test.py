@@ -18,6 +18,12 @@ Scenarios (each one CTest test, label `fault`):
   stop_restart  the same with SIGSTOP (HeartbeatIntervalDbDb=200: declared dead after
                 missed heartbeats), SIGCONT (it learns it was declared dead and exits),
                 start it again.
+  client_kill   rounds: SIGKILL of the duo_bank process itself under load (transfers in
+                flight at both data nodes) and a new one started at once, mostly with the
+                same API node id: the data nodes abort or finish the dead client's
+                transactions and hold its node id back until they have (API_FAILREQ /
+                API_FAILCONF); the new process's transfers commit; verify after each
+                round; every data node logged each failure handled.
   cluster_kill  SIGKILL of both data nodes during load, both started again (system
                 restart): the total holds and every transfer acknowledged in a GCI up to
                 the one recovered is there (later ones may be lost); the load then runs
@@ -158,6 +164,35 @@ def scenario_stop_restart(env):
 
     fault_rounds(env, stop, [2, 1, 2, 1])
     compare_replicas(env)
+
+
+def scenario_client_kill(env):
+    """SIGKILL of the client process under load, a new one at once; nothing mixes."""
+    start_cluster(env)
+    handled_before = {i: env.read(env.datad_log(i)).count("failure handled in") for i in (1, 2)}
+    rounds = 4
+    load = env.start_load()
+    for round_index in range(1, rounds + 1):
+        wait_commits(load, 500)
+        event("SIGKILL duo_bank (round %d)" % round_index)
+        load.proc.send_signal(signal.SIGKILL)
+        load.proc.wait(timeout=10)
+        # At once: its API node id may still be held back by the data nodes (they refuse
+        # its links until its failure is handled: the client retries).
+        load = env.start_load()
+    wait_commits(load, 500)
+    counts = load.stop()
+    report_load("after %d client kills" % rounds, counts)
+    env.verify("after %d client kills" % rounds)
+    for i in (1, 2):
+        text = env.read(env.datad_log(i))
+        handled = text.count("failure handled in") - handled_before[i]
+        refused = text.count("refusing API node")
+        took = [int(ms) for ms in re.findall(r"failure handled in (\d+) ms", text)]
+        log("data node %d: %d API node failures handled (in %s ms), %d reconnections refused "
+            "meanwhile" % (i, handled, took[-handled:], refused))
+        # Each kill, and each load's clean stop, is one API node failure at each data node.
+        check(handled >= rounds, "data node %d handled %d API node failures" % (i, handled))
 
 
 def recovered_gci(env):
