@@ -1,6 +1,7 @@
 // Key lookups, index lookups and ranges, and filter pushdown; see access_plan.h.
 #include "sql-frontend/executor/access_plan.h"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <set>
@@ -299,16 +300,62 @@ std::vector<std::vector<std::string>> combinations(const std::vector<uint16_t>& 
   return out;
 }
 
-// How good an index is for the facts: unique lookups first, then the longest equality
-// prefix, then a range on the next column.
+// The conjuncts of a lookup left to evaluate in sqld: all but the equalities that fixed
+// `columns` (an equality from `fixed` is the caller's to check).
+std::vector<const Expr*> residual_of_lookup(const std::vector<uint16_t>& columns,
+                                            const std::vector<ColumnFacts>& facts,
+                                            const std::vector<const Expr*>& conjuncts) {
+  std::vector<bool> used(conjuncts.size(), false);
+  for (uint16_t c : columns) {
+    if (facts[c].equality_conjunct) used[*facts[c].equality_conjunct] = true;
+  }
+  std::vector<const Expr*> residual;
+  for (size_t c = 0; c < conjuncts.size(); ++c) {
+    if (!used[c]) residual.push_back(conjuncts[c]);
+  }
+  return residual;
+}
+
+// The UNIQUE index whose every column `=`/`IN` fix with the fewest value combinations
+// (at most kKeyLookupsMax), the first declared on a tie; -1 when there is none.
+int32_t choose_unique_index(const std::vector<storage::IndexDef>& indexes,
+                            const std::vector<ColumnFacts>& facts) {
+  int32_t best = -1;
+  size_t best_count = 0;
+  for (size_t i = 0; i < indexes.size(); ++i) {
+    const storage::IndexDef& def = indexes[i];
+    if (!def.unique || def.columns.empty()) continue;
+    bool all_fixed = true;
+    size_t count = 1;
+    for (uint16_t column : def.columns) {
+      // A column the SQL definition does not describe: do not use the index.
+      if (column >= facts.size() || !facts[column].has_equality) {
+        all_fixed = false;
+        break;
+      }
+      count *= std::max<size_t>(1, facts[column].equal.size());
+      if (count > kKeyLookupsMax) {
+        all_fixed = false;
+        break;
+      }
+    }
+    if (!all_fixed) continue;
+    if (best < 0 || count < best_count) {
+      best = static_cast<int32_t>(i);
+      best_count = count;
+    }
+  }
+  return best;
+}
+
+// How good an index is for a scan: the longest equality prefix, then a range on the next
+// column. (A fully fixed UNIQUE index was a unique lookup already.)
 struct IndexChoice {
   int32_t index = -1;
   size_t equality_columns = 0;
-  bool unique = false;
   bool has_range = false;
 
   bool better_than(const IndexChoice& other) const {
-    if (unique != other.unique) return unique;
     if (equality_columns != other.equality_columns) {
       return equality_columns > other.equality_columns;
     }
@@ -343,7 +390,6 @@ IndexChoice choose_index(const std::vector<storage::IndexDef>& indexes,
       choice.has_range = next.low.has_value() || next.high.has_value();
     }
     if (choice.equality_columns == 0 && !choice.has_range) continue;
-    choice.unique = def.unique && choice.equality_columns == def.columns.size();
     if (best.index < 0 || choice.better_than(best)) best = choice;
   }
   return best;
@@ -435,13 +481,25 @@ AccessPlan plan_access(const catalog::SqlTable& table, const Expr* where,
       for (size_t k = 0; k < key_columns.size(); ++k) values.add(key_columns[k], key[k]);
       plan.keys.push_back(std::move(values));
     }
-    std::vector<bool> used(conjuncts.size(), false);
-    for (uint16_t c : key_columns) {
-      if (facts[c].equality_conjunct) used[*facts[c].equality_conjunct] = true;
+    plan.residual = residual_of_lookup(key_columns, facts, conjuncts);
+    return plan;
+  }
+
+  // Unique-index lookup: every column of a UNIQUE index fixed; the keys are the hidden
+  // table's (its column k is the index's column k).
+  const int32_t unique = choose_unique_index(ordered_indexes, facts);
+  if (unique >= 0) {
+    plan.kind = AccessPlan::Kind::kUniqueLookup;
+    plan.index = unique;
+    const std::vector<uint16_t>& index_columns = ordered_indexes[unique].columns;
+    for (const std::vector<std::string>& value : combinations(index_columns, facts)) {
+      storage::AttrValues key;
+      for (size_t k = 0; k < index_columns.size(); ++k) {
+        key.add(static_cast<uint16_t>(k), value[k]);
+      }
+      plan.keys.push_back(std::move(key));
     }
-    for (size_t c = 0; c < conjuncts.size(); ++c) {
-      if (!used[c]) plan.residual.push_back(conjuncts[c]);
-    }
+    plan.residual = residual_of_lookup(index_columns, facts, conjuncts);
     return plan;
   }
 
@@ -449,7 +507,6 @@ AccessPlan plan_access(const catalog::SqlTable& table, const Expr* where,
   if (choice.index >= 0) {
     plan.kind = AccessPlan::Kind::kIndexScan;
     plan.index = choice.index;
-    plan.unique_lookup = choice.unique;
     plan.equality_columns = choice.equality_columns;
     plan.has_range = choice.has_range;
     plan.ranges = index_ranges(ordered_indexes[choice.index], choice, facts);

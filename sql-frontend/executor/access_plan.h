@@ -1,16 +1,22 @@
 // AccessPlan: how one statement reaches the rows of its single table, best first:
 //   1. primary-key reads when the WHERE fixes every primary-key column (`=`, or `IN (...)`
 //      giving a batch of keys);
-//   2. a unique-index lookup when `=`/`IN` fix every column of a UNIQUE ordered index
-//      (unique indexes are ordered indexes enforced per fragment today, so the lookup is
-//      a bounded index scan returning at most one row per value combination);
+//   2. a unique-index lookup when `=`/`IN` fix every column of a UNIQUE index: key reads
+//      on the index's hidden table (protocol/unique_index.h; one per distinct value
+//      combination, a NULL in any column giving none) return the base rows' primary
+//      keys, then key reads on the base table return the rows — two round trips, as
+//      NDB reads through its unique hash indexes, instead of a scan of every fragment
+//      (row_source.h runs it, and re-checks the index columns on the base row: the entry
+//      and the row are two reads). Among unique indexes the fewest values wins, then the
+//      first declared;
 //   3. an ordered-index range scan: equalities (`=`, `IN`) on the index's leading columns,
 //      then one range (`<`, `<=`, `>`, `>=`, BETWEEN) on the next column; among indexes
 //      the longest equality prefix wins, then one with a range, then the first declared;
 //   4. otherwise a full scan.
-// Scans (2-4) carry the WHERE's pushable conjuncts compiled into a FilterProgram that
+// Scans (3-4) carry the WHERE's pushable conjuncts compiled into a FilterProgram that
 // the data nodes evaluate (rows that fail never cross the network). What is not used for
-// the keys or pushed stays in `residual`, evaluated in sqld on every row that comes back.
+// the keys or pushed stays in `residual`, evaluated in sqld on every row that comes back;
+// lookups (1-2) push nothing: their residual is every conjunct but the key equalities.
 //
 // Index bounds only narrow a scan: every conjunct a bound came from is still pushed (or
 // residual), so a bound must never be narrower than its condition but may be wider. A
@@ -42,7 +48,8 @@
 
 namespace duo::sql::executor {
 
-// At most this many keys from an IN list (or a product of them); beyond it: a scan.
+// At most this many keys from an IN list (or a product of them), for the primary key or
+// a unique index; beyond it: a scan.
 inline constexpr size_t kKeyLookupsMax = 1000;
 // At most this many index ranges (IN lists on index columns multiply); beyond it the
 // equality prefix is shortened until the product fits.
@@ -60,14 +67,16 @@ struct IndexRange {
 };
 
 struct AccessPlan {
-  enum class Kind : uint8_t { kKeyLookup, kIndexScan, kScan };
+  enum class Kind : uint8_t { kKeyLookup, kUniqueLookup, kIndexScan, kScan };
   Kind kind = Kind::kScan;
-  std::vector<storage::AttrValues> keys;  // kKeyLookup: distinct primary keys
-  // kIndexScan: number in the table's ordered_indexes, and the ranges to scan (none:
-  // an equality with NULL, no row can match).
+  // kKeyLookup: distinct primary keys (by column id). kUniqueLookup: distinct values of
+  // the unique index, each the key of its hidden table (hidden column i = the index's
+  // column i); none when a NULL was asked for, no row can match.
+  std::vector<storage::AttrValues> keys;
+  // kUniqueLookup, kIndexScan: number in the table's ordered_indexes. kIndexScan: the
+  // ranges to scan (none: an equality with NULL, no row can match).
   int32_t index = -1;
   std::vector<IndexRange> ranges;
-  bool unique_lookup = false;         // kIndexScan: every column of a UNIQUE index fixed
   size_t equality_columns = 0;        // kIndexScan: leading index columns fixed by = / IN
   bool has_range = false;             // kIndexScan: a range bound on the next column
   std::string filter;                 // scans: FilterProgram::encode(); empty: all rows
@@ -79,6 +88,7 @@ struct AccessPlan {
 // `ordered_indexes` are the table's (bound.table_def->schema.ordered_indexes), empty for
 // key lookups and full scans only; `fixed` adds equalities that are not in `where` (they
 // are used for keys, bounds and the filter, but the caller still checks them).
+// A caller that passes `ordered_indexes` must run kUniqueLookup (row_source.h does).
 AccessPlan plan_access(const catalog::SqlTable& table, const Expr* where,
                        const EvalContext& context,
                        const std::vector<storage::IndexDef>& ordered_indexes = {},

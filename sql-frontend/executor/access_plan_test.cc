@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/parser/parser.h"
 #include "storage/scan/filter.h"
@@ -116,6 +119,8 @@ class IndexPlanTest : public ::testing::Test {
     for (const storage::IndexDef& def : indexes_)
       has_key_index |= def.columns == std::vector<uint16_t>{0};
     if (!has_key_index) indexes_.push_back(storage::IndexDef{"PRIMARY", {0}, false});
+    without_unique_ = indexes_;
+    for (storage::IndexDef& def : without_unique_) def.unique = false;
   }
 
   int index_named(const std::string& name) const {
@@ -149,36 +154,164 @@ class IndexPlanTest : public ::testing::Test {
 
   catalog::SqlTable table_;
   std::vector<storage::IndexDef> indexes_;
+  std::vector<storage::IndexDef> without_unique_;  // the same, none UNIQUE: scans only
   ParsedStatement parsed_;
   std::vector<SqlValue> params_;
 };
 
 TEST_F(IndexPlanTest, EveryColumnOfAUniqueIndexFixedIsAUniqueLookup) {
   AccessPlan p = plan("c = 'x' AND a > 1");
-  EXPECT_EQ(p.kind, AccessPlan::Kind::kIndexScan);
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
   EXPECT_EQ(p.index, index_named("uc"));
-  EXPECT_TRUE(p.unique_lookup);
-  ASSERT_EQ(p.ranges.size(), 1u);
-  EXPECT_EQ(text(p.ranges[0].low), "x");
-  EXPECT_EQ(text(p.ranges[0].high), "x");
-  EXPECT_TRUE(p.ranges[0].low_inclusive && p.ranges[0].high_inclusive);
-  // The conditions still filter: the bounds only narrow the scan.
-  EXPECT_EQ(p.pushed_conjuncts, 2u);
+  // The key of the hidden table: its column 0 is the index's column 0 (c).
+  ASSERT_EQ(p.keys.size(), 1u);
+  ASSERT_EQ(p.keys[0].size(), 1u);
+  EXPECT_EQ(p.keys[0].entry(0).column, 0u);
+  EXPECT_EQ(p.keys[0].value(0), "x");
+  // Nothing is pushed; what the key did not use is evaluated in sqld.
+  EXPECT_TRUE(p.filter.empty());
+  EXPECT_TRUE(p.ranges.empty());
+  ASSERT_EQ(p.residual.size(), 1u);
+  EXPECT_EQ(p.pushed_conjuncts, 0u);
 
   // A unique lookup beats a longer equality prefix; the primary key beats both.
   p = plan("a = 1 AND b = 2 AND c = 'x'");
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
   EXPECT_EQ(p.index, index_named("uc"));
+  EXPECT_EQ(p.residual.size(), 2u);
   p = plan("id = 3 AND c = 'x'");
   EXPECT_EQ(p.kind, AccessPlan::Kind::kKeyLookup);
   ASSERT_EQ(p.keys.size(), 1u);
   EXPECT_EQ(p.residual.size(), 1u);
+
+  // Only some other column fixed, or a range on the unique column: no unique lookup.
+  EXPECT_EQ(plan("c > 'x'").kind, AccessPlan::Kind::kIndexScan);
+  EXPECT_EQ(plan("c LIKE 'x'").kind, AccessPlan::Kind::kScan);
+}
+
+TEST_F(IndexPlanTest, UniqueLookupsTakeInListsAndNulls) {
+  // Values the collation finds equal are one key.
+  AccessPlan p = plan("c IN ('x', 'X', 'y')");
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
+  ASSERT_EQ(p.keys.size(), 2u);
+  EXPECT_EQ(p.keys[0].value(0), "x");
+  EXPECT_EQ(p.keys[1].value(0), "y");
+  EXPECT_TRUE(p.residual.empty());
+
+  // A NULL matches nothing: dropped from an IN list, no key at all for `= NULL`.
+  p = plan("c IN ('x', NULL)");
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
+  EXPECT_EQ(p.keys.size(), 1u);
+  p = plan("c = NULL");
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
+  EXPECT_TRUE(p.keys.empty());
+  // IS NULL is not an equality: several rows may hold NULL.
+  EXPECT_NE(plan("c IS NULL").kind, AccessPlan::Kind::kUniqueLookup);
+
+  // A value that does not convert exactly is no key (the scan path compares it).
+  EXPECT_NE(plan("c = 'abcdefghijklmnop'").kind, AccessPlan::Kind::kUniqueLookup);
+
+  // More values than kKeyLookupsMax: a scan instead.
+  std::string many = "c IN (";
+  for (size_t i = 0; i <= kKeyLookupsMax; ++i) many += (i ? ",'v" : "'v") + std::to_string(i) + "'";
+  many += ")";
+  EXPECT_NE(plan(many).kind, AccessPlan::Kind::kUniqueLookup);
+}
+
+// A table with a composite UNIQUE index and a single-column one.
+class CompositeUniquePlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ParsedStatement parsed = parse_statement(
+        "CREATE TABLE u (id INT PRIMARY KEY, a INT, b INT, c INT, "
+        "UNIQUE KEY uab (a, b), UNIQUE KEY uc (c))");
+    ASSERT_TRUE(parsed.ok());
+    table_ = catalog::table_from_create(parsed.statement->as<CreateTableStatement>(), "db");
+    indexes_ = catalog::to_table_def(table_).schema.ordered_indexes;
+  }
+
+  AccessPlan plan(const std::string& where, const FixedColumns& fixed = {}) {
+    parsed_ = parse_statement("SELECT * FROM u WHERE " + where);
+    EXPECT_TRUE(parsed_.ok()) << where;
+    EvalContext context;
+    context.params = &params_;
+    return plan_access(table_, parsed_.statement->as<SelectStatement>().query->select->where.get(),
+                       context, indexes_, fixed);
+  }
+
+  // "1:2|3:4" for keys (1,2) and (3,4) of the hidden table.
+  static std::string keys(const AccessPlan& p) {
+    std::string out;
+    for (const storage::AttrValues& key : p.keys) {
+      if (!out.empty()) out += "|";
+      for (size_t i = 0; i < key.size(); ++i) {
+        if (i > 0) out += ":";
+        EXPECT_EQ(key.entry(i).column, i);  // hidden column i = index column i
+        int32_t v = 0;
+        std::memcpy(&v, key.value(i).data(), sizeof v);
+        out += std::to_string(v);
+      }
+    }
+    return out;
+  }
+
+  catalog::SqlTable table_;
+  std::vector<storage::IndexDef> indexes_;
+  ParsedStatement parsed_;
+  std::vector<SqlValue> params_;
+};
+
+TEST_F(CompositeUniquePlanTest, EveryColumnMustBeFixed) {
+  AccessPlan p = plan("b = 2 AND a = 1");
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
+  EXPECT_EQ(keys(p), "1:2");  // index column order, whatever the WHERE's
+  EXPECT_TRUE(p.residual.empty());
+
+  // A prefix is a range scan of the ordered index, not a lookup.
+  p = plan("a = 1");
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kIndexScan);
+  EXPECT_EQ(p.equality_columns, 1u);
+  EXPECT_EQ(plan("b = 2").kind, AccessPlan::Kind::kScan);
+  EXPECT_EQ(plan("a = 1 AND b > 2").kind, AccessPlan::Kind::kIndexScan);
+
+  // IN lists give every combination; a NULL in one column none with it.
+  p = plan("a IN (1, 3) AND b IN (2, 4)");
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
+  EXPECT_EQ(keys(p), "1:2|3:2|1:4|3:4");
+  p = plan("a IN (1, NULL) AND b = 2");
+  EXPECT_EQ(keys(p), "1:2");
+  p = plan("a = 1 AND b = NULL");
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
+  EXPECT_TRUE(p.keys.empty());
+}
+
+TEST_F(CompositeUniquePlanTest, FewestValuesWinsAndFixedColumnsCount) {
+  // Both indexes fixed: the one with fewer values.
+  AccessPlan p = plan("a IN (1, 3) AND b = 2 AND c = 9");
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
+  EXPECT_EQ(keys(p), "9");
+  EXPECT_EQ(p.residual.size(), 2u);
+  p = plan("a = 1 AND b = 2 AND c IN (7, 8)");
+  EXPECT_EQ(keys(p), "1:2");
+
+  // A join's outer row fixes b: with a = in the WHERE, a unique lookup; the fixed value
+  // stays the caller's to check, the WHERE's equality is the key's.
+  p = plan("a = 1", {{2, SqlValue::of_int(5)}});
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
+  EXPECT_EQ(keys(p), "1:5");
+  EXPECT_TRUE(p.residual.empty());
+  p = plan("id > 0", {{1, SqlValue::of_int(4)}, {2, SqlValue::of_int(6)}});
+  EXPECT_EQ(keys(p), "4:6");
+  EXPECT_EQ(p.residual.size(), 1u);
+  p = plan("id > 0", {{1, SqlValue::of_int(4)}, {2, SqlValue::null()}});
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
+  EXPECT_TRUE(p.keys.empty());
 }
 
 TEST_F(IndexPlanTest, LongestEqualityPrefixWinsThenARange) {
   AccessPlan p = plan("b = 2 AND a = 1");
   EXPECT_EQ(p.kind, AccessPlan::Kind::kIndexScan);
   EXPECT_EQ(p.index, index_named("kab"));
-  EXPECT_FALSE(p.unique_lookup);
   EXPECT_EQ(p.equality_columns, 2u);
   ASSERT_EQ(p.ranges.size(), 1u);
   EXPECT_EQ(text(p.ranges[0].low), "1,2");
@@ -275,8 +408,8 @@ TEST_F(IndexPlanTest, InListsGiveOneRangePerDistinctValue) {
   EXPECT_EQ(text(p.ranges[1].low), "2,3");
 
   // Values the collation finds equal are one range: the ranges never overlap.
-  p = plan("c IN ('x', 'X', 'y')");
-  EXPECT_TRUE(p.unique_lookup);
+  p = plan("c > 'a' AND c IN ('x', 'X', 'y')", {}, &without_unique_);
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kIndexScan);
   EXPECT_EQ(p.ranges.size(), 2u);
 
   // Too many combinations: the equality prefix is shortened until they fit.
@@ -307,10 +440,12 @@ TEST_F(IndexPlanTest, FixedColumnsChooseKeysAndIndexes) {
   EXPECT_FALSE(p.filter.empty());  // a = 7 is pushed too
 
   p = plan("b = 1", {{3, SqlValue::of_string("q")}});
-  EXPECT_TRUE(p.unique_lookup);
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
+  EXPECT_EQ(p.keys.size(), 1u);
+  EXPECT_EQ(p.residual.size(), 1u);
   p = plan("b = 1", {{3, SqlValue::null()}});
-  EXPECT_TRUE(p.unique_lookup);
-  EXPECT_TRUE(p.ranges.empty());
+  EXPECT_EQ(p.kind, AccessPlan::Kind::kUniqueLookup);
+  EXPECT_TRUE(p.keys.empty());
 
   // A fixed value that does not convert exactly is left to the caller's check.
   p = plan("d > 0", {{2, SqlValue::of_string("x")}});
@@ -331,6 +466,75 @@ TEST_F(IndexPlanTest, WithoutIndexesOnlyKeysAndScans) {
   const std::vector<storage::IndexDef> none;
   EXPECT_EQ(plan("a = 1 AND b = 2", {}, &none).kind, AccessPlan::Kind::kScan);
   EXPECT_EQ(plan("id = 1", {}, &none).kind, AccessPlan::Kind::kKeyLookup);
+}
+
+// Reference check: for random rows and random conjunctions planned as unique lookups,
+// the rows whose index value is one of the plan's keys and that pass its residual are
+// exactly the rows that pass the WHERE — no row lost, no row wrongly returned.
+TEST_F(CompositeUniquePlanTest, LookupsFindExactlyTheMatchingRowsAgainstAReference) {
+  uint64_t seed = 7;
+  auto next = [&seed](uint64_t n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (seed >> 33) % n;
+  };
+  auto value = [&]() { return next(8) == 0 ? std::string("NULL") : std::to_string(next(5)); };
+  const char* columns[] = {"a", "b", "c", "id"};
+  size_t lookups = 0;
+  for (int round = 0; round < 400; ++round) {
+    std::string where;
+    const int terms = 1 + static_cast<int>(next(4));
+    for (int t = 0; t < terms; ++t) {
+      if (t > 0) where += " AND ";
+      const std::string column = columns[next(4)];
+      switch (next(4)) {
+        case 0:
+          where += column + " IN (" + value() + ", " + value() + ")";
+          break;
+        case 1:
+          where += column + " > " + value();
+          break;
+        default:
+          where += column + " = " + value();
+          break;
+      }
+    }
+    const AccessPlan p = plan(where);
+    if (p.kind != AccessPlan::Kind::kUniqueLookup) continue;
+    ++lookups;
+    const storage::IndexDef& def = indexes_[p.index];
+    for (int a = -1; a < 5; ++a) {
+      for (int b = -1; b < 5; ++b) {
+        for (int c = -1; c < 5; ++c) {
+          std::vector<SqlValue> row(table_.columns.size());
+          row[0] = SqlValue::of_int(2);
+          if (a >= 0) row[1] = SqlValue::of_int(a);
+          if (b >= 0) row[2] = SqlValue::of_int(b);
+          if (c >= 0) row[3] = SqlValue::of_int(c);
+          EvalContext context;
+          context.table = &table_;
+          context.row = &row;
+          const bool matches =
+              passes(parsed_.statement->as<SelectStatement>().query->select->where.get(), context);
+          // What the hidden table would give: the row when its value is a key (no entry
+          // for a NULL), then the residual.
+          bool found = true;
+          storage::AttrValues entry;
+          for (size_t k = 0; k < def.columns.size() && found; ++k) {
+            const SqlValue& v = row[def.columns[k]];
+            found = !v.is_null();
+            if (found) {
+              entry.add(static_cast<uint16_t>(k), to_storage(table_.columns[def.columns[k]], v, 1));
+            }
+          }
+          found = found && std::any_of(p.keys.begin(), p.keys.end(),
+                                       [&](const auto& key) { return key.data() == entry.data(); });
+          for (const Expr* conjunct : p.residual) found = found && passes(conjunct, context);
+          EXPECT_EQ(found, matches) << where << " a=" << a << " b=" << b << " c=" << c;
+        }
+      }
+    }
+  }
+  EXPECT_GT(lookups, 50u);  // the reference saw enough lookups to mean something
 }
 
 // Reference check: for random rows and random conjunctions, the rows inside the plan's

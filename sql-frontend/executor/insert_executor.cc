@@ -123,7 +123,7 @@ std::string duplicate_message(const catalog::SqlTable& table, const catalog::Sql
 }
 
 // The rows `row` collides with — by primary key first, then by each UNIQUE index in
-// declaration order — read under an exclusive lock, each once.
+// declaration order (through its hidden table) — read under an exclusive lock, each once.
 std::vector<Row> find_conflicts(StatementContext& context, const catalog::BoundTable& bound,
                                 const NewRow& row) {
   const catalog::SqlTable& table = bound.sql;
@@ -137,13 +137,10 @@ std::vector<Row> find_conflicts(StatementContext& context, const catalog::BoundT
     keys.push_back(std::move(key));
     conflicts.push_back(std::move(found));
   };
-  FixedColumns by_key;
-  for (uint16_t c : table.primary_key().columns) by_key.emplace_back(c, row.values[c]);
-  for_each_row_batched(context, bound, nullptr, storage::LockMode::kExclusive, {by_key},
-                       [&](size_t, Row& found) {
-                         add(std::move(found));
-                         return true;
-                       });
+  // One set per key: for_each_row_batched reads them all in two round trips (the unique
+  // values' hidden-table entries, then every row by primary key) and visits in set order.
+  std::vector<FixedColumns> sets(1);
+  for (uint16_t c : table.primary_key().columns) sets[0].emplace_back(c, row.values[c]);
   for (const catalog::SqlIndex& index : table.indexes) {
     if (index.kind != catalog::SqlIndexKind::kUnique) continue;
     FixedColumns fixed;
@@ -152,13 +149,13 @@ std::vector<Row> find_conflicts(StatementContext& context, const catalog::BoundT
       has_null |= row.values[c].is_null();  // NULLs never conflict
       fixed.emplace_back(c, row.values[c]);
     }
-    if (has_null) continue;
-    for_each_row_batched(context, bound, nullptr, storage::LockMode::kExclusive, {fixed},
-                         [&](size_t, Row& found) {
-                           add(std::move(found));
-                           return true;
-                         });
+    if (!has_null) sets.push_back(std::move(fixed));
   }
+  for_each_row_batched(context, bound, nullptr, storage::LockMode::kExclusive, sets,
+                       [&](size_t, Row& found) {
+                         add(std::move(found));
+                         return true;
+                       });
   return conflicts;
 }
 

@@ -3,7 +3,8 @@
 //
 // Each level after the first reads its table for a batch of outer rows at once
 // (kJoinBatchRows): the level's equalities become FixedColumns per outer row and one
-// for_each_row_batched call serves the batch, so key lookups share round trips. A level
+// for_each_row_batched call serves the batch, so key lookups (by primary key, or by a
+// UNIQUE key through its hidden table) share round trips. A level
 // without equalities reads its table once per statement (conditions on that table alone
 // pushed) and keeps the rows. LEFT JOIN: an outer row whose candidates all fail the ON
 // is joined with a NULL-extended row (Scope::row null).

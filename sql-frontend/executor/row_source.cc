@@ -2,7 +2,9 @@
 #include "sql-frontend/executor/row_source.h"
 
 #include <algorithm>
+#include <cstdint>
 
+#include "ndb-kernel/protocol/unique_index.h"
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/access_plan.h"
 
@@ -27,7 +29,54 @@ storage::AttrValues key_of(const catalog::SqlTable& table, const Row& row) {
   return key;
 }
 
+bool holds_unique_value(const catalog::SqlTable& table,
+                        const ::duo::protocol::UniqueIndexTable& index, const Row& row,
+                        const storage::AttrValues& value) {
+  for (uint32_t k = 0; k < index.key_columns; ++k) {
+    const uint16_t column = index.base_columns[k];
+    if (column >= row.size() || row[column].is_null()) return false;
+    const int at = value.find(static_cast<uint16_t>(k));
+    if (at < 0 || value.entry(at).is_null) return false;
+    std::string stored;
+    try {
+      stored = to_storage(table.columns[column], row[column], 1);
+    } catch (const SqlException&) {
+      return false;  // cannot be the value of an index entry
+    }
+    // Compared as the index compares: 'a' holds the value 'A' under a _ci collation.
+    if (storage::compare_values(table.columns[column].storage, stored, value.value(at)) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 namespace {
+
+// Reads `keys` of `table` (with `lock`) in batches of kLockedReadBatch, one round trip
+// each, and calls `found(k, values)` for the keys that exist, where k indexes `keys`,
+// until it returns false. Returns false when stopped early.
+template <typename Found>
+bool read_batches(StatementContext& context, const ::duo::protocol::TableDef& table,
+                  const std::vector<storage::AttrValues>& keys, storage::LockMode lock,
+                  Found found) {
+  for (size_t begin = 0; begin < keys.size(); begin += kLockedReadBatch) {
+    const size_t end = std::min(keys.size(), begin + kLockedReadBatch);
+    api::Transaction& tx = context.transaction(&table, &keys[begin]);
+    std::vector<uint32_t> ops;
+    for (size_t k = begin; k < end; ++k) {
+      ops.push_back(check(tx.read(table, keys[k], {}, lock, api::OpOptions{.ignore_error = true})));
+    }
+    context.execute(false);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      api::OpResult result = check(tx.result(ops[i]));
+      if (result.status.is(ErrorCode::kNotFound)) continue;  // deleted meanwhile
+      check(result.status);
+      if (!found(begin + i, result.values)) return false;
+    }
+  }
+  return true;
+}
 
 // Reads `keys` (with `lock`) in batches and calls `visit(k, row)` for the rows found that
 // pass `matches(k, row)`, where k indexes `keys`, until `visit` returns false. Returns
@@ -36,24 +85,82 @@ template <typename Matches, typename Visit>
 bool read_keys(StatementContext& context, const catalog::BoundTable& bound,
                const std::vector<storage::AttrValues>& keys, storage::LockMode lock,
                Matches matches, Visit visit) {
-  for (size_t begin = 0; begin < keys.size(); begin += kLockedReadBatch) {
-    const size_t end = std::min(keys.size(), begin + kLockedReadBatch);
-    api::Transaction& tx = context.transaction(bound.table_def.get(), &keys[begin]);
+  return read_batches(context, *bound.table_def, keys, lock,
+                      [&](size_t k, const storage::AttrValues& values) {
+                        Row row = to_row(bound.sql, values);
+                        return !matches(k, row) || visit(k, row);
+                      });
+}
+
+// The hidden tables of a table's unique indexes (protocol/unique_index.h), derived once
+// from its definition when a plan first needs one, as every block derives them.
+class UniqueIndexes {
+ public:
+  explicit UniqueIndexes(const catalog::BoundTable& bound) : bound_(bound) {}
+
+  // The hidden table of ordered index number `index` (a UNIQUE one).
+  const ::duo::protocol::UniqueIndexTable& of(int32_t index) {
+    if (!derived_) {
+      tables_ = check(::duo::protocol::unique_index_tables(*bound_.table_def));
+      derived_ = true;
+    }
+    for (const ::duo::protocol::UniqueIndexTable& table : tables_) {
+      if (static_cast<int32_t>(table.ordinal) == index) return table;
+    }
+    throw SqlException(1105, "HY000",
+                       "unique index " + std::to_string(index) + " of table '" + bound_.sql.name +
+                           "' has no hidden table");
+  }
+
+ private:
+  const catalog::BoundTable& bound_;
+  bool derived_ = false;
+  std::vector<::duo::protocol::UniqueIndexTable> tables_;
+};
+
+// One value asked of a unique index, and the base row's key its entry named.
+struct UniqueProbe {
+  const ::duo::protocol::UniqueIndexTable* index = nullptr;
+  const storage::AttrValues* value = nullptr;  // the hidden table's key
+  size_t owner = 0;                            // the caller's number for it
+};
+
+// The first round trip of unique lookups: reads the hidden-table entry of every probe
+// (with `lock`: a locked entry keeps its value from moving to another row until the
+// transaction ends) and appends the base primary key each names to `keys`, with the probe
+// it came from to `key_probe`. A value without an entry adds nothing.
+void read_unique_entries(StatementContext& context, const std::vector<UniqueProbe>& probes,
+                         storage::LockMode lock, std::vector<storage::AttrValues>* keys,
+                         std::vector<size_t>* key_probe) {
+  // One batch per round trip, whatever the indexes: reads of several tables mix freely.
+  for (size_t begin = 0; begin < probes.size(); begin += kLockedReadBatch) {
+    const size_t end = std::min(probes.size(), begin + kLockedReadBatch);
+    api::Transaction& tx = context.transaction(&probes[begin].index->def, probes[begin].value);
     std::vector<uint32_t> ops;
-    for (size_t k = begin; k < end; ++k) {
-      ops.push_back(check(
-          tx.read(*bound.table_def, keys[k], {}, lock, api::OpOptions{.ignore_error = true})));
+    for (size_t p = begin; p < end; ++p) {
+      ops.push_back(check(tx.read(probes[p].index->def, *probes[p].value, {}, lock,
+                                  api::OpOptions{.ignore_error = true})));
     }
     context.execute(false);
     for (size_t i = 0; i < ops.size(); ++i) {
       api::OpResult result = check(tx.result(ops[i]));
-      if (result.status.is(ErrorCode::kNotFound)) continue;  // deleted meanwhile
+      if (result.status.is(ErrorCode::kNotFound)) continue;  // no row holds the value
       check(result.status);
-      Row row = to_row(bound.sql, result.values);
-      if (matches(begin + i, row) && !visit(begin + i, row)) return false;
+      const ::duo::protocol::UniqueIndexTable& index = *probes[begin + i].index;
+      // Hidden columns key_columns.. hold the base primary key, in its column order.
+      storage::AttrValues key;
+      for (size_t c = index.key_columns; c < index.base_columns.size(); ++c) {
+        const int at = result.values.find(static_cast<uint16_t>(c));
+        if (at < 0 || result.values.entry(at).is_null) {
+          throw SqlException(1105, "HY000",
+                             "unique index '" + index.index_name + "' entry lacks its key");
+        }
+        key.add(index.base_columns[c], result.values.value(at));
+      }
+      keys->push_back(std::move(key));
+      key_probe->push_back(begin + i);
     }
   }
-  return true;
 }
 
 // True when `row` holds every fixed value (NULL never equals anything).
@@ -88,8 +195,6 @@ bool scan_rows(StatementContext& context, const catalog::BoundTable& bound, cons
     spec.high = range->high;
     spec.low_inclusive = range->low_inclusive;
     spec.high_inclusive = range->high_inclusive;
-    // A unique lookup returns at most one row: no need for a large first batch.
-    if (plan.unique_lookup) spec.batch_rows = 1;
   }
   auto cursor = check(tx.scan(*bound.table_def, spec));
   storage::AttrValues values;
@@ -106,7 +211,7 @@ bool scan_rows(StatementContext& context, const catalog::BoundTable& bound, cons
 // Returns false when stopped early.
 bool run_plan(StatementContext& context, const catalog::BoundTable& bound, const Expr* where,
               const AccessPlan& plan, const FixedColumns& fixed, storage::LockMode lock,
-              const std::function<bool(Row&)>& visit) {
+              UniqueIndexes& unique_indexes, const std::function<bool(Row&)>& visit) {
   const catalog::SqlTable& table = bound.sql;
   auto passes_residual = [&](const Row& row) {
     if (!matches_fixed(row, fixed)) return false;
@@ -121,6 +226,25 @@ bool run_plan(StatementContext& context, const catalog::BoundTable& bound, const
     return read_keys(
         context, bound, plan.keys, lock,
         [&](size_t, const Row& row) { return passes_residual(row); },
+        [&](size_t, Row& row) { return visit(row); });
+  }
+  if (plan.kind == AccessPlan::Kind::kUniqueLookup) {
+    // The entries with the statement's lock, then the rows they name with it (NDB reads
+    // through a unique hash index the same way); each row judged on what was read.
+    std::vector<UniqueProbe> probes;
+    for (const storage::AttrValues& value : plan.keys) {
+      probes.push_back(UniqueProbe{&unique_indexes.of(plan.index), &value, 0});
+    }
+    std::vector<storage::AttrValues> keys;
+    std::vector<size_t> key_probe;
+    read_unique_entries(context, probes, lock, &keys, &key_probe);
+    return read_keys(
+        context, bound, keys, lock,
+        [&](size_t k, const Row& row) {
+          return holds_unique_value(table, *probes[key_probe[k]].index, row,
+                                    *probes[key_probe[k]].value) &&
+                 passes_residual(row);
+        },
         [&](size_t, Row& row) { return visit(row); });
   }
   std::vector<storage::AttrValues> keys;  // locked reads: the candidates
@@ -160,7 +284,8 @@ AccessPlan plan_for(StatementContext& context, const catalog::BoundTable& bound,
 void for_each_row(StatementContext& context, const catalog::BoundTable& bound, const Expr* where,
                   storage::LockMode lock, const std::function<bool(Row&)>& visit) {
   const AccessPlan plan = plan_for(context, bound, where, {});
-  run_plan(context, bound, where, plan, {}, lock, visit);
+  UniqueIndexes unique_indexes(bound);
+  run_plan(context, bound, where, plan, {}, lock, unique_indexes, visit);
 }
 
 void for_each_row_batched(StatementContext& context, const catalog::BoundTable& bound,
@@ -168,38 +293,66 @@ void for_each_row_batched(StatementContext& context, const catalog::BoundTable& 
                           const std::vector<FixedColumns>& sets,
                           const std::function<bool(size_t set, Row&)>& visit) {
   const catalog::SqlTable& table = bound.sql;
+  UniqueIndexes unique_indexes(bound);
+  auto is_lookup = [](const AccessPlan& plan) {
+    return plan.kind == AccessPlan::Kind::kKeyLookup ||
+           plan.kind == AccessPlan::Kind::kUniqueLookup;
+  };
   size_t set = 0;
   while (set < sets.size()) {
     AccessPlan plan = plan_for(context, bound, where, sets[set]);
-    if (plan.kind != AccessPlan::Kind::kKeyLookup) {
-      const bool go_on = run_plan(context, bound, where, plan, sets[set], lock,
+    if (!is_lookup(plan)) {
+      const bool go_on = run_plan(context, bound, where, plan, sets[set], lock, unique_indexes,
                                   [&](Row& row) { return visit(set, row); });
       if (!go_on) return;
       ++set;
       continue;
     }
-    // Consecutive sets answered by key lookups: one batch of reads for all of them (up
-    // to kLockedReadBatch keys, so the rows held here stay bounded), visited in order.
+    // Consecutive sets answered by lookups (primary keys or unique-index values): one
+    // batch of reads for all of them (up to kLockedReadBatch keys or values, so the rows
+    // held here stay bounded), after one batch of hidden-table reads for the values;
+    // visited in order.
     struct Lookup {
       size_t set;
       AccessPlan plan;
     };
     std::vector<Lookup> lookups;
-    std::vector<storage::AttrValues> keys;
-    std::vector<size_t> key_lookup;  // keys[k] belongs to lookups[key_lookup[k]]
+    size_t planned = 0;
     while (true) {
-      for (storage::AttrValues& key : plan.keys) {
-        keys.push_back(std::move(key));
-        key_lookup.push_back(lookups.size());
-      }
-      plan.keys.clear();
+      planned += plan.keys.size();
       lookups.push_back(Lookup{set, std::move(plan)});
       ++set;
-      if (set == sets.size() || keys.size() >= kLockedReadBatch) break;
+      if (set == sets.size() || planned >= kLockedReadBatch) break;
       plan = plan_for(context, bound, where, sets[set]);
-      if (plan.kind != AccessPlan::Kind::kKeyLookup ||
-          keys.size() + plan.keys.size() > kLockedReadBatch) {
+      if (!is_lookup(plan) || planned + plan.keys.size() > kLockedReadBatch) {
         break;  // this set starts the next round
+      }
+    }
+    constexpr size_t kNoProbe = SIZE_MAX;
+    std::vector<storage::AttrValues> keys;
+    std::vector<size_t> key_lookup;  // keys[k] belongs to lookups[key_lookup[k]]
+    std::vector<size_t> key_probe;   // and came from probes[key_probe[k]], or kNoProbe
+    std::vector<UniqueProbe> probes;
+    for (size_t l = 0; l < lookups.size(); ++l) {
+      AccessPlan& lookup_plan = lookups[l].plan;
+      for (storage::AttrValues& key : lookup_plan.keys) {
+        if (lookup_plan.kind == AccessPlan::Kind::kUniqueLookup) {
+          probes.push_back(UniqueProbe{&unique_indexes.of(lookup_plan.index), &key, l});
+          continue;
+        }
+        keys.push_back(std::move(key));
+        key_lookup.push_back(l);
+        key_probe.push_back(kNoProbe);
+      }
+    }
+    if (!probes.empty()) {
+      std::vector<storage::AttrValues> found;
+      std::vector<size_t> found_probe;
+      read_unique_entries(context, probes, lock, &found, &found_probe);
+      for (size_t f = 0; f < found.size(); ++f) {
+        keys.push_back(std::move(found[f]));
+        key_lookup.push_back(probes[found_probe[f]].owner);
+        key_probe.push_back(found_probe[f]);
       }
     }
     std::vector<std::vector<Row>> rows(lookups.size());
@@ -208,6 +361,10 @@ void for_each_row_batched(StatementContext& context, const catalog::BoundTable& 
         [&](size_t k, const Row& row) {
           const Lookup& lookup = lookups[key_lookup[k]];
           if (!matches_fixed(row, sets[lookup.set])) return false;
+          if (key_probe[k] != kNoProbe && !holds_unique_value(table, *probes[key_probe[k]].index,
+                                                              row, *probes[key_probe[k]].value)) {
+            return false;
+          }
           EvalContext eval = context.eval(&table, &row);
           eval.clause = "where clause";
           for (const Expr* conjunct : lookup.plan.residual) {

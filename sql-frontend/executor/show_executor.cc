@@ -3,6 +3,7 @@
 // LIKE (on the first column) and WHERE (over the result's columns by name). SHOW CREATE
 // TABLE is ddl_executor.cc's. See admin_statements.h.
 #include <algorithm>
+#include <cctype>
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/admin_statements.h"
@@ -242,9 +243,28 @@ server::StatementResult show_variables(StatementContext& context, const ShowStat
 }
 
 server::StatementResult show_status(StatementContext& context, const ShowStatement& show) {
+  std::vector<std::pair<std::string, std::string>> status =
+      SessionRegistry::instance().status(context.session);
+  // NDB's counters of this server's cluster connection (every session's, as NDB's global
+  // ones): how many scans and round trips statements made, e.g. to see that a lookup by
+  // a key or a unique index scanned nothing.
+  const api::ApiCoreStats api = context.catalog.cluster().stats();
+  status.emplace_back("Ndb_api_scan_batch_count", std::to_string(api.scan_batches_received));
+  status.emplace_back("Ndb_api_trans_abort_count", std::to_string(api.transactions_aborted));
+  status.emplace_back("Ndb_api_trans_commit_count", std::to_string(api.transactions_committed));
+  status.emplace_back("Ndb_api_trans_start_count", std::to_string(api.transactions_begun));
+  status.emplace_back("Ndb_api_wait_exec_complete_count", std::to_string(api.batches_executed));
+  status.emplace_back("Ndb_scan_count", std::to_string(api.scans_started));
+  // MySQL lists status variables case-insensitively by name.
+  std::sort(status.begin(), status.end(), [](const auto& a, const auto& b) {
+    return std::lexicographical_compare(a.first.begin(), a.first.end(), b.first.begin(),
+                                        b.first.end(), [](char x, char y) {
+                                          return std::tolower(static_cast<unsigned char>(x)) <
+                                                 std::tolower(static_cast<unsigned char>(y));
+                                        });
+  });
   std::vector<TextRow> rows;
-  for (auto& [name, value] : SessionRegistry::instance().status(context.session))
-    rows.push_back({name, value});
+  for (auto& [name, value] : status) rows.push_back({name, value});
   return filtered(show, {"Variable_name", "Value"}, std::move(rows), context);
 }
 
