@@ -824,13 +824,13 @@ void ApiCore::abort_transaction(Transaction& tx, Status why) {
 }
 
 void ApiCore::on_tc_key_conf(Signal& signal) {
-  Result<protocol::TcKeyConf> decoded = protocol::TcKeyConf::from_signal(signal);
+  Result<protocol::TcKeyConfView> decoded = protocol::TcKeyConfView::parse(signal);
   if (!decoded.ok()) {
     ++stats_.malformed_signals;
     DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": " << decoded.status().message();
     return;
   }
-  protocol::TcKeyConf& conf = *decoded;
+  const protocol::TcKeyConfView& conf = *decoded;
   if (released_.erase(conf.api_tx) != 0) return;  // a released read-only transaction
   auto it = transactions_.find(conf.api_tx);
   if (it == transactions_.end() || it->second->state != TxState::kExecuting) {
@@ -838,7 +838,7 @@ void ApiCore::on_tc_key_conf(Signal& signal) {
     return;
   }
   Transaction& tx = *it->second;
-  for (protocol::OpResultMsg& result : conf.results) {
+  for (const protocol::TcKeyConfView::OpResult& result : conf.results) {
     if (result.op_index < tx.batch_begin || result.op_index >= tx.batch_end) {
       ++stats_.malformed_signals;
       DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": result for operation "
@@ -850,12 +850,12 @@ void ApiCore::on_tc_key_conf(Signal& signal) {
     out.executed = true;
     out.filtered = (result.flags & protocol::kConfFiltered) != 0;
     if (result.error != ErrorCode::kOk) {
-      out.status = stored(Status(result.error, protocol::as_view(result.data)));
+      out.status = stored(Status(result.error, result.data));
       continue;
     }
     out.status = Status::OK();
     if (!result.data.empty()) {
-      storage::scan_codec::ByteReader in(protocol::as_view(result.data));
+      storage::scan_codec::ByteReader in(result.data);
       out.values.clear();
       if (!protocol::decode_attr_values(&in, &out.values) || !in.done()) {
         ++stats_.malformed_signals;

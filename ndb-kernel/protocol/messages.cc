@@ -243,29 +243,51 @@ Signal TcKeyConf::to_signal() && {
   return signal;
 }
 
-Result<TcKeyConf> TcKeyConf::from_signal(Signal& signal) {
+Result<TcKeyConfView> TcKeyConfView::parse(const Signal& signal) {
   if (!valid_error(signal.word(3))) return malformed(signal);
-  TcKeyConf conf;
+  TcKeyConfView conf;
   conf.api_tx = get_u64(signal, 0);
   conf.flags = signal.word(2);
   conf.tx_error = static_cast<ErrorCode>(signal.word(3));
   const uint32_t count = signal.word(4);
   conf.gci = signal.word(5);
   ByteReader in(as_view(signal.section()));
-  if (!get_string(&in, &conf.tx_message) || count > in.remaining() / 11) return malformed(signal);
+  uint16_t message_size = 0;
+  if (!in.u16(&message_size) || !in.take(message_size, &conf.tx_message) ||
+      count > in.remaining() / 11) {
+    return malformed(signal);
+  }
   conf.results.resize(count);
-  for (OpResultMsg& result : conf.results) {
+  for (OpResult& result : conf.results) {
     uint16_t error = 0;
     uint32_t size = 0;
-    std::string_view data;
     if (!in.u32(&result.op_index) || !in.u16(&error) || !valid_error(error) ||
-        !in.u8(&result.flags) || !in.u32(&size) || !in.take(size, &data)) {
+        !in.u8(&result.flags) || !in.u32(&size) || !in.take(size, &result.data)) {
       return malformed(signal);
     }
     result.error = static_cast<ErrorCode>(error);
-    result.data.assign(data.begin(), data.end());
   }
   if (!in.done()) return malformed(signal);
+  return conf;
+}
+
+Result<TcKeyConf> TcKeyConf::from_signal(Signal& signal) {
+  DUO_ASSIGN_OR_RETURN(TcKeyConfView view, TcKeyConfView::parse(signal));
+  TcKeyConf conf;
+  conf.api_tx = view.api_tx;
+  conf.flags = view.flags;
+  conf.tx_error = view.tx_error;
+  conf.gci = view.gci;
+  conf.tx_message.assign(view.tx_message);
+  conf.results.resize(view.results.size());
+  for (size_t i = 0; i < view.results.size(); ++i) {
+    const TcKeyConfView::OpResult& from = view.results[i];
+    OpResultMsg& to = conf.results[i];
+    to.op_index = from.op_index;
+    to.error = from.error;
+    to.flags = from.flags;
+    to.data.assign(from.data.begin(), from.data.end());
+  }
   return conf;
 }
 

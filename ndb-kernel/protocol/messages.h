@@ -147,6 +147,25 @@ struct TcKeyConf {
   static Result<TcKeyConf> from_signal(Signal& signal);
 };
 
+// TC_KEYCONF read in place, for the client library's hot path: texts and row values
+// point into the signal's section, which must outlive the view (from_signal copies).
+struct TcKeyConfView {
+  struct OpResult {
+    uint32_t op_index = 0;
+    ErrorCode error = ErrorCode::kOk;
+    uint8_t flags = 0;
+    std::string_view data;
+  };
+  uint64_t api_tx = 0;
+  uint32_t flags = 0;
+  ErrorCode tx_error = ErrorCode::kOk;
+  uint32_t gci = 0;
+  std::string_view tx_message;
+  std::vector<OpResult> results;
+
+  static Result<TcKeyConfView> parse(const Signal& signal);
+};
+
 // TC_COMMITREQ / TC_ROLLBACKREQ: the client's transaction id.
 Signal api_transaction_signal(kernel::SignalId id, uint64_t api_tx);
 
