@@ -11,6 +11,7 @@
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/parser/ast_printer.h"
+#include "storage/row/collation.h"
 
 namespace duo::sql::catalog {
 
@@ -39,6 +40,12 @@ bool iequals(std::string_view a, std::string_view b) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
+}
+
+// ENUM/SET labels are equal under the column's collation (collation.h), as MySQL checks
+// duplicates and DEFAULT: ENUM('é', 'E') is 1291.
+bool same_label(std::string_view a, std::string_view b) {
+  return storage::compare_case_insensitive(a, b) == 0;
 }
 
 std::string escape(std::string_view s) {
@@ -328,7 +335,7 @@ void derive_storage(SqlColumn* column) {
                     "Illegal set '" + value + "' value found during parsing");
       }
       for (size_t j = 0; j < k; ++j) {
-        if (iequals(column->enum_values[j], value)) {
+        if (same_label(column->enum_values[j], value)) {
           throw_error(1291, "HY000", "Column '" + column->name + "' has duplicated value '" +
                                          value + "' in " + kind);
         }
@@ -427,14 +434,14 @@ void check_enum_default(SqlColumn* column) {
       const size_t comma = rest.find(',');
       const std::string_view member = rest.substr(0, comma);
       const bool known = std::any_of(column->enum_values.begin(), column->enum_values.end(),
-                                     [&](const std::string& v) { return iequals(v, member); });
+                                     [&](const std::string& v) { return same_label(v, member); });
       if (!known) throw_error(1067, "42000", "Invalid default value for '" + column->name + "'");
       rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     }
     return;
   }
   for (const std::string& value : column->enum_values) {
-    if (iequals(value, *column->default_value)) {
+    if (same_label(value, *column->default_value)) {
       column->default_value = value;
       return;
     }

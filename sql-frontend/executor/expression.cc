@@ -11,6 +11,7 @@
 #include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/ast_printer.h"
+#include "storage/row/collation.h"
 
 #ifndef DUO_VERSION
 #define DUO_VERSION "0.0.0"
@@ -76,6 +77,11 @@ SqlValue division_by_zero(const EvalContext& context) {
 SqlValue arithmetic(BinaryOp op, const SqlValue& a, const SqlValue& b, const Expr& expr,
                     const EvalContext& context) {
   if (a.is_null() || b.is_null()) return SqlValue::null();
+  // An ENUM/SET value is its position / bit set here, an integer (MySQL: e + 0).
+  if (a.enum_number || b.enum_number) {
+    auto number = [](const SqlValue& v) { return v.enum_number ? SqlValue::of_uint(v.u) : v; };
+    return arithmetic(op, number(a), number(b), expr, context);
+  }
   const bool integers = is_integer_kind(a) && is_integer_kind(b);
   const bool exact = (a.kind == SqlValue::Kind::kDecimal || is_integer_kind(a)) &&
                      (b.kind == SqlValue::Kind::kDecimal || is_integer_kind(b));
@@ -342,36 +348,7 @@ void split_conjuncts(const Expr* condition, std::vector<const Expr*>* out) {
 }
 
 bool like_match(std::string_view text, std::string_view pattern, char escape) {
-  // Iterative wildcard matching with one backtrack point for the last '%'.
-  size_t t = 0, p = 0, star_p = std::string_view::npos, star_t = 0;
-  auto lower_char = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
-  while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '%') {
-      star_p = ++p;
-      star_t = t;
-      continue;
-    }
-    if (p < pattern.size()) {
-      char pc = pattern[p];
-      size_t step = 1;
-      bool literal = false;
-      if (pc == escape && p + 1 < pattern.size()) {
-        pc = pattern[p + 1];
-        step = 2;
-        literal = true;
-      }
-      if ((!literal && pc == '_') || lower_char(pc) == lower_char(text[t])) {
-        p += step;
-        ++t;
-        continue;
-      }
-    }
-    if (star_p == std::string_view::npos) return false;
-    p = star_p;
-    t = ++star_t;
-  }
-  while (p < pattern.size() && pattern[p] == '%') ++p;
-  return p == pattern.size();
+  return storage::like_matches(text, pattern, escape, /*case_insensitive=*/true);
 }
 
 namespace {
@@ -392,20 +369,6 @@ std::optional<SqlValue> diagnostics_count(const std::string& variable, const Eva
   return SqlValue::of_int(count);
 }
 
-// The declared column `column` names in `context`, or null (a derived table's column).
-const catalog::SqlColumn* column_of(const ColumnExpr& column, const EvalContext& context) {
-  if (context.scopes == nullptr && context.outer == nullptr) {
-    if (context.table == nullptr) return nullptr;
-    return &context.table->columns[resolve_column(column, *context.table, context.clause)];
-  }
-  const ColumnRef ref = resolve(column, context);
-  const EvalContext* owner = &context;
-  for (size_t d = 0; d < ref.depth; ++d) owner = owner->outer;
-  const catalog::SqlTable* table =
-      owner->scopes == nullptr ? owner->table : (*owner->scopes)[ref.scope].table;
-  return table == nullptr ? nullptr : &table->columns[ref.column];
-}
-
 // MySQL compares a YEAR column with a constant as a YEAR: the constant is taken as it
 // would be stored (WHERE y = 69 finds 2069, y = '5' finds 2005), which is also what the
 // key lookups and pushed filters built from it (to_storage) look for.
@@ -421,6 +384,19 @@ void as_year_if_compared_with_year(const Expr& column_side, const Expr& constant
 }
 
 }  // namespace
+
+const catalog::SqlColumn* column_of(const ColumnExpr& column, const EvalContext& context) {
+  if (context.scopes == nullptr && context.outer == nullptr) {
+    if (context.table == nullptr) return nullptr;
+    return &context.table->columns[resolve_column(column, *context.table, context.clause)];
+  }
+  const ColumnRef ref = resolve(column, context);
+  const EvalContext* owner = &context;
+  for (size_t d = 0; d < ref.depth; ++d) owner = owner->outer;
+  const catalog::SqlTable* table =
+      owner->scopes == nullptr ? owner->table : (*owner->scopes)[ref.scope].table;
+  return table == nullptr ? nullptr : &table->columns[ref.column];
+}
 
 SqlValue system_variable(const std::string& raw_name, const server::SessionState* session) {
   const std::string name = lower(raw_name);

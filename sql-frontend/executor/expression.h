@@ -126,6 +126,9 @@ bool passes(const Expr* condition, const EvalContext& context);
 // The column `column` names in `table`, or throws 1054.
 uint16_t resolve_column(const ColumnExpr& column, const catalog::SqlTable& table,
                         const char* clause);
+// The declared column `column` names in `context` (its scopes, then its outer
+// contexts), or null when it names a derived table's or an alias's column.
+const catalog::SqlColumn* column_of(const ColumnExpr& column, const EvalContext& context);
 // True when `expr` reads no column (its value is fixed for the statement).
 bool is_constant(const Expr& expr);
 // The top-level AND terms of `condition` (none for null).
@@ -133,7 +136,8 @@ void split_conjuncts(const Expr* condition, std::vector<const Expr*>* out);
 
 // @@name as the session sees it; throws 1193 for an unknown variable.
 SqlValue system_variable(const std::string& name, const server::SessionState* session);
-// MySQL's LIKE under the case-insensitive collation ('%', '_', escape).
+// MySQL's LIKE under the case-insensitive collation ('%', '_' one character, escape;
+// storage/row/collation.h, the filter pushed to the data nodes matches the same).
 bool like_match(std::string_view text, std::string_view pattern, char escape);
 
 // The version string the server reports (also in the handshake).

@@ -3,11 +3,23 @@
 
 namespace duo::sql::executor {
 
+SqlValue enum_order_key(const catalog::SqlColumn* column, SqlValue value) {
+  if (value.enum_number) return SqlValue::of_uint(value.u);  // read from the column
+  if (column == nullptr || column->enum_values.empty() || value.is_null()) return value;
+  return SqlValue::of_uint(enum_number(*column, value.to_text()));
+}
+
+SqlValue order_key(const Expr& expr, const EvalContext& context) {
+  SqlValue value = evaluate(expr, context);
+  if (expr.kind != ExprKind::kColumn) return value;
+  return enum_order_key(column_of(expr.as<ColumnExpr>(), context), std::move(value));
+}
+
 Row order_keys(const std::vector<OrderItem>& order, const EvalContext& context) {
   EvalContext eval = context;
   eval.clause = "order clause";
   Row keys;
-  for (const OrderItem& item : order) keys.push_back(evaluate(*item.expr, eval));
+  for (const OrderItem& item : order) keys.push_back(order_key(*item.expr, eval));
   return keys;
 }
 

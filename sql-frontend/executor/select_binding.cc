@@ -157,12 +157,20 @@ class Binder {
       DerivedRows derived = run_derived_(*ref.query);
       auto table = std::make_shared<catalog::SqlTable>();
       table->name = ref.alias->name;
-      for (const std::string& name : derived.names) {
+      for (size_t c = 0; c < derived.names.size(); ++c) {
+        const std::string& name = derived.names[c];
         if (table->find_column(name) >= 0) {
           throw SqlException(1060, "42S21", "Duplicate column name '" + name + "'");
         }
         catalog::SqlColumn column;
         column.name = name;
+        // Its values are BIT(M)'s numbers; the width makes the outer query send bytes.
+        if (c < derived.columns.size() && derived.columns[c] &&
+            derived.columns[c]->type == protocol::FieldType::kBit) {
+          column.bit_width = static_cast<uint8_t>(derived.columns[c]->column_length);
+          column.storage.type = storage::ColumnType::kBigInt;
+          column.storage.is_unsigned = true;
+        }
         table->columns.push_back(std::move(column));
       }
       level.memory_table = std::move(table);

@@ -94,10 +94,13 @@ struct BoundSelect {
   std::vector<const Expr*> aggregates;  // every aggregate call of items/HAVING/ORDER BY
 };
 
-// The rows of a derived table's query, with its column names.
+// The rows of a derived table's query, with its column names and, per column, its
+// result metadata when the query gives one (a table's column; nullopt when computed).
+// A BIT column stays BIT through the derived table, as in MySQL.
 struct DerivedRows {
   std::vector<std::string> names;
   std::vector<Row> rows;
+  std::vector<std::optional<server::ColumnDefinition41>> columns;
 };
 using RunDerived = std::function<DerivedRows(const QueryExpr& query)>;
 

@@ -14,6 +14,7 @@
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/aggregate.h"
 #include "sql-frontend/executor/join_executor.h"
+#include "sql-frontend/executor/row_order.h"
 #include "sql-frontend/executor/select_binding.h"
 #include "sql-frontend/executor/select_executor.h"
 
@@ -35,6 +36,20 @@ storage::LockMode lock_of(const SelectBlock& select) {
                                              : storage::LockMode::kCommittedRead;
 }
 
+// A derived table's BIT(M) column (select_binding.h DerivedRows) stays BIT, as its
+// table column is sent: M, UNSIGNED, binary (a derived table has no keys, and its
+// columns may be NULL).
+server::ColumnDefinition41 derived_bit_definition(const catalog::SqlColumn& column,
+                                                  const std::string& label) {
+  server::ColumnDefinition41 def;
+  def.name = label;
+  def.type = protocol::FieldType::kBit;
+  def.column_length = column.bit_width;
+  def.character_set = 63;
+  def.flags = protocol::kUnsignedFlag;
+  return def;
+}
+
 // MIN(c) / MAX(c) of a YEAR or BIT column keep the column's type, as in MySQL (the year
 // 0 reads 0000, bits are sent as bytes); other computed columns are typed by their
 // values. Returns the metadata, or nullopt.
@@ -50,9 +65,11 @@ std::optional<server::ColumnDefinition41> min_max_definition(const BoundSelect& 
       find_in_scopes(call.args[0]->as<ColumnExpr>(), select.scopes, "field list");
   if (!ref || ref->scope >= select.levels.size()) return std::nullopt;
   const JoinLevel& level = select.levels[ref->scope];
-  if (level.computed_columns || level.memory_table) return std::nullopt;
   const catalog::SqlColumn& column = level.table().columns[ref->column];
   if (!column.is_year && column.bit_width == 0) return std::nullopt;
+  // A system view has no such column; a derived table's BIT column is one (DerivedRows).
+  if (level.memory_table && !level.computed_columns) return std::nullopt;
+  if (level.computed_columns) return derived_bit_definition(column, out.label);
   server::ColumnDefinition41 def = table_column_definition(level.table(), ref->column, out.label);
   def.schema.clear();
   def.table.clear();
@@ -76,11 +93,45 @@ void describe_outputs(const BoundSelect& select, QueryResult* result) {
       def = table_column_definition(level.table(), static_cast<uint16_t>(out.table_column),
                                     out.label);
       def->org_table = level.real_name;  // `table` is the alias, as MySQL reports it
+    } else if (out.table_column >= 0 && select.levels[out.scope].computed_columns &&
+               select.levels[out.scope].table().columns[out.table_column].bit_width > 0) {
+      def = derived_bit_definition(select.levels[out.scope].table().columns[out.table_column],
+                                   out.label);
     } else {
       def = min_max_definition(select, out);
     }
     result->table_columns.push_back(std::move(def));
   }
+}
+
+// The metadata of a UNION's column from its branches' (`left` becomes the result): a
+// column keeps the table metadata only when both branches agree it is that column; BIT
+// columns of different tables stay BIT, of the larger width (MySQL's type merge: BIT
+// with BIT is BIT, Item_type_holder keeps the longer length); anything else is typed by
+// its values.
+void merge_union_column(const std::optional<server::ColumnDefinition41>& right,
+                        std::optional<server::ColumnDefinition41>* left) {
+  if (!right || !*left) {
+    left->reset();
+    return;
+  }
+  server::ColumnDefinition41& merged = **left;
+  if (right->org_name == merged.org_name && right->org_table == merged.org_table) return;
+  if (right->type != protocol::FieldType::kBit || merged.type != protocol::FieldType::kBit) {
+    left->reset();
+    return;
+  }
+  merged.column_length = std::max(merged.column_length, right->column_length);
+  merged.schema.clear();
+  merged.table.clear();
+  merged.org_table.clear();
+  merged.org_name.clear();
+  // NOT NULL only when no branch can be NULL; a union's column belongs to no key.
+  const uint16_t not_null = merged.flags & right->flags & protocol::kNotNullFlag;
+  merged.flags &= static_cast<uint16_t>(~(protocol::kNotNullFlag | protocol::kPriKeyFlag |
+                                          protocol::kUniqueKeyFlag | protocol::kMultipleKeyFlag |
+                                          protocol::kAutoIncrementFlag));
+  merged.flags |= not_null;
 }
 
 // Rows ordered by their sort keys, then the values output.
@@ -127,13 +178,8 @@ class QueryRunner final : public SubqueryRunner {
       throw SqlException(1222, "21000",
                          "The used SELECT statements have a different number of columns");
     }
-    // A column keeps the table metadata only when both branches agree it is that column.
     for (size_t c = 0; c < left.table_columns.size(); ++c) {
-      if (!right.table_columns[c] || !left.table_columns[c] ||
-          right.table_columns[c]->org_name != left.table_columns[c]->org_name ||
-          right.table_columns[c]->org_table != left.table_columns[c]->org_table) {
-        left.table_columns[c].reset();
-      }
+      merge_union_column(right.table_columns[c], &left.table_columns[c]);
     }
     std::vector<Row>& rows = left.rows;
     if (rows.size() + right.rows.size() > kStatementRowsMax) throw_too_many_rows();
@@ -399,6 +445,16 @@ class BlockRunner {
     return values;
   }
 
+  // The sort key of output `output`'s value: a column's through enum_order_key (an
+  // ENUM/SET sorts by its number, also from a derived table), a computed one's as is.
+  SqlValue output_order_key(int output, const SqlValue& value) const {
+    const OutputColumn& out = select_.outputs[output];
+    if (out.table_column < 0) return value;
+    const JoinLevel& level = select_.levels[out.scope];
+    return enum_order_key(
+        level.computed_columns ? nullptr : &level.table().columns[out.table_column], value);
+  }
+
   Row order_keys(const Row& values) {
     Row keys;
     if (select_.order_by.empty()) return keys;
@@ -407,7 +463,8 @@ class BlockRunner {
     EvalContext eval = with_aliases_;
     eval.clause = "order clause";
     for (const SortItem& item : select_.order_by) {
-      keys.push_back(item.output >= 0 ? values[item.output] : evaluate(*item.expr, eval));
+      keys.push_back(item.output >= 0 ? output_order_key(item.output, values[item.output])
+                                      : order_key(*item.expr, eval));
     }
     alias_scopes_[0].row = nullptr;
     return keys;
@@ -427,7 +484,8 @@ QueryResult QueryRunner::run_block(const SelectBlock& block, const EvalContext* 
                                    size_t rows_max, bool* correlated) {
   const RunDerived run_derived = [&](const QueryExpr& query) {
     QueryResult derived = run(query, nullptr, SIZE_MAX, nullptr);
-    return DerivedRows{std::move(derived.labels), std::move(derived.rows)};
+    return DerivedRows{std::move(derived.labels), std::move(derived.rows),
+                       std::move(derived.table_columns)};
   };
   BoundSelect select = bind_select_block(context_, block, outer, run_derived);
   QueryResult result;
@@ -440,7 +498,8 @@ QueryResult QueryRunner::run_block(const SelectBlock& block, const EvalContext* 
 QueryResult describe_query(StatementContext& context, const QueryExpr& query) {
   if (query.is_union()) return describe_query(context, *query.left);
   const RunDerived run_derived = [&](const QueryExpr& derived) {
-    return DerivedRows{describe_query(context, derived).labels, {}};
+    QueryResult described = describe_query(context, derived);
+    return DerivedRows{std::move(described.labels), {}, std::move(described.table_columns)};
   };
   BoundSelect select = bind_select_block(context, *query.select, nullptr, run_derived);
   QueryResult result;

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "sql-frontend/catalog/sql_exception.h"
+#include "storage/row/collation.h"
 
 namespace duo::sql::executor {
 
@@ -139,8 +140,9 @@ double SqlValue::to_double() const {
     case Kind::kDouble:
       return d;
     case Kind::kDecimal:
-    case Kind::kString:
       return leading_double(s);
+    case Kind::kString:
+      return enum_number ? static_cast<double>(u) : leading_double(s);
   }
   return 0;
 }
@@ -175,13 +177,9 @@ int compare(const SqlValue& a, const SqlValue& b) {
     const double x = a.to_double(), y = b.to_double();
     return x < y ? -1 : x > y;
   }
-  std::string_view x = trim_trailing_spaces(a.s), y = trim_trailing_spaces(b.s);
-  for (size_t k = 0; k < x.size() && k < y.size(); ++k) {
-    const int cx = std::tolower(static_cast<unsigned char>(x[k]));
-    const int cy = std::tolower(static_cast<unsigned char>(y[k]));
-    if (cx != cy) return cx < cy ? -1 : 1;
-  }
-  return x.size() < y.size() ? -1 : x.size() > y.size();
+  // The storage's collation, so that sqld and the data nodes (keys, pushed filters,
+  // ordered indexes) agree on which strings are equal and how they order.
+  return storage::compare_case_insensitive(a.s, b.s);
 }
 
 namespace {
@@ -458,8 +456,46 @@ SqlValue from_storage(const catalog::SqlColumn& column, std::string_view value) 
       return SqlValue::of_temporal(storage::format_value(def, value),
                                    SqlValue::TemporalType::kTime);
     default:
-      return SqlValue::of_string(storage::format_value(def, value));
+      break;
   }
+  SqlValue text = SqlValue::of_string(storage::format_value(def, value));
+  if (!column.enum_values.empty()) {
+    text.enum_number = true;
+    text.u = enum_number(column, text.s);
+  }
+  return text;
+}
+
+namespace {
+
+// The 0-based index of `label` among `labels` (matched as the collation compares), or
+// labels.size().
+size_t label_index(const std::vector<std::string>& labels, std::string_view label) {
+  const SqlValue wanted = SqlValue::of_string(std::string(label));
+  for (size_t k = 0; k < labels.size(); ++k) {
+    if (compare(SqlValue::of_string(labels[k]), wanted) == 0) return k;
+  }
+  return labels.size();
+}
+
+}  // namespace
+
+uint64_t enum_number(const catalog::SqlColumn& column, std::string_view label) {
+  const std::vector<std::string>& labels = column.enum_values;
+  if (!column.is_set) {
+    const size_t k = label_index(labels, label);
+    return k == labels.size() ? 0 : k + 1;
+  }
+  // Stored as its members joined by ',' (labels cannot contain ',': 1367).
+  uint64_t bits = 0;
+  size_t start = 0;
+  while (start < label.size()) {
+    const size_t comma = std::min(label.find(',', start), label.size());
+    const size_t k = label_index(labels, label.substr(start, comma - start));
+    if (k < labels.size()) bits |= uint64_t{1} << k;
+    start = comma + 1;
+  }
+  return bits;
 }
 
 protocol::Value to_protocol(const SqlValue& value, protocol::FieldType type,

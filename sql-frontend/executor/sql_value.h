@@ -32,6 +32,9 @@ struct SqlValue {
   uint64_t u = 0;
   double d = 0;
   std::string s;  // kDecimal digits or kString bytes
+  // kString read from an ENUM or SET column (from_storage): `u` is the value's position
+  // or bit set, which numeric context sees, as in MySQL (e + 0, e = 2, SUM(e)).
+  bool enum_number = false;
 
   static SqlValue null() { return SqlValue{}; }
   static SqlValue of_int(int64_t v) {
@@ -82,14 +85,19 @@ struct SqlValue {
 };
 
 // Three-way comparison of two non-NULL values: numerically when either is a number,
-// else as strings, case-insensitively with trailing spaces ignored (the default
-// utf8mb4 collation's behaviour on ASCII, and the storage's kCaseInsensitive).
+// else as strings under the storage's kCaseInsensitive collation (storage/row/
+// collation.h: case- and accent-insensitive, 'é' = 'E', PAD SPACE), like the default
+// utf8mb4 collation.
 int compare(const SqlValue& a, const SqlValue& b);
+
+// MySQL's number of ENUM/SET `column`'s value `label` (as stored): an ENUM's 1-based
+// position (0 for a label it does not declare), a SET's bit set.
+uint64_t enum_number(const catalog::SqlColumn& column, std::string_view label);
 
 // The storage encoding of `value` for `column`; the caller handles NULL. `row` (1-based)
 // is for MySQL's "at row N" messages.
 std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row);
-// A stored value (non-NULL) of `column`.
+// A stored value (non-NULL) of `column`; an ENUM/SET's carries its enum_number.
 SqlValue from_storage(const catalog::SqlColumn& column, std::string_view value);
 
 // The protocol value of a result cell of type `type`; `column_length` is the result

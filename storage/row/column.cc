@@ -18,6 +18,8 @@
 #include <cstring>
 #include <limits>
 
+#include "storage/row/collation.h"
+
 namespace duo::storage {
 namespace {
 
@@ -102,35 +104,16 @@ int compare_exact(std::string_view a, std::string_view b) {
   return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
 }
 
-// ASCII case folding to upper case, as *_general_ci weights do: 'a' sorts with 'A', and
-// so before '_' (0x5F), matching MySQL's order for ASCII text.
-constexpr std::array<uint8_t, 256> make_fold_table() {
-  std::array<uint8_t, 256> t{};
-  for (int i = 0; i < 256; ++i) t[i] = static_cast<uint8_t>(i >= 'a' && i <= 'z' ? i - 32 : i);
-  return t;
-}
-constexpr std::array<uint8_t, 256> kFoldTable = make_fold_table();
-
-inline uint8_t byte_at(std::string_view s, size_t i, bool fold) {
-  const uint8_t c = static_cast<uint8_t>(s[i]);
-  return fold ? kFoldTable[c] : c;
-}
-
 // PAD SPACE: compare as if the shorter string were padded with spaces to the longer's
 // length. Not the same as stripping trailing spaces: "a\x01" < "a" because 0x01 < ' '.
+// Case-insensitive columns compare by weights (collation.h), which pad the same way.
 int compare_pad_space(std::string_view a, std::string_view b, bool fold) {
+  if (fold) return compare_case_insensitive(a, b);
   const size_t n = std::min(a.size(), b.size());
-  if (!fold && n > 0) {
+  if (n > 0) {
     const int c = std::memcmp(a.data(), b.data(), n);
     if (c != 0) return c < 0 ? -1 : 1;
-  } else {
-    for (size_t i = 0; i < n; ++i) {
-      const uint8_t ca = byte_at(a, i, fold);
-      const uint8_t cb = byte_at(b, i, fold);
-      if (ca != cb) return ca < cb ? -1 : 1;
-    }
   }
-  // Case folding never maps anything to or from ' ', so the tail test needs no folding.
   for (size_t i = n; i < a.size(); ++i) {
     const uint8_t c = static_cast<uint8_t>(a[i]);
     if (c != ' ') return c < ' ' ? -1 : 1;
@@ -222,13 +205,13 @@ inline uint64_t hash_mix(uint64_t x) {
   return x;
 }
 
-uint64_t hash_bytes(std::string_view s, uint64_t seed, bool fold) {
+uint64_t hash_bytes(std::string_view s, uint64_t seed) {
   uint64_t h = seed ^ (static_cast<uint64_t>(s.size()) * kHashK1);
   size_t i = 0;
   while (i < s.size()) {
     const size_t n = std::min<size_t>(8, s.size() - i);
     uint64_t w = 0;
-    for (size_t k = 0; k < n; ++k) w |= uint64_t{byte_at(s, i + k, fold)} << (8 * k);
+    for (size_t k = 0; k < n; ++k) w |= uint64_t{static_cast<uint8_t>(s[i + k])} << (8 * k);
     h = hash_mix((h ^ w) + kHashK2);
     i += n;
   }
@@ -908,33 +891,41 @@ int compare_values(const ColumnDef& col, std::string_view a, std::string_view b)
 uint64_t hash_value(const ColumnDef& col, std::string_view value, uint64_t seed) {
   switch (col.type) {
     case ColumnType::kFloat: {
-      if (load_le(value, 4) == 0x8000'0000u) return hash_bytes(std::string_view("\0\0\0\0", 4), seed, false);
-      return hash_bytes(value, seed, false);
+      if (load_le(value, 4) == 0x8000'0000u) {
+        return hash_bytes(std::string_view("\0\0\0\0", 4), seed);
+      }
+      return hash_bytes(value, seed);
     }
     case ColumnType::kDouble: {
       if (load_le(value, 8) == 0x8000'0000'0000'0000ull) {
-        return hash_bytes(std::string_view("\0\0\0\0\0\0\0\0", 8), seed, false);
+        return hash_bytes(std::string_view("\0\0\0\0\0\0\0\0", 8), seed);
       }
-      return hash_bytes(value, seed, false);
+      return hash_bytes(value, seed);
     }
     case ColumnType::kChar:
     case ColumnType::kVarchar:
-    case ColumnType::kText:
-      // PAD SPACE: values equal up to trailing spaces must hash equal.
-      return hash_bytes(strip_trailing_spaces(string_payload(col, value)), seed, folds_case(col));
+    case ColumnType::kText: {
+      // PAD SPACE: values equal up to trailing spaces must hash equal; case-insensitive
+      // ones hash their weights (the same bytes as before for ASCII text).
+      if (!folds_case(col)) {
+        return hash_bytes(strip_trailing_spaces(string_payload(col, value)), seed);
+      }
+      std::string buffer;
+      return hash_bytes(case_insensitive_key(string_payload(col, value), &buffer), seed);
+    }
     case ColumnType::kBlob:
-      return hash_bytes(lob_inline(value), seed, false);
+      return hash_bytes(lob_inline(value), seed);
     default:
       // Every other encoding is canonical: equal values have equal bytes.
-      return hash_bytes(value, seed, false);
+      return hash_bytes(value, seed);
   }
 }
 
 uint32_t normalized_prefix(const ColumnDef& col, std::string_view value, bool* exact) {
   *exact = false;
-  auto string_prefix = [&](std::string_view s, bool fold, uint8_t pad) {
+  auto string_prefix = [&](std::string_view s, uint8_t pad) {
     uint32_t p = 0;
-    for (size_t i = 0; i < 4; ++i) p = (p << 8) | (i < s.size() ? byte_at(s, i, fold) : pad);
+    for (size_t i = 0; i < 4; ++i) p = (p << 8) | (i < s.size() ? static_cast<uint8_t>(s[i]) : pad);
     return p;
   };
   switch (col.type) {
@@ -961,25 +952,29 @@ uint32_t normalized_prefix(const ColumnDef& col, std::string_view value, bool* e
       return static_cast<uint32_t>(double_key(value) >> 32);
     case ColumnType::kDecimal:
       *exact = decimal_bin_size(col.precision, col.scale) <= 4;  // the prefix is the whole value
-      return string_prefix(value, false, 0);
+      return string_prefix(value, 0);
     case ColumnType::kChar:
     case ColumnType::kVarchar:
     case ColumnType::kText: {
       // The prefix of the value padded with spaces to infinity: PAD SPACE order is the
       // lexicographic order of those padded strings, so prefixes keep it, and values equal
-      // under the collation have equal padded (folded) strings.
-      const bool fold = folds_case(col);
+      // under the collation have equal padded (folded) strings. Case-insensitive: the
+      // same over weights (collation.h), exact unless a weight saturated the prefix.
       *exact = col.type != ColumnType::kText && col.length <= 4;
-      return string_prefix(string_payload(col, value), fold, ' ');
+      if (!folds_case(col)) return string_prefix(string_payload(col, value), ' ');
+      bool saturated = false;
+      const uint32_t prefix = case_insensitive_prefix(string_payload(col, value), &saturated);
+      *exact = *exact && !saturated;
+      return prefix;
     }
     case ColumnType::kBinary:
       *exact = col.length <= 4;  // all values have the same length
-      return string_prefix(value, false, 0);
+      return string_prefix(value, 0);
     case ColumnType::kVarbinary:
       // 0x00 padding sorts a proper prefix first; "a" and "a\0" share a prefix (not exact).
-      return string_prefix(value, false, 0);
+      return string_prefix(value, 0);
     case ColumnType::kBlob:
-      return string_prefix(lob_inline(value), false, 0);
+      return string_prefix(lob_inline(value), 0);
     case ColumnType::kDate:
       *exact = true;
       return static_cast<uint32_t>(load_le(value, 3));

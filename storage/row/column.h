@@ -54,8 +54,10 @@ enum class ColumnType : uint8_t {
 };
 
 enum class Collation : uint8_t {
-  kBinary,           // byte order (BINARY/VARBINARY/BLOB, and *_bin string collations)
-  kCaseInsensitive,  // ASCII case folding, PAD SPACE (like latin1/utf8mb4 *_general_ci on ASCII)
+  kBinary,  // byte order (BINARY/VARBINARY/BLOB, and *_bin string collations)
+  // Case- and accent-insensitive on UTF-8 ('é' = 'E', 'ß' = 's'), PAD SPACE, like
+  // utf8mb4_general_ci: one weight per character, storage/row/collation.h.
+  kCaseInsensitive,
 };
 
 struct ColumnDef {
@@ -87,8 +89,9 @@ Status validate_column(const ColumnDef& col);
 // Three-way comparison of two non-NULL encoded values of `col` under its collation.
 int compare_values(const ColumnDef& col, std::string_view a, std::string_view b);
 
-// Hash of an encoded value; equal values under the collation hash equal (case folding,
-// trailing spaces ignored for PAD SPACE types). Part of the distribution format: stable.
+// Hash of an encoded value; equal values under the collation hash equal (weights of
+// collation.h, trailing spaces ignored for PAD SPACE types). Part of the distribution
+// format: stable (a change of the weight table changes it for the characters it touches).
 uint64_t hash_value(const ColumnDef& col, std::string_view value, uint64_t seed);
 
 // Order-preserving 32-bit prefix of an encoded value: a < b implies prefix(a) <= prefix(b).

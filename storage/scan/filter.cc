@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "storage/row/collation.h"
 #include "storage/scan/byte_codec.h"
 
 namespace duo::storage {
@@ -100,23 +101,20 @@ bool cmp_holds(CmpOp op, int c) {
 // ---------------------------------------------------------------------------------------
 // LIKE
 
-// ASCII upper-case folding, the same folding Collation::kCaseInsensitive uses in column.cc.
-constexpr std::array<uint8_t, 256> make_fold_table() {
-  std::array<uint8_t, 256> t{};
-  for (int i = 0; i < 256; ++i) t[i] = static_cast<uint8_t>(i >= 'a' && i <= 'z' ? i - 32 : i);
-  return t;
-}
-constexpr std::array<uint8_t, 256> kFoldTable = make_fold_table();
-
-inline bool same_char(char a, char b, bool fold) {
-  const uint8_t x = static_cast<uint8_t>(a), y = static_cast<uint8_t>(b);
-  return fold ? kFoldTable[x] == kFoldTable[y] : x == y;
-}
-
+// Binary collation: byte equality. Case-insensitive columns compare by weights instead
+// (storage/row/collation.h, the collation compare_values uses).
 bool same_text(std::string_view a, std::string_view b, bool fold) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!same_char(a[i], b[i], fold)) return false;
+  if (fold) return equal_case_insensitive(a, b);
+  return a == b;
+}
+
+// True when `s` starts with `literal` (by weights when `fold`: 'été' starts with 'ET',
+// though the byte lengths differ).
+bool starts_with(std::string_view s, std::string_view literal, bool fold) {
+  if (!fold) return s.substr(0, literal.size()) == literal;
+  size_t i = 0, j = 0;
+  while (j < literal.size()) {
+    if (i >= s.size() || next_weight(s, &i) != next_weight(literal, &j)) return false;
   }
   return true;
 }
@@ -145,11 +143,13 @@ LikeMode analyze_like(std::string_view pattern, char escape, std::string* litera
   return LikeMode::kPrefix;
 }
 
-// '%' matches any run of bytes, '_' exactly one byte, `escape` makes the next pattern byte
+// '%' matches any run of bytes, '_' exactly one byte (binary collation) or character
+// (case-insensitive: collation.h like_matches), `escape` makes the next pattern byte
 // literal. Greedy with backtracking to the last '%' only: sufficient because a later '%'
 // can absorb anything an earlier one would have, so the worst case is
 // O(|subject| * |pattern|) with no recursion.
 bool like_general(std::string_view s, std::string_view p, char escape, bool fold) {
+  if (fold) return like_matches(s, p, escape, true);
   size_t si = 0, pi = 0;
   size_t star_pi = std::string_view::npos, star_si = 0;
   while (si < s.size()) {
@@ -171,7 +171,7 @@ bool like_general(std::string_view s, std::string_view p, char escape, bool fold
         literal = p[pi + 1];
         width = 2;
       }
-      if (same_char(literal, s[si], fold)) {
+      if (literal == s[si]) {
         pi += width;
         ++si;
         continue;
@@ -445,7 +445,7 @@ Truth FilterProgram::evaluate_leaf(const FilterInstruction& ins, const RowAccess
           break;
         case LikeMode::kPrefix: {
           const std::string_view literal = literal_of(ins);
-          match = s.size() >= literal.size() && same_text(s.substr(0, literal.size()), literal, fold);
+          match = starts_with(s, literal, fold);
           break;
         }
         case LikeMode::kGeneral:

@@ -334,6 +334,11 @@ TEST(Filter, LikeCases) {
       {kCode, "ab", "ab", true},           {kCode, "ab", "ab %", false},  // CHAR reads unpadded
       {kCode, "ab", "a_", true},           {kTxt, "Hello World", "%world", true},
       {kTxt, "Hello World", "hello", false},
+      // Case- and accent-insensitive by character (storage/row/collation.h).
+      {kName, "été", "ETE", true},         {kName, "été", "et%", true},
+      {kName, "été", "_T_", true},         {kName, "été", "__", false},
+      {kName, "Straße", "%ASE", true},     {kTxt, "Ärger", "a%", true},
+      {kBin, "été", "ete", false},         {kBin, "été", "_t_", false},  // binary: bytes
   };
   for (const LikeCase& c : cases) {
     FilterBuilder b;
