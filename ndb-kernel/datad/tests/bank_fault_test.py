@@ -42,7 +42,6 @@ Usage: bank_fault_test.py --mgmd P --mgm P --datad P --bank P [--keep]
 """
 
 import argparse
-import os
 import re
 import signal
 import statistics
@@ -50,39 +49,17 @@ import subprocess
 import sys
 import time
 
-from bank_workload import BankEnv, compare_replicas, report_load, wait_commits
-from cluster_env import TestFailure, check, event, log
+from bank_workload import (BankEnv, add_bank_test_options, compare_replicas, report_load,
+                           wait_commits)
+from cluster_env import (TestFailure, check, config_ini, event, log, run_scenarios, scenarios_in,
+                         small_ndbd_default)
 
-CONFIG = """[ndbd default]
-NoOfReplicas=2
-# Small memory: the transfers table grows by one row per committed transfer.
-DataMemory=48M
-DiskPageBufferMemory=4M
-SchemaMemory=1M
-SharedGlobalMemory=0
-TotalMemoryConfig=0
-DataDir={dir}/datad
-TimeBetweenGlobalCheckpoints=500
-{extra}
-[ndb_mgmd]
-NodeId=49
-HostName=127.0.0.1
-DataDir={dir}
-
-[ndbd]
-NodeId=1
-HostName=127.0.0.1
-
-[ndbd]
-NodeId=2
-HostName=127.0.0.1
-
-[api]
-NodeId=50
-
-[api]
-NodeId=51
-"""
+def cluster_config(directory, **settings):
+    """Two data nodes on 127.0.0.1, two API slots (duo_bank setup/verify and a load run,
+    or an old and a new load run); `settings`: a scenario's own [ndbd default] parameters."""
+    # Small memory: the transfers table grows by one row per committed transfer.
+    return config_ini(small_ndbd_default(directory, "48M", **settings), (1, 2),
+                      {"HostName": "127.0.0.1", "DataDir": directory}, api_slots=(50, 51))
 
 
 def start_cluster(env):
@@ -195,13 +172,6 @@ def scenario_client_kill(env):
         check(handled >= rounds, "data node %d handled %d API node failures" % (i, handled))
 
 
-def recovered_gci(env):
-    gcis = []
-    for i in (1, 2):
-        gcis += [int(g) for g in re.findall(r"recovering to GCI (\d+)", env.read(env.datad_log(i)))]
-    return max(gcis) if gcis else None
-
-
 def scenario_cluster_kill(env):
     """Whole-cluster SIGKILL during load, system restart: total and consistency hold;
     acknowledged transfers of GCIs up to the recovered one are there."""
@@ -216,59 +186,37 @@ def scenario_cluster_kill(env):
     counts = load.stop()
     report_load("until the whole-cluster kill", counts)
     before = {i: env.read(env.datad_log(i)).count("recovering to GCI") for i in (1, 2)}
-    for i in (1, 2):
-        env.wait_not_connected(i)
-    for i in (1, 2):
-        env.start_datad(i, initial=False)
-    env.wait_started([1, 2], timeout=240)
-    gci = recovered_gci(env)
+    env.system_restart()
+    gci = env.recovered_gci()
     check(gci is not None and any(env.read(env.datad_log(i)).count("recovering to GCI") >
                                   before[i] for i in (1, 2)),
           "system restart logged its GCI: %s" % env.read(env.datad_log(1))[-3000:])
     log("system restart recovered GCI %d" % gci)
-    env.verify("after the system restart (acks up to GCI %d required)" % gci, ack_gci_max=gci)
-    # The cluster serves again; what it acknowledges now is all there.
-    os.rename(env.ack_path, env.ack_path + ".before_crash")
-    open(env.ack_path, "w").close()
-    load = env.start_load()
-    wait_commits(load, 500)
-    report_load("after the system restart", load.stop())
+    env.verify_after_system_restart(gci, ".before_crash")
     env.verify("after load on the restarted cluster")
 
 
-SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items()
-             if name.startswith("scenario_")}
-# Extra [ndbd default] lines per scenario.
-EXTRA_CONFIG = {"stop_restart": "HeartbeatIntervalDbDb=200\n"}
+SCENARIOS = scenarios_in(globals())
+# A scenario's own [ndbd default] parameters.
+SCENARIO_SETTINGS = {"stop_restart": {"HeartbeatIntervalDbDb": 200}}
 
 
 def main():
     parser = argparse.ArgumentParser()
-    for name in ("mgmd", "mgm", "datad", "bank"):
-        parser.add_argument("--" + name, required=True)
-    parser.add_argument("--keep", action="store_true",
-                        help="keep the test directory of a failed scenario")
+    add_bank_test_options(parser)
     parser.add_argument("--settle-seconds", type=float, default=0.0)
     parser.add_argument("scenario", choices=sorted(SCENARIOS) + ["all"])
     options = parser.parse_args()
-    names = sorted(SCENARIOS) if options.scenario == "all" else [options.scenario]
-    failed = 0
-    for name in names:
-        start = time.time()
-        with BankEnv(options, CONFIG, "duo_bank_test.", extra=EXTRA_CONFIG.get(name, "")) as env:
-            env.settle_seconds = options.settle_seconds
-            try:
-                SCENARIOS[name](env)
-                log("PASS %s (%.1fs)" % (name, time.time() - start))
-            except (TestFailure, subprocess.TimeoutExpired, OSError) as error:
-                failed += 1
-                log("FAIL %s: %s" % (name, error))
-                for i in (1, 2):
-                    log("--- datad %d log tail:\n%s" % (i, env.read(env.datad_log(i))[-4000:]))
-                if options.keep:
-                    env.keep = True
-                    log("test directory kept: %s" % env.dir)
-    return 1 if failed else 0
+
+    def make_env(name):
+        settings = SCENARIO_SETTINGS.get(name, {})
+        env = BankEnv(options, lambda directory: cluster_config(directory, **settings),
+                      "duo_bank_test.")
+        env.settle_seconds = options.settle_seconds
+        return env
+
+    return run_scenarios(SCENARIOS, options.scenario, make_env,
+                         lambda env, error: env.log_failure(options.keep))
 
 
 if __name__ == "__main__":

@@ -78,6 +78,14 @@ class Load:
         return counts
 
 
+def add_bank_test_options(parser):
+    """The command line of a test driving a BankEnv: the binaries it starts and --keep."""
+    for name in ("mgmd", "mgm", "datad", "bank"):
+        parser.add_argument("--" + name, required=True)
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the test directory of a failed scenario")
+
+
 class BankEnv(ClusterEnv):
     """A ClusterEnv with the bank tables: setup, load runs, verify."""
 
@@ -116,6 +124,37 @@ class BankEnv(ClusterEnv):
         match = re.search(r"^checksum (\w+)$", out, re.M)
         check(match is not None, "checksum in %r" % out)
         return match.group(1)
+
+    def recovered_gci(self):
+        """The highest GCI a data node logged it recovers to (system restarts), or None."""
+        gcis = []
+        for i in (1, 2):
+            gcis += [int(g) for g in re.findall(r"recovering to GCI (\d+)",
+                                                self.read(self.datad_log(i)))]
+        return max(gcis) if gcis else None
+
+    def system_restart(self, not_connected_timeout=30):
+        """Both data nodes stopped: waits until mgmd freed their ids, starts both again
+        (no --initial: a system restart from their files) and waits until they are
+        STARTED."""
+        for i in (1, 2):
+            self.wait_not_connected(i, timeout=not_connected_timeout)
+        for i in (1, 2):
+            self.start_datad(i, initial=False)
+        self.wait_started([1, 2], timeout=240)
+
+    def verify_after_system_restart(self, gci, saved_acks_suffix):
+        """Verifies that every transfer acknowledged in a GCI up to `gci`, the one the
+        system restart recovered, is there (later ones may be lost); then runs a load on
+        the restarted cluster with a fresh acknowledgment file (the old one kept with
+        `saved_acks_suffix`), whose every acknowledgment must hold from then on."""
+        self.verify("after the system restart (acks up to GCI %d required)" % gci,
+                    ack_gci_max=gci)
+        os.rename(self.ack_path, self.ack_path + saved_acks_suffix)
+        open(self.ack_path, "w").close()
+        load = self.start_load()
+        wait_commits(load, 500)
+        report_load("after the system restart", load.stop())
 
 
 def report_load(what, counts):

@@ -7,11 +7,14 @@ also when a check fails.
 
 Single-threaded: one test drives one ClusterEnv.
 
-    with ClusterEnv(binaries, CONFIG, "duo_x_test.") as env:
+    with ClusterEnv(binaries, cluster_config, "duo_x_test.") as env:
         env.start_mgmd(); env.start_datad(1); ...
 
-`binaries` has the attributes mgmd, mgm and datad (paths; argparse options do). CONFIG
-is a config.ini text with {dir} (the test directory) and any `fields` given.
+`binaries` has the attributes mgmd, mgm and datad (paths; argparse options do).
+cluster_config(directory) returns the config.ini text for the test directory, built with
+config_ini() (scripts/testlib/config_ini.py). That builder and the scenario loop
+(run_scenarios, scenarios_in of scripts/testlib/cluster_testlib.py) are re-exported here
+for the tests of this folder.
 """
 
 import os
@@ -25,10 +28,10 @@ import time
 # Shared low-level helpers: <repo>/scripts/testlib/cluster_testlib.py
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../..",
                                 "scripts", "testlib"))
-from cluster_testlib import TestFailure, check, read_line, reap  # noqa: E402
+from cluster_testlib import TestFailure, check, reap, start_datad, start_mgmd  # noqa: E402
+from cluster_testlib import run_scenarios, scenarios_in  # noqa: E402,F401
 from cluster_testlib import eventually as cluster_testlib_eventually  # noqa: E402
-
-MGM_NODE_ID = 49
+from config_ini import MGM_NODE_ID, config_ini, small_ndbd_default  # noqa: E402,F401
 
 
 def eventually(predicate, timeout=20, message="condition"):
@@ -60,13 +63,12 @@ class ClusterEnv:
     """
 
     def __init__(self, binaries, config, prefix, mgmd_host="127.0.0.1", start_timeout=30,
-                 log_tail=2000, start_fails_on_exit=False, **fields):
+                 log_tail=2000, start_fails_on_exit=False):
         self.binaries = binaries
         self.dir = tempfile.mkdtemp(prefix=prefix)
         self.configdir = os.path.join(self.dir, "configdir")
         self.config_path = os.path.join(self.dir, "config.ini")
-        with open(self.config_path, "w") as f:
-            f.write(config.format(dir=self.dir, mgmd_host=mgmd_host, **fields))
+        self.write_config(config(self.dir))
         self.mgmd_host = mgmd_host
         self.start_timeout = start_timeout
         self.log_tail = log_tail
@@ -79,7 +81,7 @@ class ClusterEnv:
         self.port = None
         # Seconds to wait after a restarted node is STARTED (bank_fault --settle-seconds).
         self.settle_seconds = 0.0
-        self.keep = False  # leave the directory (logs) for a look after a failure
+        self.keep = False  # leave the directory (logs) for a look after a failure (--keep)
 
     def __enter__(self):
         return self
@@ -90,6 +92,18 @@ class ClusterEnv:
 
     def close(self):
         """Kills every process started and removes the directory; idempotent."""
+        reap(self.processes, self.daemon_pids(), None if self.keep else self.dir)
+        self.processes = []
+        self.pid_files = []
+
+    def write_config(self, text):
+        """(Re)writes config.ini: before mgmd starts, a scenario may change the cluster."""
+        with open(self.config_path, "w") as f:
+            f.write(text)
+
+    def daemon_pids(self):
+        """The pids written to pid_files by daemons started in the background (`duo up`);
+        a file not (yet) there or not holding a pid is passed over."""
         pids = []
         for path in self.pid_files:
             try:
@@ -97,38 +111,22 @@ class ClusterEnv:
                     pids.append(int(f.read().strip()))
             except (OSError, ValueError):
                 pass
-        # reap() removes the directory it is given: an empty stand-in when keeping.
-        reap(self.processes, pids, tempfile.mkdtemp() if self.keep else self.dir)
-        self.processes = []
-        self.pid_files = []
+        return pids
 
     def connect_string(self):
         return "%s:%d" % (self.mgmd_host, self.port)
 
     def start_mgmd(self, port=0):
-        log_file = open(os.path.join(self.dir, "mgmd.stderr"), "ab")
-        proc = subprocess.Popen(
-            [self.binaries.mgmd, "--config-file=" + self.config_path,
-             "--configdir=" + self.configdir, "--port=%d" % port,
-             "--bind-address=" + self.mgmd_host, "--foreground"],
-            stdout=subprocess.PIPE, stderr=log_file)
-        log_file.close()
-        self.processes.append(proc)
-        line = read_line(proc.stdout, 20)
-        match = re.search(rb"listening on .*:(\d+)", line)
-        check(match is not None, "mgmd did not report its port: %r" % line)
-        self.mgmd = proc
-        self.port = int(match.group(1))
-        return proc
+        self.mgmd, self.port = start_mgmd(self.binaries.mgmd, self.config_path, self.configdir,
+                                          os.path.join(self.dir, "mgmd.stderr"),
+                                          self.mgmd_host, port)
+        self.processes.append(self.mgmd)
+        return self.mgmd
 
     def start_datad(self, node_id, extra=(), initial=True):
-        log_file = open(self.datad_log(node_id), "ab")
-        proc = subprocess.Popen(
-            list(self.datad_prefix.get(node_id, ())) +
-            [self.binaries.datad, "-c", self.connect_string(), "--ndb-nodeid=%d" % node_id,
-             "--foreground"] + (["--initial"] if initial else []) + list(extra),
-            stdout=log_file, stderr=log_file)
-        log_file.close()
+        proc = start_datad(self.binaries.datad, self.connect_string(), node_id,
+                           self.datad_log(node_id), initial, extra,
+                           self.datad_prefix.get(node_id, ()))
         self.processes.append(proc)
         self.nodes[node_id] = proc
         return proc
@@ -145,6 +143,18 @@ class ClusterEnv:
 
     def cluster_log(self):
         return self.read(os.path.join(self.configdir, "ndb_%d_cluster.log" % MGM_NODE_ID))
+
+    def log_failure(self, keep, node_ids=(1, 2), chars=4000, cluster_log_chars=0):
+        """After a failed scenario: prints the tail of each data node's log (and of the
+        cluster log when cluster_log_chars); with `keep`, leaves the directory for a look
+        and says where it is."""
+        for i in node_ids:
+            log("--- datad %d log tail:\n%s" % (i, self.read(self.datad_log(i))[-chars:]))
+        if cluster_log_chars:
+            log("--- cluster log tail:\n%s" % self.cluster_log()[-cluster_log_chars:])
+        if keep:
+            self.keep = True
+            log("test directory kept: %s" % self.dir)
 
     def mgm(self, command, timeout=40):
         proc = subprocess.run([self.binaries.mgm, "-c", self.connect_string(), "-e", command],

@@ -24,49 +24,28 @@ import subprocess
 import sys
 import time
 
-from cluster_env import MGM_NODE_ID, ClusterEnv, TestFailure, check, eventually, wait_exit
+from cluster_env import (MGM_NODE_ID, ClusterEnv, TestFailure, check, config_ini, eventually,
+                         run_scenarios, scenarios_in, small_ndbd_default, wait_exit)
 
 MGMD = MGM = DATAD = DUO = DATACHECK = None
 
-CONFIG = """[ndbd default]
-NoOfReplicas=2
-# Small memory (24 MB per node, touched at start): DataMemory 16M = 512 pages,
-# TransactionMemory automatic (4M), no shared pool.
-DataMemory=16M
-DiskPageBufferMemory=4M
-SchemaMemory=1M
-SharedGlobalMemory=0
-TotalMemoryConfig=0
-DataDir={dir}/datad
-# Short global checkpoints: what was committed is durable within half a second.
-TimeBetweenGlobalCheckpoints=500
-# A restart without a node recorded dead waits this long for it (NDB default 30000).
-StartPartialTimeout=2000
 
-[ndb_mgmd]
-NodeId=49
-HostName=127.0.0.1
-DataDir={dir}
-
-[ndbd]
-NodeId=1
-HostName=127.0.0.1
-
-[ndbd]
-NodeId=2
-HostName=127.0.0.1
-
-[api]
-NodeId=50
-"""
-
+def cluster_config(directory, data_nodes=(1, 2), **settings):
+    """Data nodes `data_nodes` on 127.0.0.1 and one API slot; `settings`: a scenario's own
+    [ndbd default] parameters."""
+    # Small memory (24 MB per node, touched at start): DataMemory 16M = 512 pages,
+    # TransactionMemory automatic (4M), no shared pool. A restart without a node recorded
+    # dead waits StartPartialTimeout for it (NDB default 30000).
+    return config_ini(small_ndbd_default(directory, "16M", StartPartialTimeout=2000, **settings),
+                      data_nodes, {"HostName": "127.0.0.1", "DataDir": directory},
+                      api_slots=(50,))
 
 
 class Env(ClusterEnv):
     """A ClusterEnv on 127.0.0.1 with duo_datacheck against its cluster."""
 
     def __init__(self):
-        super().__init__(argparse.Namespace(mgmd=MGMD, mgm=MGM, datad=DATAD), CONFIG,
+        super().__init__(argparse.Namespace(mgmd=MGMD, mgm=MGM, datad=DATAD), cluster_config,
                          "duo_datad_test.")
 
     def datacheck(self, *args, timeout=120):
@@ -98,15 +77,7 @@ def scenario_start_and_status(env):
         check(os.path.isdir(os.path.join(env.dir, "datad", "ndb_%d_fs" % i)), "file system dir")
         check(os.path.exists(os.path.join(env.dir, "datad", "ndb_%d.pid" % i)), "pid file")
     # Both nodes' transporter ports reached mgmd (dynamic ports).
-    with socket.create_connection(("127.0.0.1", env.port), timeout=5) as s:
-        s.sendall(b"get status\n\n")
-        data = b""
-        while not data.endswith(b"\n\n"):
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            data += chunk
-    text = data.decode()
+    text = mgmd_get_status(env)
     for i in (1, 2):
         check(re.search(r"node\.%d\.port: \d+" % i, text), "port of node %d: %s" % (i, text))
         check("node.%d.status: STARTED" % i in text, "status line")
@@ -244,10 +215,7 @@ def scenario_heartbeat_sigstop(env):
     arbitrator (mgmd) grants node 1 (1 of 2 is no majority), and the cluster log records
     both. Node 2, continued, learns it was declared dead (or loses the arbitration) and
     stops with an error. (What node 1 does next is takeover's business.)"""
-    with open(env.config_path) as f:
-        text = f.read()
-    with open(env.config_path, "w") as f:
-        f.write(text.replace("[ndbd default]\n", "[ndbd default]\nHeartbeatIntervalDbDb=200\n", 1))
+    env.write_config(cluster_config(env.dir, HeartbeatIntervalDbDb=200))
     nodes = start_cluster(env)
     time.sleep(1.0)  # heartbeats flowing
     start = time.time()
@@ -274,11 +242,7 @@ def scenario_four_nodes(env):
     arbitration needed), started again and catches up by a node restart; then node 1
     (the GCP master) likewise; then node 4 and node 2 are killed, so every row must be
     on the restarted nodes 3 and 1."""
-    with open(env.config_path) as f:
-        text = f.read()
-    with open(env.config_path, "w") as f:
-        f.write(text.replace("[api]\n", "[ndbd]\nNodeId=3\nHostName=127.0.0.1\n\n"
-                                        "[ndbd]\nNodeId=4\nHostName=127.0.0.1\n\n[api]\n", 1))
+    env.write_config(cluster_config(env.dir, data_nodes=(1, 2, 3, 4)))
     env.start_mgmd()
     nodes = {i: env.start_datad(i) for i in (1, 2, 3, 4)}
     env.wait_started([1, 2, 3, 4], timeout=60)
@@ -308,7 +272,8 @@ def scenario_four_nodes(env):
     check(rc == 0, "verify on the restarted nodes alone: %s %s" % (out, err))
 
 
-def transporter_port(env, node_id):
+def mgmd_get_status(env):
+    """mgmd's answer to the mgm protocol's `get status` (node.N.port, node.N.status ...)."""
     with socket.create_connection(("127.0.0.1", env.port), timeout=5) as s:
         s.sendall(b"get status\n\n")
         data = b""
@@ -317,8 +282,13 @@ def transporter_port(env, node_id):
             if not chunk:
                 break
             data += chunk
-    match = re.search(r"node\.%d\.port: (\d+)" % node_id, data.decode())
-    check(match is not None, "port of node %d in %r" % (node_id, data))
+    return data.decode()
+
+
+def transporter_port(env, node_id):
+    text = mgmd_get_status(env)
+    match = re.search(r"node\.%d\.port: (\d+)" % node_id, text)
+    check(match is not None, "port of node %d in %r" % (node_id, text))
     return int(match.group(1))
 
 
@@ -354,10 +324,7 @@ def scenario_tls(env):
     TLS links and serves duo_datacheck, whose client library then uses TLS too (keys
     from DUO_TLS_SEARCH_PATH); without keys the client is refused with a clear error."""
     tls_keys = os.path.join(os.path.dirname(os.path.abspath(DATACHECK)), "duo_tls_keys")
-    with open(env.config_path) as f:
-        text = f.read()
-    with open(env.config_path, "w") as f:
-        f.write(text.replace("[ndbd default]\n", "[ndbd default]\nRequireTls=1\n", 1))
+    env.write_config(cluster_config(env.dir, RequireTls=1))
     keys_dir = os.path.join(env.dir, "datad", "tls")
     proc = subprocess.run([tls_keys, "--config-file=" + env.config_path, "--keys-dir=" + keys_dir],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
@@ -530,13 +497,7 @@ def scenario_launcher(env):
     check(rc == 0 and "every process of the cluster" in out, "second up: %s %s" % (out, err))
     rc, out, err = duo("up", "--initial")
     check(rc == 1 and "already running" in err, "up --initial while running: %s" % err)
-    pids = []
-    for path in env.pid_files:
-        try:
-            with open(path) as f:
-                pids.append(int(f.read().strip()))
-        except (OSError, ValueError):
-            pass
+    pids = env.daemon_pids()
     check(len(pids) == 4, "4 pid files (mgmd, 2 data nodes, sqld): %s" % pids)
     rc, out, err = duo("down")
     check(rc == 0 and "cluster stopped" in out, "down: %s %s" % (out, err))
@@ -585,8 +546,7 @@ def scenario_launcher(env):
     check(duo("down")[0] == 0, "final down")
 
 
-SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items()
-             if name.startswith("scenario_")}
+SCENARIOS = scenarios_in(globals())
 
 
 def main():
@@ -598,18 +558,7 @@ def main():
     options = parser.parse_args()
     MGMD, MGM, DATAD, DUO = options.mgmd, options.mgm, options.datad, options.duo
     DATACHECK = options.datacheck
-    names = sorted(SCENARIOS) if options.scenario == "all" else [options.scenario]
-    failed = 0
-    for name in names:
-        start = time.time()
-        with Env() as env:
-            try:
-                SCENARIOS[name](env)
-                print("PASS %s (%.1fs)" % (name, time.time() - start))
-            except (TestFailure, subprocess.TimeoutExpired, OSError) as error:
-                failed += 1
-                print("FAIL %s: %s" % (name, error))
-    return 1 if failed else 0
+    return run_scenarios(SCENARIOS, options.scenario, lambda name: Env())
 
 
 if __name__ == "__main__":

@@ -58,8 +58,10 @@ import subprocess
 import sys
 import time
 
-from bank_workload import BankEnv, compare_replicas, report_load, wait_commits
-from cluster_env import TestFailure, check, eventually, event, log
+from bank_workload import (BankEnv, add_bank_test_options, compare_replicas, report_load,
+                           wait_commits)
+from cluster_env import (TestFailure, check, config_ini, eventually, event, log, scenarios_in,
+                         small_ndbd_default)
 
 SKIP_EXIT_CODE = 77
 HEARTBEAT_MS = 500
@@ -67,40 +69,16 @@ ARBITRATION_TIMEOUT_MS = 3000
 # A node is declared dead after 4 missed heartbeats; a cut link is usually found at once.
 DETECTION_TIMEOUT_S = 30
 
-CONFIG = """[ndbd default]
-NoOfReplicas=2
-# Small memory: the transfers table grows by one row per committed transfer.
-DataMemory=48M
-DiskPageBufferMemory=4M
-SchemaMemory=1M
-SharedGlobalMemory=0
-TotalMemoryConfig=0
-DataDir={dir}/datad
-TimeBetweenGlobalCheckpoints=500
-# Fast detection of a silent cut, and a short wait for an arbitrator that cannot answer.
-HeartbeatIntervalDbDb={heartbeat_ms}
-ArbitrationTimeout={arbitration_timeout_ms}
-
-[ndb_mgmd]
-NodeId=49
-HostName={mgmd_host}
-DataDir={dir}
-ArbitrationRank=1
-
-[ndbd]
-NodeId=1
-HostName={node1_host}
-
-[ndbd]
-NodeId=2
-HostName={node2_host}
-
-[api]
-NodeId=50
-
-[api]
-NodeId=51
-"""
+def cluster_config(directory, network):
+    """The data nodes and mgmd at their own addresses of `network` (mgmd the arbitrator),
+    two API slots (duo_bank setup/verify and a load run)."""
+    # Small memory: the transfers table grows by one row per committed transfer. Fast
+    # detection of a silent cut, and a short wait for an arbitrator that cannot answer.
+    return config_ini(
+        small_ndbd_default(directory, "48M", HeartbeatIntervalDbDb=HEARTBEAT_MS,
+                           ArbitrationTimeout=ARBITRATION_TIMEOUT_MS),
+        (1, 2), {"HostName": network.mgmd_host, "DataDir": directory, "ArbitrationRank": 1},
+        api_slots=(50, 51), per_node={i: {"HostName": network.hosts[i]} for i in (1, 2)})
 
 
 def ip(*args, check_rc=True):
@@ -367,14 +345,6 @@ def scenario_isolate_one_data_node(env, network):
                        "data node 2 isolated")
 
 
-def recovered_gci(env):
-    gcis = []
-    for i in (1, 2):
-        gcis += [int(g) for g in re.findall(r"recovering to GCI (\d+)",
-                                            env.read(env.datad_log(i)))]
-    return max(gcis) if gcis else None
-
-
 def scenario_isolate_arbitrator_and_split(env, network):
     """Both data nodes lose each other and the arbitrator at once: neither may go on
     alone, so both shut down after ArbitrationTimeout (the cluster stops: no split
@@ -404,30 +374,20 @@ def scenario_isolate_arbitrator_and_split(env, network):
     report_load("until both data nodes stopped", counts)
     network.heal_between_data_nodes()
     event("healed")
-    for i in (1, 2):
-        env.wait_not_connected(i, timeout=120)
-    for i in (1, 2):
-        env.start_datad(i, initial=False)
-    env.wait_started([1, 2], timeout=240)
-    gci = recovered_gci(env)
+    env.system_restart(not_connected_timeout=120)
+    gci = env.recovered_gci()
     check(gci is not None, "system restart logged its GCI: %s" % env.read(env.datad_log(1))[-3000:])
     log("split %s: both data nodes exited after %.1fs; system restart recovered GCI %d" %
         ("arbitrator isolated", seconds, gci))
-    env.verify("after the system restart (acks up to GCI %d required)" % gci, ack_gci_max=gci)
     # The cluster serves again; what it acknowledges now is all there, on both replicas.
-    os.rename(env.ack_path, env.ack_path + ".before_split")
-    open(env.ack_path, "w").close()
-    load = env.start_load()
-    wait_commits(load, 500)
-    report_load("after the system restart", load.stop())
+    env.verify_after_system_restart(gci, ".before_split")
     compare_replicas(env)
     # No side wrote after the cut: there is no write unavailability to measure.
     return {"detected_s": seconds, "loser_exit_s": seconds, "unavailable_ms": None,
             "winner": None}
 
 
-SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items()
-             if name.startswith("scenario_")}
+SCENARIOS = scenarios_in(globals())
 
 
 class Terminated(Exception):
@@ -454,19 +414,13 @@ def run_scenario(name, options, keep):
     try:
         network.create()
         network.check_reachable()
-        env = BankEnv(options, CONFIG, "duo_netns_test.", mgmd_host=network.mgmd_host,
-                      heartbeat_ms=HEARTBEAT_MS, arbitration_timeout_ms=ARBITRATION_TIMEOUT_MS,
-                      node1_host=network.hosts[1], node2_host=network.hosts[2])
+        env = BankEnv(options, lambda directory: cluster_config(directory, network),
+                      "duo_netns_test.", mgmd_host=network.mgmd_host)
         env.datad_prefix = {i: network.prefix(i) for i in (1, 2)}
         try:
             return SCENARIOS[name](env, network)
         except BaseException:
-            for i in (1, 2):
-                log("--- datad %d log tail:\n%s" % (i, env.read(env.datad_log(i))[-4000:]))
-            log("--- cluster log tail:\n%s" % env.cluster_log()[-3000:])
-            if keep:
-                env.keep = True
-                log("test directory kept: %s" % env.dir)
+            env.log_failure(keep, cluster_log_chars=3000)
             raise
     finally:
         cleanup()
@@ -475,10 +429,7 @@ def run_scenario(name, options, keep):
 
 def main():
     parser = argparse.ArgumentParser()
-    for name in ("mgmd", "mgm", "datad", "bank"):
-        parser.add_argument("--" + name, required=True)
-    parser.add_argument("--keep", action="store_true",
-                        help="keep the test directory of a failed scenario")
+    add_bank_test_options(parser)
     parser.add_argument("--rounds", type=int, default=1,
                         help="run each scenario this many times (fresh cluster each time)")
     parser.add_argument("scenario", choices=sorted(SCENARIOS) + ["all"])

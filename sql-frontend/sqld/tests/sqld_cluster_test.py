@@ -25,7 +25,6 @@ import datetime
 import decimal
 import inspect
 import os
-import re
 import shutil
 import ssl
 import subprocess
@@ -35,40 +34,19 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../..", "scripts", "testlib"))
-from cluster_testlib import TestFailure, check, eventually, read_line, reap  # noqa: E402
+from cluster_testlib import (TestFailure, check, eventually, reap, start_datad,  # noqa: E402
+                             start_mgmd)
+from config_ini import config_ini, small_ndbd_default  # noqa: E402
 from duo_cluster import pick_ports  # noqa: E402
 
 import pymysql  # noqa: E402  (python3-pymysql, installed by scripts/bootstrap)
 
-CONFIG = """[ndbd default]
-NoOfReplicas=2
-DataMemory=16M
-DiskPageBufferMemory=4M
-SchemaMemory=1M
-SharedGlobalMemory=0
-TotalMemoryConfig=0
-DataDir={dir}/datad
-TimeBetweenGlobalCheckpoints=500
 
-[ndb_mgmd]
-NodeId=49
-HostName=127.0.0.1
-DataDir={dir}
-
-[ndbd]
-NodeId=1
-HostName=127.0.0.1
-
-[ndbd]
-NodeId=2
-HostName=127.0.0.1
-
-[mysqld]
-NodeId=50
-
-[api]
-NodeId=51
-"""
+def cluster_config(directory):
+    """Two data nodes on 127.0.0.1, the [mysqld] slot of duo_sqld and one API slot."""
+    return config_ini(small_ndbd_default(directory, "16M"), (1, 2),
+                      {"HostName": "127.0.0.1", "DataDir": directory}, mysqld_slots=(50,),
+                      api_slots=(51,))
 
 
 def free_port():
@@ -82,7 +60,7 @@ class Env:
         self.dir = tempfile.mkdtemp(prefix="duo_sqld_test.")
         self.config_path = os.path.join(self.dir, "config.ini")
         with open(self.config_path, "w") as f:
-            f.write(CONFIG.format(dir=self.dir))
+            f.write(cluster_config(self.dir))
         self.processes = []
         self.mgm_port = None
         self.sql_port = free_port()
@@ -102,22 +80,13 @@ class Env:
         return False
 
     def start_cluster(self):
-        log = open(os.path.join(self.dir, "mgmd.log"), "ab")
-        mgmd = subprocess.Popen(
-            [self.args.mgmd, "--config-file=" + self.config_path,
-             "--configdir=" + os.path.join(self.dir, "configdir"), "--port=0",
-             "--bind-address=127.0.0.1", "--foreground"], stdout=subprocess.PIPE, stderr=log)
-        log.close()
+        mgmd, self.mgm_port = start_mgmd(self.args.mgmd, self.config_path,
+                                         os.path.join(self.dir, "configdir"),
+                                         os.path.join(self.dir, "mgmd.log"))
         self.processes.append(mgmd)
-        match = re.search(rb"listening on .*:(\d+)", read_line(mgmd.stdout, 20))
-        check(match is not None, "mgmd did not report its port")
-        self.mgm_port = int(match.group(1))
         for node in (1, 2):
-            log = open(os.path.join(self.dir, "datad_%d.log" % node), "ab")
-            self.processes.append(subprocess.Popen(
-                [self.args.datad, "-c", "127.0.0.1:%d" % self.mgm_port, "--ndb-nodeid=%d" % node,
-                 "--foreground", "--initial"], stdout=log, stderr=log))
-            log.close()
+            self.processes.append(start_datad(self.args.datad, "127.0.0.1:%d" % self.mgm_port,
+                                              node, os.path.join(self.dir, "datad_%d.log" % node)))
 
     def start_sqld(self):
         log = open(os.path.join(self.dir, "sqld.log"), "ab")

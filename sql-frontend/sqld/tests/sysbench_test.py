@@ -33,16 +33,14 @@ Usage: sysbench_test.py --bin build/<dir>/bin [--threads 4] [--seconds 30]
 import argparse
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../..", "scripts",
                                 "testlib"))
-from cluster_testlib import TestFailure, check  # noqa: E402
+from cluster_testlib import TestFailure, check, run_in_work_dir  # noqa: E402
 from duo_cluster import LauncherCluster  # noqa: E402
 
 
@@ -172,18 +170,8 @@ def main():
     parser.add_argument("--kill-data-node-at", type=int, default=0,
                         help="SIGKILL data node 2 this many seconds into the run")
     args = parser.parse_args()
-    signal.signal(signal.SIGTERM, lambda s, f: sys.exit("terminated by signal %d" % s))
-    work_dir = tempfile.mkdtemp(prefix="duo-sysbench-")
-    started = time.time()
-    try:
-        run(args, work_dir)
-    except TestFailure as e:
-        print("FAIL: %s" % e)
-        return 1
-    finally:
-        shutil.rmtree(work_dir, ignore_errors=True)
-    print("sysbench test: passed in %.1f s" % (time.time() - started))
-    return 0
+    return run_in_work_dir("duo-sysbench-", "sysbench test",
+                           lambda work_dir: run(args, work_dir))
 
 
 if __name__ == "__main__":

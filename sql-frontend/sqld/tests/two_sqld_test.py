@@ -12,17 +12,14 @@ Usage: two_sqld_test.py --bin build/<dir>/bin   (CTest label `cluster`)
 
 import argparse
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-import time
 from decimal import Decimal
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../..", "scripts",
                                 "testlib"))
-from cluster_testlib import TestFailure, check, eventually  # noqa: E402
+from cluster_testlib import check, eventually, run_in_work_dir  # noqa: E402
 from duo_cluster import LauncherCluster  # noqa: E402
 
 import pymysql  # noqa: E402  (python3-pymysql, installed by scripts/bootstrap)
@@ -127,18 +124,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
     args = parser.parse_args()
-    signal.signal(signal.SIGTERM, lambda s, f: sys.exit("terminated by signal %d" % s))
-    work_dir = tempfile.mkdtemp(prefix="duo-two-sqld-")
-    started = time.time()
-    try:
-        run(os.path.abspath(args.bin), work_dir)
-    except TestFailure as e:
-        print("FAIL: %s" % e)
-        return 1
-    finally:
-        shutil.rmtree(work_dir, ignore_errors=True)
-    print("two_sqld: passed in %.1f s" % (time.time() - started))
-    return 0
+    return run_in_work_dir("duo-two-sqld-", "two_sqld",
+                           lambda work_dir: run(os.path.abspath(args.bin), work_dir))
 
 
 if __name__ == "__main__":
