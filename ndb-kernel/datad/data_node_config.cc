@@ -71,6 +71,7 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
   out.start_partial_timeout_ms = bytes("StartPartialTimeout");
   out.redo_buffer_bytes = bytes("RedoBuffer");
   out.redo_file_bytes = bytes("FragmentLogFileSize");
+  out.redo_file_count = static_cast<uint32_t>(bytes("NoOfFragmentLogFiles"));
   out.lcp_log2_words = static_cast<uint32_t>(bytes("TimeBetweenLocalCheckpoints"));
   out.disk_io_threads = static_cast<uint32_t>(bytes("DiskIOThreadPool"));
   out.scheduler_spin_us = bytes("SchedulerSpinTimer");

@@ -44,6 +44,7 @@ struct DataNodeConfig {
   uint64_t start_partial_timeout_ms = 0;  // StartPartialTimeout (0: wait forever)
   uint64_t redo_buffer_bytes = 0;      // RedoBuffer
   uint64_t redo_file_bytes = 0;        // FragmentLogFileSize
+  uint32_t redo_file_count = 0;        // NoOfFragmentLogFiles (per log part)
   uint32_t lcp_log2_words = 0;         // TimeBetweenLocalCheckpoints
   bool compressed_lcp = false;         // CompressedLCP
   bool partial_lcp = true;             // EnablePartialLcp

@@ -409,6 +409,9 @@ Status DataNode::add_blocks() {
   lqh.concurrent_scans_max = config_.max_scans;
   lqh.redo_buffer_bytes = config_.redo_buffer_bytes;
   lqh.redo_file_bytes = config_.redo_file_bytes;
+  // NDB's redo space is per log part: NoOfFragmentLogFiles files of FragmentLogFileSize
+  // each. Writes are refused (error 410) past 3/4 of it; a checkpoint starts at half.
+  lqh.redo_file_count = config_.redo_file_count;
   // TimeBetweenLocalCheckpoints is log2 of 4-byte words of redo between checkpoints. A
   // full checkpoint writes every row, so full ones come at most every 64 MiB of redo.
   // A partial one (EnablePartialLcp) writes one row-ref part of every fragment whole

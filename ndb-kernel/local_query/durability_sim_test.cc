@@ -8,8 +8,10 @@
 // a checkpoint; a second life after a restore; the redo-buffer overload refusal;
 // corrupt checkpoint data and a torn control record; partial checkpoints (chains of
 // files, delete records and key reuse, a crash at every point of one, and the negative
-// control: without its delete records a restore is wrong); and seeded randomized
-// crash/restore comparisons with a model over many seeds, full and partial.
+// control: without its delete records a restore is wrong); seeded randomized
+// crash/restore comparisons with a model over many seeds, full and partial; and the
+// bounded redo space (NoOfFragmentLogFiles): writers outrunning the checkpoints get
+// NDB's 410, nothing acknowledged is lost across crashes, the disk stays in bounds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -631,6 +633,153 @@ class DurabilityTest : public ::testing::Test {
     return torn_writes;
   }
 
+  // Redo bytes of a part on the disk (written, synced or not). Files are created in
+  // sequence: none is past the part's current one.
+  uint64_t redo_bytes_on_disk(uint16_t part) const {
+    uint64_t bytes = 0;
+    for (uint32_t seq = 1; seq <= lqh_[part]->redo_log().current_file_seq(); ++seq) {
+      const std::string path = redo_path(part, seq);
+      if (disk_->file_exists(path)) bytes += disk_->content(path).size();
+    }
+    return bytes;
+  }
+
+  // Bounded redo space under writers faster than the checkpoints (which only the space
+  // starts: lcp_redo_bytes 0): transactions of several writes in flight at once; a
+  // write refused with 410 leaves the rest of its transaction to commit (commits of
+  // executed writes must fit); GCPs come every few transactions; crashes at random
+  // moments, each followed by a restore that must give exactly the model's rows. After
+  // every transaction no part holds more redo, on disk or in its accounting, than its
+  // space; before each crash GCPs alone must let the refusals clear. Returns the writes
+  // refused for redo space; *cleared counts the parts' lives that refused and cleared.
+  uint64_t run_bounded_redo(uint64_t seed, uint64_t file_bytes, uint32_t file_count,
+                            uint64_t* max_held, int* cleared) {
+    std::mt19937_64 random(seed);
+    LocalQueryOptions options;
+    options.redo_file_bytes = file_bytes;
+    options.redo_file_count = file_count;
+    options.lcp_redo_bytes = 0;
+    options.lcp_slice_rows = 64;
+    options.lcp_write_speeds.normal_bytes_per_s = 1 << 20;
+    options.lcp_write_speeds.other_node_restart_bytes_per_s = 1 << 20;
+    options.lcp_write_speeds.own_restart_bytes_per_s = 4 << 20;
+    options.lcp_write_speeds.min_bytes_per_s = 1 << 20;
+    sim::SimFileSystemOptions fs_options;
+    fs_options.latency_ms = 1;
+    fs_options.latency_jitter_ms = 2;
+    history_.clear();
+    complete_gci_ = 0;
+    gci_ = 1;
+    start(options, seed, seed * 31, fs_options);
+    const uint64_t space = file_bytes * file_count;
+    uint64_t refused = 0;
+    for (int life = 0; life < 3; ++life) {
+      const int transactions = 300 + static_cast<int>(random() % 500);
+      // Sparse GCPs hold a checkpoint back (it waits for the save of its max GCI + 2)
+      // while the redo grows: the writers outrun it.
+      const int save_every = 10 + static_cast<int>(random() % 150);
+      for (int t = 0; t < transactions; ++t) {
+        const uint64_t transid = ++next_transid_;
+        std::map<int32_t, Value> writes;
+        while (writes.size() < 8) {
+          writes[static_cast<int32_t>(random() % 1500)] =
+              value_of(static_cast<int64_t>(random() % 100000), 100 + random() % 300);
+        }
+        driver_->answers().clear();
+        std::map<uint32_t, int32_t> id_of_op;
+        for (const auto& [id, v] : writes) {
+          const uint32_t fragment = fragment_of(id);
+          const protocol::FragmentPlacement placement =
+              protocol::place_fragment(topology_, fragment);
+          protocol::LqhKeyReq req;
+          req.transid = transid;
+          req.tc_op = ++next_tc_op_;
+          req.table_id = kTable;
+          req.table_version = kVersion;
+          req.fragment = fragment;
+          req.log_part = placement.log_part;
+          req.type = OpType::kWrite;
+          req.lock = storage::LockMode::kExclusive;
+          req.coordinator = driver_address();
+          req.chain = placement.replicas;
+          protocol::OpBody body;
+          body.key_or_row = row(id, v);
+          EXPECT_TRUE(body.encode(&req.body).ok());
+          id_of_op[req.tc_op] = id;
+          send_to(lqh_address(placement.log_part), std::move(req).to_signal());
+        }
+        EXPECT_TRUE(sim_->run_until([&] { return driver_->answers().size() >= writes.size(); },
+                                    30 * kSecond));
+        std::vector<Change> done;
+        for (Signal& answer : driver_->answers()) {
+          const int32_t id = id_of_op.at(answer.word(2));
+          if (answer.id() == protocol::kLqhKeyConf) {
+            done.push_back(Change{gci_, id, writes.at(id)});
+            continue;
+          }
+          auto ref = protocol::LqhKeyRef::from_signal(answer);
+          EXPECT_TRUE(ref.ok());
+          EXPECT_EQ(ref->error, ErrorCode::kTemporary);
+          EXPECT_EQ(ref->message, kRedoFilesOverloadedMessage);
+          ++refused;
+        }
+        driver_->answers().clear();
+        commit(transid, gci_);
+        history_.insert(history_.end(), done.begin(), done.end());
+        // A client backs off after a temporary error (and the checkpoint gets on).
+        if (done.size() < writes.size()) sim_->run_for(2 * kMs);
+        if ((t + 1) % save_every == 0) {
+          EXPECT_TRUE(save(gci_));
+          ++gci_;
+        }
+        for (uint16_t part = 0; part < kLogParts; ++part) {
+          const uint64_t held = lqh_[part]->redo_log().held_space_bytes();
+          *max_held = std::max(*max_held, held);
+          EXPECT_LE(held, space) << "part " << part;
+          // The disk less often: reading every file back is what the test costs most.
+          if (t % 8 == 0) {
+            EXPECT_LE(redo_bytes_on_disk(part), space) << "part " << part;
+          }
+        }
+        if (::testing::Test::HasFailure()) return refused;
+      }
+      // With the writers gone quiet, GCPs go on: the checkpoint completes, frees the
+      // files, and writes are accepted again (no part stays refusing for good). Some
+      // lives crash right away instead, maybe while refusing with a checkpoint running.
+      const bool drain = random() % 3 != 0;
+      for (int round = 0; drain && round < 20; ++round) {
+        if (lqh_[0]->redo_log().space_accepting_writes() &&
+            lqh_[1]->redo_log().space_accepting_writes()) {
+          break;
+        }
+        EXPECT_TRUE(save(gci_));
+        ++gci_;
+        sim_->run_for(10 * kMs);
+      }
+      for (uint16_t part = 0; part < kLogParts && drain; ++part) {
+        EXPECT_TRUE(lqh_[part]->redo_log().space_accepting_writes())
+            << "seed " << seed << " life " << life << " part " << part << " still refuses";
+        *cleared += lqh_[part]->redo_space_refusals() > 0;
+      }
+      if (random() % 2 == 0) {
+        for (uint16_t part = 0; part < kLogParts; ++part) {
+          send_to(lqh_address(part), Signal(protocol::kGcpSaveReq, {gci_}));
+        }
+      }
+      sim_->run_for(random() % (20 * kMs));
+      crash_and_restart();
+      const uint32_t g = complete_gci_;
+      restore_ok(g);
+      EXPECT_EQ(contents(), expected(g)) << "seed " << seed << " life " << life << " GCI " << g;
+      for (uint16_t part = 0; part < kLogParts; ++part) {
+        EXPECT_LE(redo_bytes_on_disk(part), space) << "part " << part << " after the restore";
+      }
+      if (::testing::Test::HasFailure()) return refused;
+      gci_ = g + 1;
+    }
+    return refused;
+  }
+
   std::unique_ptr<sim::SimDisk> disk_;
   std::unique_ptr<sim::Simulator> sim_;
   std::unique_ptr<storage::GlobalMemory> memory_;
@@ -947,6 +1096,70 @@ TEST_F(DurabilityTest, FullRedoBufferRefusesNewWritesButNotCommits) {
   ASSERT_TRUE(save(gci_));
   write_row(gci_, 424242, value_of(5));
   ASSERT_TRUE(save(++gci_));
+  crash_and_restart();
+  restore_ok(gci_);
+  EXPECT_EQ(contents(), expected(gci_));
+}
+
+TEST_F(DurabilityTest, BoundedRedoFilesRefuseWritesAndLoseNothingAcrossCrashes) {
+  uint64_t refused = 0;
+  uint64_t max_held = 0;
+  int cleared = 0;
+  for (uint64_t seed = 1; seed <= 3 && !HasFailure(); ++seed) {
+    refused += run_bounded_redo(seed, 256 * 1024, 3, &max_held, &cleared);
+  }
+  std::printf(
+      "redo space 3 x 256 KiB per part: %llu writes refused (410), max held %llu KiB, "
+      "%d part lives refused and cleared\n",
+      static_cast<unsigned long long>(refused), static_cast<unsigned long long>(max_held >> 10),
+      cleared);
+  // The load outran the checkpoints: writers saw the temporary error.
+  EXPECT_GT(refused, 0u);
+  EXPECT_GT(cleared, 0);
+  EXPECT_GE(max_held * 4, 3u * 3 * 256 * 1024);
+}
+
+// One GCI whose redo alone fills the files: a checkpoint of that GCI frees nothing
+// (its records are needed from the checkpoint's start GCI on), so writes are refused;
+// once GCPs saved it, every commit of it is in the next checkpoint, which frees the
+// files although nothing committed in a newer GCI.
+TEST_F(DurabilityTest, OneHugeGciDoesNotStallTheRedoFilesForGood) {
+  LocalQueryOptions options;
+  options.redo_file_bytes = 64 * 1024;
+  options.redo_file_count = 3;
+  options.lcp_redo_bytes = 0;
+  start(options);
+  gci_ = 1;
+  std::pair<ErrorCode, std::string> refused{ErrorCode::kOk, ""};
+  int written = 0;
+  for (int i = 0; i < 2000 && refused.first == ErrorCode::kOk; ++i) {
+    const uint64_t transid = ++next_transid_;
+    refused = op(transid, i, value_of(i, 300));
+    commit(transid, gci_);
+    if (refused.first == ErrorCode::kOk) {
+      history_.push_back(Change{gci_, i, value_of(i, 300)});
+      ++written;
+    }
+  }
+  EXPECT_EQ(refused.first, ErrorCode::kTemporary);
+  EXPECT_EQ(refused.second, kRedoFilesOverloadedMessage);
+  EXPECT_GT(written, 200);
+  // Only GCPs from here on: no commit in a newer GCI.
+  for (int round = 0; round < 10; ++round) {
+    if (lqh_[0]->redo_log().space_accepting_writes() &&
+        lqh_[1]->redo_log().space_accepting_writes()) {
+      break;
+    }
+    ASSERT_TRUE(save(gci_));
+    ++gci_;
+    sim_->run_for(10 * kMs);
+  }
+  for (uint16_t part = 0; part < kLogParts; ++part) {
+    EXPECT_TRUE(lqh_[part]->redo_log().space_accepting_writes()) << "part " << part;
+    EXPECT_LT(lqh_[part]->redo_log().space_fill(), 0.5) << "part " << part;
+  }
+  write_row(gci_, 100000, value_of(5));
+  ASSERT_TRUE(save(gci_));
   crash_and_restart();
   restore_ok(gci_);
   EXPECT_EQ(contents(), expected(gci_));

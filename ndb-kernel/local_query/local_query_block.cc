@@ -40,7 +40,9 @@ LocalQueryBlock::LocalQueryBlock(uint16_t log_part, storage::GlobalMemory* memor
       memory_(memory),
       topology_(std::move(topology)),
       options_(options),
-      redo_(RedoLogOptions{options.redo_buffer_bytes, options.redo_file_bytes}, 1) {
+      redo_(RedoLogOptions{options.redo_buffer_bytes, options.redo_file_bytes,
+                           options.redo_file_count},
+            1) {
   protocol::register_protocol_signal_names();
   on(protocol::kTableAddReq, &LocalQueryBlock::on_table_add);
   on(protocol::kTableDropReq, &LocalQueryBlock::on_table_drop);
@@ -348,6 +350,11 @@ void LocalQueryBlock::execute(LqhKeyReq request) {
   // keeps room in the buffer for the commits of the writes already executed.
   if (request.type != OpType::kRead && !redo_.accepting_writes()) {
     return refuse(request, ErrorCode::kTemporary, "REDO buffers overloaded");
+  }
+  // NDB error 410: the redo files hold too much redo no checkpoint has made useless yet.
+  // Same reserve: the commits of the writes already executed still fit in the files.
+  if (request.type != OpType::kRead && !redo_space_accepts_writes()) {
+    return refuse(request, ErrorCode::kTemporary, kRedoFilesOverloadedMessage);
   }
   // Committed reads need no transaction; they see the transaction's own writes when it
   // already has some on this fragment.

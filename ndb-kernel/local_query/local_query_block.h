@@ -112,6 +112,11 @@ struct LocalQueryOptions {
   size_t redo_buffer_bytes = 32u << 20;
   // FragmentLogFileSize: a redo file is switched away from once it holds this much.
   uint64_t redo_file_bytes = 16u << 20;
+  // NoOfFragmentLogFiles: the redo files of this log part bound its redo space
+  // (redo_log.h). From half of it a checkpoint starts (unthrottled) to free files; past
+  // 3/4 new write operations are refused with kTemporary "REDO log files overloaded"
+  // (NDB error 410). 0 (the default outside datad): unbounded.
+  uint32_t redo_file_count = 0;
   // A local checkpoint starts by itself once this much redo was written since the
   // last one started.
   uint64_t lcp_redo_bytes = 64u << 20;
@@ -170,6 +175,8 @@ class LocalQueryBlock final : public kernel::Block {
   storage::FragmentStats fragment_stats() const;
   // The redo log (buffer, LSNs, files).
   const RedoLog& redo_log() const { return redo_; }
+  // Write operations refused because the redo files were full (NDB error 410).
+  uint64_t redo_space_refusals() const { return redo_space_refusals_; }
   // Id of the last completed local checkpoint (0: none), and whether one is running.
   uint32_t last_lcp_id() const { return last_lcp_id_; }
   bool lcp_running() const { return lcp_ != nullptr; }
@@ -393,6 +400,11 @@ class LocalQueryBlock final : public kernel::Block {
   void on_redo_write_done(uint64_t chunk_id, uint32_t file_seq, kernel::Signal& answer);
   void on_redo_sync_done(kernel::Signal& answer);
   void fail_redo(const Status& status);
+  // The NDB 410 check of a write operation: false (counted, and a WARNING when the
+  // refusals start) while the held redo files pass 3/4 of the redo space.
+  bool redo_space_accepts_writes();
+  // After redo files were freed: an INFO when writes are accepted again.
+  void note_redo_space_freed();
 
   // ---- Local checkpoints (local_query_checkpoint.cc) ----
   // LQH_CONTINUE w0: which run a slice belongs to (w1: the run's generation).
@@ -650,6 +662,8 @@ class LocalQueryBlock final : public kernel::Block {
   uint32_t highest_commit_gci_ = 0;
   uint32_t first_file_seq_of_life_ = 1;  // earlier redo files belong to the crashed life
   Status redo_failure_;                  // the first redo IO error; the log stops
+  bool redo_space_refusing_ = false;     // write operations refused for redo space (410)
+  uint64_t redo_space_refusals_ = 0;
 
   // Local checkpoints.
   std::unique_ptr<LcpRun> lcp_;

@@ -50,6 +50,10 @@ size_t encoded_values_bytes(const storage::AttrValues& values, size_t first) {
   return bytes;
 }
 
+// Fill of the redo space (redo_log.h) from which a checkpoint starts by itself and
+// writes unthrottled: half way to the 3/4 at which writes are refused (NDB error 410).
+constexpr double kRedoSpaceLcpFill = 0.5;
+
 }  // namespace
 
 void LocalQueryBlock::on_lcp_start(Signal& signal) {
@@ -97,11 +101,15 @@ void LocalQueryBlock::on_continue(Signal& signal) {
 void LocalQueryBlock::maybe_start_lcp() {
   // A copying part's checkpoint would hold a partial copy: the one after the node
   // restart (LCP_STARTREQ) is the first that counts.
-  if (lcp_ != nullptr || restore_ != nullptr || options_.lcp_redo_bytes == 0 || copying_ ||
-      !lcp_may_start()) {
-    return;
-  }
-  if (redo_.appended_lsn() - lcp_start_lsn_ < options_.lcp_redo_bytes) return;
+  if (lcp_ != nullptr || restore_ != nullptr || copying_ || !lcp_may_start()) return;
+  const uint64_t redo_since_start = redo_.appended_lsn() - lcp_start_lsn_;
+  const bool redo_enough =
+      options_.lcp_redo_bytes != 0 && redo_since_start >= options_.lcp_redo_bytes;
+  // The redo files half full (writes are refused at 3/4): a checkpoint now frees the
+  // files before then, whatever lcp_redo_bytes says. Only with redo logged since the
+  // last one started: without, another one could free nothing more.
+  const bool space_filling = redo_.space_fill() >= kRedoSpaceLcpFill && redo_since_start > 0;
+  if (!redo_enough && !space_filling) return;
   start_lcp({}, std::nullopt);
 }
 
@@ -132,7 +140,13 @@ void LocalQueryBlock::start_lcp(std::vector<BlockAddress> requesters,
     run.start_gci = *restore_gci + 1;
     run.max_gci = *restore_gci;
   } else {
-    run.start_gci = std::max<uint32_t>({highest_commit_gci_, 1, lcp_min_start_gci_});
+    // Every commit of a GCI this part saved arrived before its GCP_SAVEREQ (the GCP's
+    // commit phase waited for all of them), so it is in this scan: redo from the GCI
+    // after the saved one completes the checkpoint too. Without that a GCI whose redo
+    // alone fills the redo files would keep them full while writes are refused and
+    // nothing commits in a newer GCI (NDB error 410 for good).
+    run.start_gci =
+        std::max<uint32_t>({highest_commit_gci_, saved_gci_ + 1, 1, lcp_min_start_gci_});
   }
   for (const auto& [table_id, table] : tables_) {
     if (table->lcp_serial == 0) table->lcp_serial = ++lcp_serial_;
@@ -300,6 +314,11 @@ void LocalQueryBlock::lcp_slice() {
 }
 
 LcpSpeed LocalQueryBlock::lcp_write_speed() const {
+  // The redo files half full: until this checkpoint frees some, writes are about to be
+  // refused (NDB error 410), which costs more than any disk bandwidth it takes.
+  if (options_.lcp_write_speeds.limited() && redo_.space_fill() >= kRedoSpaceLcpFill) {
+    return LcpSpeed{0, LcpSpeedReason::kRedoOverflowing};
+  }
   LcpSpeedInputs inputs;
   inputs.own_restart = copying_ || (lcp_ != nullptr && lcp_->own_restart);
   inputs.other_node_restart = std::any_of(starting_nodes_.begin(), starting_nodes_.end(),
@@ -510,26 +529,34 @@ void LocalQueryBlock::lcp_remove_old_files(std::optional<LcpControl> replaced, L
     const bool old_life = seq < first_file_seq_of_life_;
     if (run.after_restore ? old_life : info.max_gci < run.start_gci) removed_seqs.push_back(seq);
   }
+  // A redo file's space (the 410 bound, redo_log.h) is free once it is gone from the
+  // disk, not before: the log forgets it when its removal is confirmed.
+  std::vector<uint32_t> redo_seq_of_path(paths.size(), 0);
   for (uint32_t seq : removed_seqs) {
-    redo_.forget_file(seq);
     paths.push_back(redo_path(address().instance, seq));
+    redo_seq_of_path.push_back(seq);
   }
   if (paths.empty()) return lcp_finished();
   run.removals_pending = static_cast<uint32_t>(paths.size());
   const uint32_t generation = run.generation;
-  for (std::string& path : paths) {
+  for (size_t i = 0; i < paths.size(); ++i) {
     fs::FsRemoveReq remove_path;
     remove_path.flags = fs::kFsRecursive;
-    remove_path.path = std::move(path);
-    fs_request(std::move(remove_path).to_signal(), [this, generation](Signal& answer) {
-      Status removed = fs_status(answer);
-      // A file left behind costs only space; the next checkpoint tries again.
-      if (!removed.ok()) {
-        DUO_BLOCK_LOG(WARNING) << "LCP cleanup: " << removed.to_string();
-      }
-      if (lcp_ == nullptr || lcp_->generation != generation) return;
-      if (--lcp_->removals_pending == 0) lcp_finished();
-    });
+    remove_path.path = std::move(paths[i]);
+    const uint32_t redo_seq = redo_seq_of_path[i];
+    const uint32_t redo_life = redo_.life();
+    fs_request(std::move(remove_path).to_signal(),
+               [this, generation, redo_seq, redo_life](Signal& answer) {
+                 Status removed = fs_status(answer);
+                 // A file left behind costs only space; the next checkpoint tries again.
+                 if (!removed.ok()) {
+                   DUO_BLOCK_LOG(WARNING) << "LCP cleanup: " << removed.to_string();
+                 } else if (redo_seq != 0 && redo_.life() == redo_life) {
+                   redo_.forget_file(redo_seq);
+                 }
+                 if (lcp_ == nullptr || lcp_->generation != generation) return;
+                 if (--lcp_->removals_pending == 0) lcp_finished();
+               });
   }
 }
 
@@ -561,9 +588,12 @@ void LocalQueryBlock::lcp_finished() {
                                   {run->lcp_id, static_cast<uint32_t>(run->rows), 0}));
   }
   if (run->after_restore) restore_finished(Status::OK());
+  note_redo_space_freed();
   if (!lcp_requesters_.empty() && lcp_ == nullptr && restore_ == nullptr && lcp_may_start()) {
     start_lcp(std::exchange(lcp_requesters_, {}), std::nullopt);
   }
+  // Redo logged during this one may already fill the files again.
+  maybe_start_lcp();
 }
 
 void LocalQueryBlock::fail_lcp(const Status& status) {

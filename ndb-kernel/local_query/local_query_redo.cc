@@ -1,6 +1,8 @@
 // LocalQueryBlock: the redo log's IO — commits feed the buffer (redo_log.h), chunks are
 // written to redo/part<P>/<seq>.redo as soon as they are sealed (a few writes in
 // flight), and GCP_SAVEREQ makes everything buffered durable before it is answered.
+// The redo space check of write operations (NDB error 410, redo_log.h says what is
+// counted) and its log lines; checkpoints free the space (local_query_checkpoint.cc).
 // Also the plumbing every durable path of the block uses: requests to the node's file
 // system block matched to their answers by user_ref.
 #include <algorithm>
@@ -148,6 +150,35 @@ void LocalQueryBlock::fail_redo(const Status& status) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Redo space (NDB error 410).
+
+bool LocalQueryBlock::redo_space_accepts_writes() {
+  if (redo_.space_accepting_writes()) return true;
+  ++redo_space_refusals_;
+  if (!redo_space_refusing_) {
+    redo_space_refusing_ = true;
+    DUO_BLOCK_LOG(WARNING) << "Node " << node_id() << ": log part " << address().instance
+                           << ": redo log files overloaded, " << (redo_.held_space_bytes() >> 10)
+                           << " of " << (redo_.space_bytes() >> 10)
+                           << " KiB held: write operations refused until a checkpoint "
+                              "frees files (NDB error 410)";
+  }
+  // The checkpoint that frees files may not have started yet (none since the last one).
+  maybe_start_lcp();
+  return false;
+}
+
+void LocalQueryBlock::note_redo_space_freed() {
+  if (!redo_space_refusing_ || !redo_.space_accepting_writes()) return;
+  redo_space_refusing_ = false;
+  DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << address().instance
+                      << ": redo log files no longer overloaded, "
+                      << (redo_.held_space_bytes() >> 10) << " of " << (redo_.space_bytes() >> 10)
+                      << " KiB held; " << redo_space_refusals_
+                      << " write operations refused so far";
+}
+
+// ---------------------------------------------------------------------------------------
 // Global checkpoint saves.
 
 void LocalQueryBlock::on_gcp_save(Signal& signal) {
@@ -164,6 +195,9 @@ void LocalQueryBlock::on_gcp_save(Signal& signal) {
   redo_.seal_open_chunk();
   pump_redo();
   pump_saves();
+  // While writes are refused for redo space no commit asks for the checkpoint that
+  // frees files; a new GCI may let one free more.
+  maybe_start_lcp();
 }
 
 void LocalQueryBlock::pump_saves() {

@@ -131,6 +131,7 @@ Status RedoLog::append(const RedoHeader& header, const storage::AttrValues& valu
   open->bytes.insert(open->bytes.end(), scratch_.begin(), scratch_.end());
   file->bytes += scratch_.size();
   file->max_gci = std::max(file->max_gci, header.gci);
+  held_space_bytes_ += scratch_.size();  // the current file counts as far as it is filled
   buffered_bytes_ += scratch_.size();
   appended_lsn_ += scratch_.size();
   open->end_lsn = appended_lsn_;
@@ -145,12 +146,42 @@ void RedoLog::switch_file() {
   seal_open_chunk();
   ++current_file_seq_;
   files_[current_file_seq_] = RedoFileInfo{};
+  recount_space();  // the file switched away from now takes a whole file
 }
 
 void RedoLog::restart_at(uint32_t first_file_seq) {
+  ++life_;
   files_.clear();
   current_file_seq_ = std::max<uint32_t>(first_file_seq, 1);
   files_[current_file_seq_] = RedoFileInfo{};
+  recount_space();
+}
+
+void RedoLog::add_old_file(uint32_t seq, RedoFileInfo info) {
+  files_[seq] = info;
+  recount_space();
+}
+
+void RedoLog::forget_file(uint32_t seq) {
+  files_.erase(seq);
+  recount_space();
+}
+
+double RedoLog::space_fill() const {
+  if (space_bytes() == 0) return 0.0;
+  return static_cast<double>(held_space_bytes_) / static_cast<double>(space_bytes());
+}
+
+uint64_t RedoLog::file_space_bytes(uint32_t seq, const RedoFileInfo& info) const {
+  if (seq == current_file_seq_) return info.bytes;
+  // An old life's file may be longer when FragmentLogFileSize was larger then.
+  return std::max(info.bytes, options_.file_bytes);
+}
+
+void RedoLog::recount_space() {
+  // A handful of files, and only on a switch, a removal or a restore.
+  held_space_bytes_ = 0;
+  for (const auto& [seq, info] : files_) held_space_bytes_ += file_space_bytes(seq, info);
 }
 
 RedoChunk* RedoLog::chunk(uint64_t id) {

@@ -17,6 +17,26 @@
 // when its file is switched away from, or on seal_open_chunk() (a GCP save). Records
 // never span files: a new file starts once the current one holds file_bytes or more.
 //
+// Redo space (NDB's NoOfFragmentLogFiles × FragmentLogFileSize, per log part): NDB's
+// log part is a ring of file_count preallocated files, and writes stop (error 410)
+// before the head reaches the tail. Here files are created in sequence and removed
+// once a completed checkpoint made them useless (local_query_checkpoint.cc), so the
+// ring is the set of files still held: a file switched away from takes a whole
+// file_bytes (its unused tail counts, as NDB's never reused rest of a file does), the
+// current one what it holds so far. space_accepting_writes() is the 410 check, with the
+// same reserve as the buffer's 1221 check: past 3/4 of the space new writes are refused,
+// so the commits of the writes already executed (never refused) fit in the rest.
+//
+// The bound never removes anything; it only refuses writes. Files go only in the removal
+// that follows a checkpoint's synced control record, and only files whose records all
+// have a GCI below that checkpoint's start GCI (after a restore: the crashed life's).
+// So recovery never needs a removed file: a restart (system or node) restores the newest
+// record whose max GCI is at most the restart GCI, and replays records from its start
+// GCI on. The newest record is passed over only when torn (its removal never ran: the
+// previous record's redo is all there) or when its max GCI is past the restart GCI,
+// which cannot happen (the checkpoint waited for the save of max GCI + 2 before writing
+// it). The space held counts a removed file until its removal is confirmed.
+//
 // Thread-safety: thread-compatible values (the block's thread owns them).
 #pragma once
 
@@ -47,6 +67,10 @@ inline constexpr size_t kRedoHeaderBytes = 4 + 4 + 4 + 1 + 4 + 4 + 4;
 // Largest record a reader accepts: a row (storage::kMaxRowSizeBytes) with the framing of
 // every column fits far below it; anything longer is a torn or corrupt length.
 inline constexpr uint32_t kRedoRecordBytesMax = 48 * 1024;
+// NDB error 410's text, which a write refused for redo space carries (kTemporary).
+inline constexpr const char* kRedoFilesOverloadedMessage =
+    "REDO log files overloaded (decrease TimeBetweenLocalCheckpoints or increase "
+    "NoOfFragmentLogFiles)";
 // Largest chunk of the buffer: one FS_WRITEREQ (fs::kFsReadBytesMax keeps it under the
 // 64 KiB section limit and a whole number of pages).
 inline constexpr size_t kRedoChunkBytesMax = 60 * 1024;
@@ -87,6 +111,7 @@ uint32_t parse_redo_file_name(std::string_view name);
 struct RedoLogOptions {
   size_t buffer_bytes = 32u << 20;  // RedoBuffer
   uint64_t file_bytes = 16u << 20;  // FragmentLogFileSize
+  uint32_t file_count = 0;          // NoOfFragmentLogFiles (0: redo space unbounded)
 };
 
 // One buffered piece of a redo file, written with one FS_WRITEREQ.
@@ -112,7 +137,8 @@ class RedoLog {
   RedoLog(RedoLogOptions options, uint32_t first_file_seq);
 
   // Appends a record. Never refuses: commits must not fail, so the block keeps the
-  // buffer below its bound by refusing new writes (accepting_writes()) instead.
+  // buffer and the files below their bounds by refusing new writes (accepting_writes(),
+  // space_accepting_writes()) instead.
   Status append(const RedoHeader& header, const storage::AttrValues& values);
   // Seals the chunk records are being appended to (a GCP save wants everything out).
   void seal_open_chunk();
@@ -142,8 +168,25 @@ class RedoLog {
   uint32_t current_file_seq() const { return current_file_seq_; }
   const std::map<uint32_t, RedoFileInfo>& files() const { return files_; }
   // Registers a file of an earlier life found at restore (never written to again).
-  void add_old_file(uint32_t seq, RedoFileInfo info) { files_[seq] = info; }
-  void forget_file(uint32_t seq) { files_.erase(seq); }
+  void add_old_file(uint32_t seq, RedoFileInfo info);
+  // The file was removed: its space is free again.
+  void forget_file(uint32_t seq);
+  // Bumped by restart_at(): a removal confirmed after the log started afresh names a
+  // file of the earlier life, not the new file of that sequence number.
+  uint32_t life() const { return life_; }
+
+  // Redo space: file_count × file_bytes (0: unbounded), and what the files held take of
+  // it (switched-away and old files whole, the current one as far as it is filled). The
+  // held bytes may pass the space by up to the reserve's overrun: commits never fail.
+  uint64_t space_bytes() const { return options_.file_count * options_.file_bytes; }
+  uint64_t held_space_bytes() const { return held_space_bytes_; }
+  // held / space, 0 when unbounded (the checkpoint trigger and write rate use it).
+  double space_fill() const;
+  // False once the held files pass 3/4 of the space: new write operations are refused
+  // (NDB error 410) so the commits of those already executed fit in the last quarter.
+  bool space_accepting_writes() const {
+    return options_.file_count == 0 || held_space_bytes_ * 4 < space_bytes() * 3;
+  }
 
  private:
   const RedoLogOptions options_;
@@ -152,8 +195,14 @@ class RedoLog {
   size_t buffered_bytes_ = 0;
   uint64_t appended_lsn_ = 0;
   uint64_t written_lsn_ = 0;
+  // The space `files_[seq]` takes (held_space_bytes_ is their sum).
+  uint64_t file_space_bytes(uint32_t seq, const RedoFileInfo& info) const;
+  void recount_space();
+
   uint32_t current_file_seq_;
   std::map<uint32_t, RedoFileInfo> files_;
+  uint64_t held_space_bytes_ = 0;
+  uint32_t life_ = 0;
   Bytes scratch_;
 };
 

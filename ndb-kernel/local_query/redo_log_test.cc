@@ -1,6 +1,8 @@
 // The redo record codec (round trips, torn and corrupt records, file names) and the
 // redo buffer (chunking, sealing, file rolling, written LSN over out-of-order writes,
-// the overload threshold).
+// the overload threshold) and the redo space of the files (NoOfFragmentLogFiles ×
+// FragmentLogFileSize: what the held files take, the 410 refusal at 3/4 of it, the space
+// freed when a checkpoint removes files).
 #include "ndb-kernel/local_query/redo_log.h"
 
 #include <gtest/gtest.h>
@@ -198,6 +200,71 @@ TEST(RedoLogTest, RefusesNewWritesPastThreeQuartersButNeverAppends) {
   // Commits still append (past the bound if they must).
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(log.append(header(1), values_of(i, 1000)).ok());
   EXPECT_GT(log.buffered_bytes(), 100000u);
+}
+
+TEST(RedoSpaceTest, UnboundedWithoutAFileCount) {
+  RedoLog log(RedoLogOptions{1 << 20, 4096}, 1);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(log.append(header(1), values_of(i, 1000)).ok());
+  EXPECT_EQ(log.space_bytes(), 0u);
+  EXPECT_EQ(log.space_fill(), 0.0);
+  EXPECT_TRUE(log.space_accepting_writes());
+  EXPECT_GT(log.files().size(), 20u);
+}
+
+TEST(RedoSpaceTest, SwitchedFilesTakeAWholeFileTheCurrentOneWhatItHolds) {
+  RedoLog log(RedoLogOptions{1 << 20, 10000, 8}, 1);
+  EXPECT_EQ(log.space_bytes(), 80000u);
+  EXPECT_EQ(log.held_space_bytes(), 0u);
+  ASSERT_TRUE(log.append(header(1), values_of(0, 1000)).ok());
+  const uint64_t record = log.appended_lsn();
+  EXPECT_EQ(log.held_space_bytes(), record);
+  // Fill file 1 as far as whole records go; the next record starts file 2, and file 1's
+  // unused tail counts as taken (NDB never writes the rest of a file it left).
+  while (log.current_file_seq() == 1) ASSERT_TRUE(log.append(header(1), values_of(1, 1000)).ok());
+  EXPECT_LT(log.files().at(1).bytes, 10000u);
+  EXPECT_EQ(log.held_space_bytes(), 10000u + log.files().at(2).bytes);
+  log.switch_file();
+  EXPECT_EQ(log.held_space_bytes(), 20000u);
+  EXPECT_DOUBLE_EQ(log.space_fill(), 0.25);
+  log.forget_file(1);
+  EXPECT_EQ(log.held_space_bytes(), 10000u);
+}
+
+TEST(RedoSpaceTest, RefusesPastThreeQuartersOfTheFilesUntilOldFilesAreFreed) {
+  RedoLog log(RedoLogOptions{1 << 20, 10000, 4}, 1);
+  uint32_t gci = 1;
+  int appended = 0;
+  while (log.space_accepting_writes()) {
+    ASSERT_TRUE(log.append(header(gci), values_of(appended++, 1000)).ok());
+    if (appended % 5 == 0) ++gci;
+  }
+  // Refused with the tail (file 1) still held: head (file 4) is a quarter in.
+  EXPECT_GE(log.held_space_bytes() * 4, 3u * 40000u);
+  EXPECT_LT(log.held_space_bytes(), 40000u);
+  EXPECT_EQ(log.files().begin()->first, 1u);
+  EXPECT_EQ(log.current_file_seq(), 4u);
+  // The commits of writes executed before the refusal still append, into the reserve.
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(log.append(header(gci), values_of(i, 1000)).ok());
+  EXPECT_LE(log.held_space_bytes(), 40000u);
+  EXPECT_FALSE(log.space_accepting_writes());
+  // A checkpoint removed the tail: the space is free again.
+  log.forget_file(1);
+  EXPECT_TRUE(log.space_accepting_writes());
+  EXPECT_LT(log.space_fill(), 0.75);
+}
+
+TEST(RedoSpaceTest, AnOldLifesFilesCountUntilRemoved) {
+  RedoLog log(RedoLogOptions{1 << 20, 10000, 4}, 1);
+  log.restart_at(6);
+  log.add_old_file(3, RedoFileInfo{2000, 4});
+  log.add_old_file(4, RedoFileInfo{10000, 5});
+  // A file of a life with a larger FragmentLogFileSize takes what it holds.
+  log.add_old_file(5, RedoFileInfo{25000, 6});
+  EXPECT_EQ(log.held_space_bytes(), 45000u);
+  EXPECT_FALSE(log.space_accepting_writes());
+  for (uint32_t seq : {3u, 4u, 5u}) log.forget_file(seq);
+  EXPECT_EQ(log.held_space_bytes(), 0u);
+  EXPECT_TRUE(log.space_accepting_writes());
 }
 
 TEST(RedoChangeSinkTest, TurnsChangesIntoRecords) {
