@@ -247,6 +247,7 @@ Status LocalQueryBlock::add_table(protocol::TableDef def) {
     // A copying fragment holds rows of different moments until the copy is done
     // (NODE_STARTEDREP turns enforcement on again).
     if (copying_) fragment->set_enforce_unique(false);
+    fragment->set_delete_log_max_bytes(options_.delete_log_bytes);
     table->fragments.emplace(f, std::move(fragment));
   }
   DUO_BLOCK_LOG(INFO) << "table " << table_id << " '" << table->def.schema.name << "' version "

@@ -140,6 +140,10 @@ struct LocalQueryOptions {
   // Rows per node-restart copy batch (COPY_ROWSREQ), whose shared row locks are held
   // until the starting node wrote it; a batch also stops once it passes 32 KiB.
   uint32_t copy_batch_rows = 64;
+  // Bytes of deleted keys each fragment remembers for a node restart's copy
+  // (storage::Fragment's delete log): a node down longer than its deletes fill gets the
+  // keys of every unchanged row instead.
+  size_t delete_log_bytes = storage::Fragment::kDeleteLogDefaultBytes;
 };
 
 // The largest scan_batch_bytes_max honoured: one more row of the maximum size (plus the
@@ -201,6 +205,10 @@ class LocalQueryBlock final : public kernel::Block {
   uint64_t copy_full_rows_sent() const { return copy_full_rows_sent_; }
   uint64_t copy_key_rows_sent() const { return copy_key_rows_sent_; }
   uint64_t copy_rows_swept() const { return copy_rows_swept_; }
+  // Keys this part sent as deleted since the starting node's GCI (from the delete log),
+  // and the bytes of every COPY_ROWSREQ section it sent.
+  uint64_t copy_deleted_keys_sent() const { return copy_deleted_keys_sent_; }
+  uint64_t copy_bytes_sent() const { return copy_bytes_sent_; }
 
  private:
   // A table this instance knows, with the fragments it holds. Heap-allocated and never
@@ -562,6 +570,14 @@ class LocalQueryBlock final : public kernel::Block {
     uint32_t table_id = 0;
     uint32_t fragment_id = 0;
     uint32_t fragment_since_gci = 0;
+    // With the fragment's delete log reaching back to fragment_since_gci: only rows
+    // changed since are scanned and sent, then deleted_keys (the keys deleted since),
+    // and the end tells S not to sweep. Without: every row is scanned, unchanged ones
+    // go as keys, and S sweeps.
+    bool send_deletes = false;
+    std::vector<storage::AttrValues> deleted_keys;
+    size_t deleted_next = 0;
+    uint64_t deleted_sent = 0, bytes = 0;
     bool end_in_flight = false;  // the batch in flight is the fragment's end marker
     std::unique_ptr<storage::Fragment::Scan> scan;
     std::deque<storage::AttrValues> keys;  // scanned, not yet copied, in scan order
@@ -590,6 +606,8 @@ class LocalQueryBlock final : public kernel::Block {
     std::vector<uint32_t> gcis;
     uint32_t since_gci = 0;     // the source's G for this fragment (0: full copy)
     bool fragment_end = false;  // sweep the fragment, then answer
+    bool deleted_keys = false;  // rows holds keys the source deleted since since_gci
+    bool deletes_sent = false;  // with fragment_end: no sweep (deleted keys came)
     size_t next = 0;
     uint64_t give_up_ns = 0;
     uint32_t generation = 0;
@@ -718,6 +736,8 @@ class LocalQueryBlock final : public kernel::Block {
   uint64_t copy_full_rows_sent_ = 0;
   uint64_t copy_key_rows_sent_ = 0;
   uint64_t copy_rows_swept_ = 0;
+  uint64_t copy_deleted_keys_sent_ = 0;
+  uint64_t copy_bytes_sent_ = 0;
   // Starting node: fragments whose copy ended, rows written and keys marked (progress).
   uint32_t copy_fragments_received_ = 0;
   uint64_t copy_full_rows_received_ = 0;

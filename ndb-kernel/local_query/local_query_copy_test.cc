@@ -856,15 +856,22 @@ TEST_F(LocalQueryCopyTest, RestartInitNeedsAFreshPartAndCopyNeedsAStartingNode) 
 // checkpoint or not, as the seed says), died, and node 1 went on inserting, updating
 // and deleting. Node 2 restores itself to G (LQH_RESTOREREQ for a node restart), keeps
 // those rows (NODE_RESTART_INITREQ keep: its old files go), and node 1 copies only what
-// changed since G while the load goes on; rows node 1 deleted meanwhile are swept.
-// Returns {whole rows sent, keys sent}.
+// changed since G while the load goes on; rows node 1 deleted meanwhile go: by their
+// keys from node 1's delete log, or, when that does not reach back to G (node 1 keeps
+// `delete_log_bytes` per fragment), by node 2's sweep of the rows node 1 did not name.
 class CopySinceRestore : public LocalQueryCopyTest {
  public:
-  std::pair<uint64_t, uint64_t> run(uint64_t seed, bool recreate_table, bool load_after) {
+  // Records node 1 sent: whole rows, keys of unchanged rows, deleted keys.
+  struct Sent {
+    uint64_t whole = 0, keys = 0, deleted = 0;
+  };
+  Sent run(uint64_t seed, bool recreate_table, bool load_after,
+           size_t delete_log_bytes = storage::Fragment::kDeleteLogDefaultBytes) {
     LocalQueryOptions options;
     options.copy_batch_rows = 1 + static_cast<uint32_t>(seed % 8);
     options.lock_wait_timeout_ms = 100;
     options.redo_file_bytes = 4096;
+    options.delete_log_bytes = delete_log_bytes;
     start(seed, options);
     add_table(1);
     add_table(kStarting);
@@ -887,6 +894,7 @@ class CopySinceRestore : public LocalQueryCopyTest {
       sim_->run_for(15 * kMs);
     }
     const uint64_t full_before = sent(true), keys_before = sent(false);
+    const uint64_t deleted_before = deleted_keys_sent();
 
     // Node 2 restarts: its own disk first.
     EXPECT_TRUE(sim_->restart_node(kStarting).ok());
@@ -954,7 +962,8 @@ class CopySinceRestore : public LocalQueryCopyTest {
     EXPECT_TRUE(on_1 == on_2) << "node 2 differs from node 1";
     expect_consistent(1);
     expect_consistent(2);
-    return {sent(true) - full_before, sent(false) - keys_before};
+    return {sent(true) - full_before, sent(false) - keys_before,
+            deleted_keys_sent() - deleted_before};
   }
 
   // Records node 1's copies sent whole (true) or as keys (false).
@@ -965,6 +974,13 @@ class CopySinceRestore : public LocalQueryCopyTest {
     }
     return total;
   }
+  uint64_t deleted_keys_sent() {
+    uint64_t total = 0;
+    for (uint16_t part = 0; part < kLogParts; ++part)
+      total += lqh_[1][part]->copy_deleted_keys_sent();
+    return total;
+  }
+  // Rows node 2 deleted by a sweep or by a deleted key.
   uint64_t swept() {
     uint64_t total = 0;
     for (uint16_t part = 0; part < kLogParts; ++part)
@@ -973,42 +989,93 @@ class CopySinceRestore : public LocalQueryCopyTest {
   }
 };
 
+// Many seeds, each with node 1's delete log long enough (deleted keys sent, unchanged
+// rows not), empty (every fragment falls back to keys and the sweep) or short (some
+// fragments each way).
 TEST_F(CopySinceRestore, StartingNodeEndsWithExactlyTheLiveReplicasRows) {
   const LogLevel saved_level = log_level();
   set_log_level(LogLevel::kWarning);
 #if defined(DUO_SANITIZE) || !defined(NDEBUG)
-  constexpr uint64_t kSeeds = 20;
+  constexpr uint64_t kSeeds = 21;
 #else
   constexpr uint64_t kSeeds = 150;
 #endif
-  uint64_t keys = 0, swept_rows = 0;
+  constexpr size_t kLogBytes[] = {storage::Fragment::kDeleteLogDefaultBytes, 0, 300};
+  uint64_t keys = 0, deleted_keys = 0, removed_by_key = 0, swept_rows = 0;
   for (uint64_t seed = 1; seed <= kSeeds && !HasFailure(); ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    const auto [whole, keys_sent] = run(seed, false, true);
-    EXPECT_GT(whole, 0u);
-    keys += keys_sent;
-    swept_rows += swept();
+    const size_t log_bytes = kLogBytes[seed % 3];
+    const Sent sent = run(seed, false, true, log_bytes);
+    EXPECT_GT(sent.whole, 0u);
+    if (log_bytes == storage::Fragment::kDeleteLogDefaultBytes) {
+      EXPECT_EQ(sent.keys, 0u) << "unchanged rows were sent although the delete log reaches G";
+      deleted_keys += sent.deleted;
+      removed_by_key += swept();
+    } else {
+      keys += sent.keys;
+      swept_rows += swept();
+    }
   }
-  // Unchanged rows went as keys; rows deleted while node 2 was down were swept.
+  // Rows deleted while node 2 was down went on node 2, named by key or swept.
+  EXPECT_GT(deleted_keys, 0u);
+  EXPECT_GT(removed_by_key, 0u);
   EXPECT_GT(keys, 0u);
   EXPECT_GT(swept_rows, 0u);
   set_log_level(saved_level);
 }
 
-// Nothing changed while node 2 was down and no load runs during the copy... except the
-// load the copy itself runs under: still, most rows go as keys.
-TEST_F(CopySinceRestore, UnchangedRowsGoAsKeys) {
-  const auto [whole, keys] = run(3, false, false);
-  EXPECT_GT(keys, whole) << "rows unchanged since the restore GCI were sent whole";
+// Nothing changed while node 2 was down and only the load during the copy writes: no
+// unchanged row is sent at all, not even its key.
+TEST_F(CopySinceRestore, UnchangedRowsAreNotSent) {
+  const Sent sent = run(3, false, false);
+  EXPECT_EQ(sent.keys, 0u);
+  EXPECT_EQ(sent.deleted, 0u);
+}
+
+// Rows node 1 deleted while node 2 was down are deleted on node 2 by the keys node 1's
+// delete log names (run() checks node 2 ends with exactly node 1's rows).
+TEST_F(CopySinceRestore, RowsDeletedWhileDownAreDeletedByKey) {
+  const LogLevel saved_level = log_level();
+  set_log_level(LogLevel::kWarning);
+  uint64_t deleted = 0, removed = 0;
+  for (uint64_t seed = 1; seed <= 8 && !HasFailure(); ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const Sent sent = run(seed, false, true);
+    EXPECT_EQ(sent.keys, 0u);
+    deleted += sent.deleted;
+    removed += swept();
+  }
+  EXPECT_GT(deleted, 0u);
+  EXPECT_GT(removed, 0u);
+  set_log_level(saved_level);
+}
+
+// Node 1 keeps no deleted key (its log never reaches back to G): the keys of unchanged
+// rows go, and node 2's sweep deletes what node 1 no longer has.
+TEST_F(CopySinceRestore, ShortDeleteLogFallsBackToKeysAndSweep) {
+  const LogLevel saved_level = log_level();
+  set_log_level(LogLevel::kWarning);
+  uint64_t whole = 0, keys = 0, swept_rows = 0;
+  for (uint64_t seed = 1; seed <= 8 && !HasFailure(); ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const Sent sent = run(seed, false, true, 0);
+    EXPECT_EQ(sent.deleted, 0u);
+    whole += sent.whole;
+    keys += sent.keys;
+    swept_rows += swept();
+  }
   EXPECT_GT(keys, 0u);
+  EXPECT_GT(swept_rows, 0u);
+  set_log_level(saved_level);
 }
 
 // A table node 2 re-created (dropped and added again, as the schema copy does when the
 // cluster's table is another one now): every row comes whole, none as a key.
 TEST_F(CopySinceRestore, RecreatedTableIsCopiedWhole) {
-  const auto [whole, keys] = run(5, true, true);
-  EXPECT_EQ(keys, 0u);
-  EXPECT_GT(whole, 0u);
+  const Sent sent = run(5, true, true);
+  EXPECT_EQ(sent.keys, 0u);
+  EXPECT_EQ(sent.deleted, 0u);
+  EXPECT_GT(sent.whole, 0u);
 }
 
 }  // namespace

@@ -14,20 +14,29 @@
 // NODE_STARTEDREP covers them).
 //
 // On a live replica: COPY_NODEREQ{S, G, restored tables} copies every fragment whose
-// live chain starts here and holds S. Rows are found with a committed scan. For a
-// fragment of a table S restored, a row whose committed GCI is at most G goes as its key
-// alone ("unchanged, keep it"), without a lock; any other row is taken again by key under
-// a shared lock in a copy storage transaction and goes whole with its GCI; a row a
+// live chain starts here and holds S. For a fragment of a table S restored, whose delete
+// log (storage::Fragment) reaches back to G, the copy sends only what changed since G:
+// a committed scan with min_gci G + 1 finds the rows whose GCI is above G (unchanged
+// rows are skipped in the slot walk, not even read by key), each is taken again by key
+// under a shared lock in a copy storage transaction and goes whole with its GCI; a row a
 // writer holds is retried a little later (the copy never waits, so it cannot deadlock
-// with writers). A batch's locks are released once S confirmed it. After a fragment's
-// last batch an empty end batch (kCopyRowsFragmentEnd) tells S to sweep it.
+// with writers). A batch's locks are released once S confirmed it. Then the keys the log
+// holds as deleted with a GCI above G (taken when the fragment's copy started) go in
+// kCopyRowsDeletedKeys batches, and an end batch (kCopyRowsFragmentEnd |
+// kCopyRowsDeletesSent) ends the fragment. When the log does not reach back to G (this
+// node restored or copied the fragment itself since, or more was deleted than the log
+// holds), every row is scanned instead: a row whose GCI is at most G goes as its key
+// alone ("unchanged, keep it", without a lock) and S sweeps at the end batch. A table S
+// did not restore (an initial restart, or re-created since) is copied whole.
 //
 // On S, a whole row is written and keeps the source's GCI; a whole row or a key marks
 // the row seen (a key of a row S lacks is ignored: a delete down the chain came first).
-// The end batch's sweep deletes every row not seen whose GCI is at most G, then clears
-// the marks; a candidate a transaction holds makes the sweep run again 2 ms later (its
-// commit gives it a GCI above G: kept; its abort leaves the old row: deleted), so the
-// end is answered only once the fragment is swept.
+// A deleted key deletes S's row if its GCI is at most G (a row with a newer GCI was
+// written since, by the copy or down the chain: the live replica's current row). A
+// sweep deletes every row not seen whose GCI is at most G. Either way a candidate a
+// transaction holds makes the batch run again 2 ms later (its commit gives it a GCI
+// above G: kept; its abort leaves the old row: deleted), so the batch is answered only
+// once it is done; the end clears the marks.
 //
 // Why S ends with exactly the live replica's rows. (1) S restored the committed state as
 // of G: every transaction commits in one GCI on every replica, and S was a replica
@@ -35,16 +44,28 @@
 // GCI, a restore gives checkpoint rows the checkpoint's max GCI and redo rows their
 // record's, a copied row keeps its source's. So a row with GCI <= G at the live replica
 // is unchanged since G, and S's row (restored, or changed since only by writes that also
-// ran here, onto the same row) equals it: the key suffices. (3) The copy is asked for
-// only once every node routes writes to S and starts only once the transactions that
-// held writes here before have ended, so every write after G is either in a row this
-// scan reads (GCI > G: sent whole, under a shared lock a later writer waits for) or
-// reaches S down the chain (committing there with a GCI > G). (4) Every row that exists
-// here throughout the scan is visited (the scan walks slots; rows do not move), so S
-// marks it. A row S holds that is not marked at the end and has GCI <= G was neither
-// visited nor written since G through the chain: the live replica deleted it after G
-// (or it was deleted and re-inserted behind the scan, which went down the chain and
-// carries GCI > G): deleting it is right. Writes a restored row got down the chain
+// ran here, onto the same row) equals it: nothing, or its key, suffices. (3) The copy is
+// asked for only once every node routes writes to S and starts only once the
+// transactions that held writes here before have ended, so every write after G is
+// either in a row this scan reads (GCI > G: sent whole, under a shared lock a later
+// writer waits for) or reaches S down the chain (committing there with a GCI > G).
+// (4) Rows S must delete: a row S holds with GCI <= G after the whole rows came is one
+// it restored (copies and chain writes give GCIs above G), so it existed here at G too;
+// if it is gone here now, it was deleted here in a GCI above G. Delete log: every delete
+// this fragment committed above the log's floor <= G is in it (the log is emptied and
+// unusable while a restore or copy fills the fragment, and restarts at the GCI its node
+// starts committing from; trimming raises the floor to the trimmed GCI), so the key was
+// either in the snapshot taken at the fragment's start, or deleted after it, which came
+// down the chain to S. Conversely a deleted key whose row S holds with GCI <= G names a
+// row gone here (re-inserted since: S's row would carry that GCI > G, see (3)), so
+// deleting it is right; a key listed twice or deleted by the chain too is skipped.
+// Sweep: every row that exists here throughout the scan is visited (the scan walks
+// slots; rows do not move), so S marks it; a row S holds that is not marked and has GCI
+// <= G was neither visited nor written since G through the chain: the live replica
+// deleted it after G (or it was deleted and re-inserted behind the scan, which went down
+// the chain and carries GCI > G). A partial local checkpoint changes none of this: what
+// S restored is the state at G whatever files it came from, and the live replica's
+// checkpoints do not touch its delete log. Writes a restored row got down the chain
 // before the copy made it current may have logged a stale image in S's redo; the copy
 // then replaces it in memory without redo, so S's first checkpoint starts only once
 // the GCI it started in is saved and keeps redo from the next GCI on
@@ -247,8 +268,13 @@ void LocalQueryBlock::on_node_started(Signal& signal) {
     // Every fragment holds what its live replica holds: an ordinary replica again.
     copying_ = false;
     lcp_min_start_gci_ = signal.word(1) + 1;
+    // Every delete committed here from now on has a GCI above the one S commits from;
+    // those before (the sweeps', the chain's while copying) went unlogged.
     for (auto& [table_id, table] : tables_) {
-      for (auto& [fragment_id, fragment] : table->fragments) fragment->set_enforce_unique(true);
+      for (auto& [fragment_id, fragment] : table->fragments) {
+        fragment->set_enforce_unique(true);
+        fragment->restart_delete_log(signal.word(1));
+      }
     }
     DUO_BLOCK_LOG(INFO) << "Node " << node_id() << ": log part " << address().instance
                         << ": node restart done, copying state left";
@@ -293,6 +319,8 @@ void LocalQueryBlock::on_copy_rows(Signal& signal) {
   const uint32_t flags = signal.word(5);
   write.since_gci = signal.word(6);
   write.fragment_end = (flags & protocol::kCopyRowsFragmentEnd) != 0;
+  write.deleted_keys = (flags & protocol::kCopyRowsDeletedKeys) != 0;
+  write.deletes_sent = (flags & protocol::kCopyRowsDeletesSent) != 0;
   std::string_view rows_bytes = protocol::as_view(signal.section());
   Status decoded;
   if (flags & protocol::kCopyRowsWithGci) {
@@ -315,13 +343,16 @@ void LocalQueryBlock::on_copy_rows(Signal& signal) {
   if (decoded.ok() && !write.gcis.empty() && write.gcis.size() != write.rows.rows()) {
     decoded = Status(ErrorCode::kCorruption, "COPY_ROWSREQ: GCI list and rows differ");
   }
+  if (decoded.ok() && (write.deleted_keys || write.deletes_sent) && write.since_gci == 0) {
+    decoded = Status(ErrorCode::kCorruption, "COPY_ROWSREQ: deleted keys of a full copy");
+  }
   if (!decoded.ok()) {
     log_malformed(signal, decoded);
     return refuse_rows(decoded);
   }
-  // The end's sweep waits for chain transactions to end: a longer bound.
-  write.give_up_ns = clock().now_ns() +
-                     (write.fragment_end ? 10 : 1) * options_.lock_wait_timeout_ms * kNanosPerMilli;
+  // The end's sweep and deleted keys wait for chain transactions to end: a longer bound.
+  write.give_up_ns = clock().now_ns() + (write.fragment_end || write.deleted_keys ? 10 : 1) *
+                                            options_.lock_wait_timeout_ms * kNanosPerMilli;
   write.generation = ++continue_generation_;
   // One batch per source and part at a time (the source waits for the answer).
   copy_writes_[source_node] = std::move(write);
@@ -350,6 +381,29 @@ void LocalQueryBlock::copy_write(uint16_t source_node) {
   if (fragment == nullptr) {
     return refuse_rows(Status(ErrorCode::kNoSuchTable,
                               "table " + std::to_string(write.table_id) + " was dropped"));
+  }
+  if (write.deleted_keys) {
+    // Keys the source deleted since G: a row here still at most G is the one deleted
+    // (see the file comment). A row a transaction holds is decided by its end.
+    Result<Fragment::CopySweep> removed = fragment->remove_unchanged(write.rows, write.since_gci);
+    resume_ready(write.table_id, write.fragment_id);
+    if (!removed.ok()) return refuse_rows(removed.status());
+    copy_rows_swept_ += removed->deleted;
+    if (removed->busy > 0) {
+      if (clock().now_ns() >= write.give_up_ns) {
+        return refuse_rows(Status(ErrorCode::kTemporary,
+                                  "a deleted key's row stayed locked by a transaction for too "
+                                  "long"));
+      }
+      Status armed = send_delayed(
+          address(), Signal(protocol::kLqhContinue, {kContinueCopyWrite, write.generation}),
+          kCopyRetryMs);
+      if (!armed.ok()) return refuse_rows(armed);
+      return;
+    }
+    const uint32_t records = static_cast<uint32_t>(write.rows.rows());
+    return answer(
+        Signal(protocol::kCopyRowsConf, {write.table_id, write.fragment_id, write.batch, records}));
   }
   auto begun = fragment->begin();
   if (!begun.ok()) return refuse_rows(begun.status());
@@ -427,7 +481,7 @@ void LocalQueryBlock::copy_write(uint16_t source_node) {
     return;
   }
   if (write.fragment_end) {
-    if (write.since_gci > 0) {
+    if (write.since_gci > 0 && !write.deletes_sent) {
       // The copy of this fragment is over: what the source no longer has and this node
       // restored unchanged since the GCI goes (see the file comment).
       Result<Fragment::CopySweep> swept = fragment->sweep_unseen(write.since_gci);
@@ -451,8 +505,8 @@ void LocalQueryBlock::copy_write(uint16_t source_node) {
         if (!armed.ok()) return refuse_rows(armed);
         return;
       }
-      fragment->clear_copy_marks();
     }
+    if (write.since_gci > 0) fragment->clear_copy_marks();
     ++copy_fragments_received_;
     report_copy_progress();
   }
@@ -554,18 +608,36 @@ void LocalQueryBlock::copy_next_fragment() {
     const auto [table_id, fragment_id] = run.todo[run.next++];
     Fragment* fragment = find_fragment(table_id, fragment_id);
     if (fragment == nullptr) continue;  // dropped meanwhile (the schema is locked: rare)
-    Fragment::ScanSpec spec;
-    spec.columns = fragment->schema().primary_key;
-    auto scan = fragment->open_scan(std::move(spec));
-    if (!scan.ok()) return fail_copy(scan.status());
-    run.table_id = table_id;
-    run.fragment_id = fragment_id;
     // Rows of a table the starting node restored in this very version are there as of
     // since_gci; a table it does not have (dropped, re-created or altered meanwhile)
     // starts empty there and is copied whole.
     const Table* table = find_table(table_id);
     run.fragment_since_gci =
         run.restored_tables.contains({table_id, table->def.version}) ? run.since_gci : 0;
+    run.send_deletes = false;
+    run.deleted_keys.clear();
+    run.deleted_next = 0;
+    Fragment::ScanSpec spec;
+    spec.columns = fragment->schema().primary_key;
+    if (run.fragment_since_gci > 0) {
+      // Taken now: every delete committed from here on comes down the chain to S.
+      auto deleted = fragment->deleted_since(run.fragment_since_gci);
+      if (deleted.ok()) {
+        run.send_deletes = true;
+        run.deleted_keys = std::move(deleted).value();
+        // Unchanged rows are not even read (parts 0: no row passes regardless of GCI).
+        spec.min_gci = run.fragment_since_gci + 1;
+      } else {
+        DUO_BLOCK_LOG(INFO) << "copy of table " << table_id << " fragment " << fragment_id
+                            << " to node " << run.starting_node << ": "
+                            << deleted.status().message()
+                            << ", so the keys of unchanged rows go too";
+      }
+    }
+    auto scan = fragment->open_scan(std::move(spec));
+    if (!scan.ok()) return fail_copy(scan.status());
+    run.table_id = table_id;
+    run.fragment_id = fragment_id;
     run.scan = std::move(scan).value();
     run.started = true;
     return;
@@ -700,29 +772,60 @@ void LocalQueryBlock::copy_slice() {
     run.keys.pop_front();
   }
   const Table* table = find_table(run.table_id);
-  const bool fragment_done = !blocked && run.keys.empty() && run.scan->done();
-  if (batch.rows() > 0 || fragment_done) {
-    // A batch, or the fragment's end marker (no rows): the starting node sweeps then.
+  const bool scanned = !blocked && run.keys.empty() && run.scan->done();
+  const bool deletes_left = run.deleted_next < run.deleted_keys.size();
+  if (batch.rows() > 0 || scanned) {
+    // A batch of rows; or, once every changed row went, the keys deleted since G; or
+    // the fragment's end marker (no rows): the starting node sweeps then, unless the
+    // deleted keys were sent.
     Bytes section;
-    protocol::put_u32(&section, static_cast<uint32_t>(gcis.size()));
-    for (uint32_t gci : gcis) protocol::put_u32(&section, gci);
-    if (batch.rows() > 0) {
-      Status encoded = protocol::encode_row_batch(batch, &section);
+    uint32_t flags = 0;
+    size_t records = batch.rows();
+    if (batch.rows() == 0 && deletes_left) {
+      storage::RowBatch deleted;
+      size_t deleted_bytes = 12;
+      while (run.deleted_next < run.deleted_keys.size() && deleted.rows() < records_max) {
+        const AttrValues& key = run.deleted_keys[run.deleted_next];
+        const size_t key_bytes = encoded_bytes(key);
+        if (deleted.rows() > 0 && deleted_bytes + key_bytes > kCopyBatchBytes) break;
+        AttrValues& out = deleted.begin_row();
+        for (size_t i = 0; i < key.size(); ++i) out.add(key.entry(i).column, key.value(i));
+        deleted_bytes += key_bytes;
+        ++run.deleted_next;
+      }
+      Status encoded = protocol::encode_row_batch(deleted, &section);
       if (!encoded.ok()) return fail_copy(encoded);
+      flags = protocol::kCopyRowsDeletedKeys;
+      records = deleted.rows();
+      run.deleted_sent += records;
+      copy_deleted_keys_sent_ += records;
+    } else {
+      protocol::put_u32(&section, static_cast<uint32_t>(gcis.size()));
+      for (uint32_t gci : gcis) protocol::put_u32(&section, gci);
+      if (batch.rows() > 0) {
+        Status encoded = protocol::encode_row_batch(batch, &section);
+        if (!encoded.ok()) return fail_copy(encoded);
+      }
+      flags = protocol::kCopyRowsWithGci;
+      if (batch.rows() == 0) {
+        flags |= protocol::kCopyRowsFragmentEnd;
+        if (run.send_deletes) flags |= protocol::kCopyRowsDeletesSent;
+      }
+      run.full_rows += whole_rows;
+      run.key_rows += batch.rows() - whole_rows;
+      copy_full_rows_sent_ += whole_rows;
+      copy_key_rows_sent_ += batch.rows() - whole_rows;
     }
-    const bool end_marker = batch.rows() == 0;
-    uint32_t flags = protocol::kCopyRowsWithGci;
-    if (end_marker) flags |= protocol::kCopyRowsFragmentEnd;
+    const bool end_marker = (flags & protocol::kCopyRowsFragmentEnd) != 0;
+    run.bytes += section.size();
+    copy_bytes_sent_ += section.size();
     Signal request(protocol::kCopyRowsReq,
                    {run.table_id, table->def.version, run.fragment_id, ++run.batch,
-                    static_cast<uint32_t>(batch.rows()), flags, run.fragment_since_gci});
+                    static_cast<uint32_t>(records), flags, run.fragment_since_gci});
     request.set_section(std::move(section));
-    run.full_rows += whole_rows;
-    run.key_rows += batch.rows() - whole_rows;
-    copy_full_rows_sent_ += whole_rows;
-    copy_key_rows_sent_ += batch.rows() - whole_rows;
     run.end_in_flight = end_marker;
-    if (end_marker) end_copy_tx();  // no lock is held for it
+    // Neither the end nor deleted keys hold a lock.
+    if (batch.rows() == 0) end_copy_tx();
     Signal copy = request.clone();
     Status sent =
         send(BlockAddress{run.starting_node, protocol::kLocalQueryBlock, address().instance},
@@ -799,18 +902,20 @@ void LocalQueryBlock::copy_log_progress(bool final) {
   const uint64_t recent = run.rows - run.rows_at_last_log;
   run.last_log_ns = now_ns;
   run.rows_at_last_log = run.rows;
-  char text[320];
-  std::snprintf(text, sizeof(text),
-                "Node %u: log part %u: %s node %u: %llu rows (%llu changed rows sent whole, "
-                "%llu unchanged sent as keys), %u of %zu fragments (%.0f%%), %.0f rows/s",
-                unsigned{node_id()}, unsigned{address().instance},
-                final ? "copied to" : "copying to", unsigned{run.starting_node},
-                static_cast<unsigned long long>(run.rows),
-                static_cast<unsigned long long>(run.full_rows),
-                static_cast<unsigned long long>(run.key_rows), run.fragments, run.todo.size(),
-                run.todo.empty() ? 100.0 : 100.0 * run.fragments / run.todo.size(),
-                final ? (seconds > 0 ? static_cast<double>(run.rows) / seconds : 0.0)
-                      : (interval > 0 ? static_cast<double>(recent) / interval : 0.0));
+  char text[400];
+  std::snprintf(
+      text, sizeof(text),
+      "Node %u: log part %u: %s node %u: %llu rows (%llu changed rows sent whole, "
+      "%llu unchanged sent as keys, %llu deleted keys), %.1f MB, %u of %zu fragments "
+      "(%.0f%%), %.0f rows/s",
+      unsigned{node_id()}, unsigned{address().instance}, final ? "copied to" : "copying to",
+      unsigned{run.starting_node}, static_cast<unsigned long long>(run.rows),
+      static_cast<unsigned long long>(run.full_rows), static_cast<unsigned long long>(run.key_rows),
+      static_cast<unsigned long long>(run.deleted_sent), static_cast<double>(run.bytes) / 1e6,
+      run.fragments, run.todo.size(),
+      run.todo.empty() ? 100.0 : 100.0 * run.fragments / run.todo.size(),
+      final ? (seconds > 0 ? static_cast<double>(run.rows) / seconds : 0.0)
+            : (interval > 0 ? static_cast<double>(recent) / interval : 0.0));
   DUO_BLOCK_LOG(INFO) << text;
 }
 

@@ -236,6 +236,12 @@ inline constexpr uint32_t kRestoreForNodeRestart = 1;
 // COPY_ROWSREQ w5 flags.
 inline constexpr uint32_t kCopyRowsWithGci = 1u << 0;      // section: u32 n, n x u32 GCI, RowBatch
 inline constexpr uint32_t kCopyRowsFragmentEnd = 1u << 1;  // the fragment's last (empty) batch
+// Section: a RowBatch of keys the source deleted since w6 (the starting node deletes
+// those rows it holds with a GCI at most w6).
+inline constexpr uint32_t kCopyRowsDeletedKeys = 1u << 2;
+// With kCopyRowsFragmentEnd: the deleted keys were sent, unchanged rows were not (no
+// sweep of rows not seen).
+inline constexpr uint32_t kCopyRowsDeletesSent = 1u << 3;
 // Node restart, dictionary (500..509).
 // M's distribution -> its dictionary: no schema transaction may start (the running one
 // ends first; CONF then); new requests are refused with kTemporary (NDB 711).

@@ -613,6 +613,7 @@ void Fragment::install(RowRef row) {
     // a fresh insert and go for a delete.
     for (OpId id = lock->write_head; id != kNullId; id = ops_.get(id)->prev_write) remove_op_entries(id);
     if (newest->is_delete) {
+      if (was_committed) log_delete(row);
       remove_slot_entries(row);
       set_row_flags(row, row_flags(row) & ~kRowCommitted);
       if (was_committed) --committed_rows_;

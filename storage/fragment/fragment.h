@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -191,7 +192,8 @@ class Fragment {
   // older than the checkpoint is applied again over newer rows, so a unique key may be
   // held twice for a while; the committed state the restore ends in cannot hold it
   // twice. The owner turns enforcement off for the restore and on again after it.
-  void set_enforce_unique(bool on) { enforce_unique_ = on; }
+  // Turning it off also makes the delete log unusable (see restart_delete_log()).
+  void set_enforce_unique(bool on);
   size_t active_transaction_count() const { return active_tx_count_; }
 
   // ---- introspection (ndbinfo.cluster_operations) ----
@@ -229,6 +231,35 @@ class Fragment {
   Result<CopySweep> sweep_unseen(uint32_t gci_max);
   // Clears every copy mark (after a sweep that found nothing busy).
   void clear_copy_marks();
+  // Deletes each committed row of `keys` whose GCI is at most `gci_max` and that no
+  // transaction holds (those count as busy, as in sweep_unseen); a key with no row, or
+  // with a newer one, is skipped. Committed at once, through no change sink.
+  Result<CopySweep> remove_unchanged(const RowBatch& keys, uint32_t gci_max);
+
+  // ---- node restart: the delete log (fragment_copy.cc) ----
+  // The keys of committed deletes with their GCI, oldest first, so that the live replica
+  // of a node restart sends the starting node the keys deleted since its GCI G instead
+  // of a key for every row unchanged since G. The log is complete above its floor: every
+  // delete committed with a GCI above floor() is in it. It holds at most
+  // set_delete_log_max_bytes() (kDeleteLogDefaultBytes); the oldest entries go first and
+  // raise the floor to their GCI.
+  //
+  // Only deletes this fragment commits as they happen are complete: a fragment whose
+  // unique-key enforcement is off is being filled from another moment (a restore, a
+  // node restart's copy) and misses the deletes made meanwhile elsewhere, so
+  // set_enforce_unique(false) empties the log and makes it unusable (floor
+  // kDeleteLogUnusable) until the owner calls restart_delete_log(gci) once every
+  // delete with a GCI above `gci` is committed here. A new fragment is empty: its log
+  // is complete from GCI 0.
+  static constexpr uint32_t kDeleteLogUnusable = UINT32_MAX;
+  static constexpr size_t kDeleteLogDefaultBytes = 1 << 20;
+  void set_delete_log_max_bytes(size_t bytes) { delete_log_max_bytes_ = bytes; }
+  uint32_t delete_log_floor() const { return delete_log_floor_; }
+  void restart_delete_log(uint32_t floor);
+  // The keys deleted with a GCI above `gci` (each once, oldest first), or kNotFound when
+  // the log does not reach back to `gci` (floor() > gci).
+  Result<std::vector<AttrValues>> deleted_since(uint32_t gci) const;
+  size_t delete_log_bytes() const { return delete_log_bytes_; }
 
  private:
   friend class Scan;
@@ -257,6 +288,11 @@ class Fragment {
   RowRef find_row(uint32_t hash, const AttrValues& key) const;
   // The row `key` if it has a committed version; kNotFound else (fragment_copy.cc).
   Result<RowRef> committed_row(const AttrValues& key) const;
+  // Deletes the committed, unlocked rows `keys` in one transaction committed through no
+  // change sink (fragment_copy.cc).
+  Status remove_committed(const std::vector<AttrValues>& keys);
+  // Appends the key of `row`, whose delete is being installed, to the delete log.
+  void log_delete(RowRef row);
   RowImage slot_image(RowRef row) const;
   RowImage op_image(const Operation& op) const;
   RowImage entry_image(uint32_t entry) const;
@@ -320,6 +356,15 @@ class Fragment {
   size_t committed_rows_ = 0;
   ChangeSink* change_sink_ = nullptr;
   AttrValues scratch_change_;
+  // The delete log (fragment_copy.cc): committed deletes, oldest first.
+  struct DeletedKey {
+    uint32_t gci;
+    AttrValues key;
+  };
+  std::deque<DeletedKey> delete_log_;
+  size_t delete_log_bytes_ = 0;
+  uint32_t delete_log_floor_ = 0;
+  size_t delete_log_max_bytes_ = kDeleteLogDefaultBytes;
   // Scratch buffers reused across operations (no allocation on the hot path).
   std::string scratch_fixed_, scratch_var_;
 };

@@ -1,9 +1,14 @@
-// Fragment: what a node restart's copy of changed rows needs on the starting node — a
-// row's commit GCI by key, the "seen" marks, and the sweep of rows the live replica
-// no longer has (ndb-kernel/local_query/local_query_node_restart.cc explains the copy
-// and why the sweep deletes exactly the rows deleted at the live replica since G).
+// Fragment: what a node restart's copy of changed rows needs — on the starting node a
+// row's commit GCI by key, the "seen" marks, the sweep of rows the live replica no longer
+// has and the delete of keys it deleted; on the live replica the delete log (the keys of
+// committed deletes with their GCI). ndb-kernel/local_query/local_query_node_restart.cc
+// explains the copy and why the starting node deletes exactly the rows the live replica
+// deleted since G.
 // Thread-compatible, as the whole fragment.
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -59,23 +64,63 @@ Result<Fragment::CopySweep> Fragment::sweep_unseen(uint32_t gci_max) {
     }
     layout_.project(slot_image(r), schema_->primary_key, &doomed.emplace_back());
   }
+  DUO_RETURN_IF_ERROR(remove_committed(doomed));
+  sweep.deleted = doomed.size();
+  return sweep;
+}
+
+Result<Fragment::CopySweep> Fragment::remove_unchanged(const RowBatch& keys, uint32_t gci_max) {
+  CopySweep sweep;
+  std::vector<AttrValues> doomed;
+  std::unordered_set<std::string> listed;
+  AttrValues key;
+  for (size_t i = 0; i < keys.rows(); ++i) {
+    const RowBatch::Row source = keys.row(i);
+    key.clear();
+    for (size_t k = 0; k < source.size(); ++k) {
+      if (source.is_null(k)) {
+        key.add_null(source.column(k));
+      } else {
+        key.add(source.column(k), source.value(k));
+      }
+    }
+    Result<RowRef> row = committed_row(key);
+    if (!row.ok()) {
+      if (!row.status().is(ErrorCode::kNotFound)) return row.take_status();
+      continue;  // gone already (its delete came down the chain too)
+    }
+    uint32_t gci;
+    std::memcpy(&gci, fixed_.row(*row) + kRowGciOffset, 4);
+    if (gci > gci_max) continue;  // written since G: the live replica's current row
+    if (row_lock_id(*row) != kNullId) {
+      ++sweep.busy;
+      continue;
+    }
+    // Twice in one batch would be a second delete of a row already gone.
+    if (!listed.insert(key.data()).second) continue;
+    doomed.push_back(key);
+  }
   if (doomed.empty()) return sweep;
+  DUO_RETURN_IF_ERROR(remove_committed(doomed));
+  sweep.deleted = doomed.size();
+  return sweep;
+}
+
+Status Fragment::remove_committed(const std::vector<AttrValues>& keys) {
   DUO_ASSIGN_OR_RETURN(TxId tx, begin());
-  for (const AttrValues& key : doomed) {
-    // Unlocked (checked above) and this transaction's own: never waits.
+  for (const AttrValues& key : keys) {
+    // Unlocked (the callers checked) and this transaction's own: never waits.
     const OpResult result = remove(tx, key);
     if (!result.status.ok() || result.waiting) {
       abort(tx).ignore_error();
-      return result.status.ok() ? Status(ErrorCode::kInternal, "sweep delete had to wait")
+      return result.status.ok() ? Status(ErrorCode::kInternal, "copy delete had to wait")
                                 : result.status;
     }
   }
   ChangeSink* const sink = std::exchange(change_sink_, nullptr);
   Status committed = commit(tx);
   change_sink_ = sink;
-  DUO_RETURN_IF_ERROR(committed);
-  sweep.deleted = doomed.size();
-  return sweep;
+  return committed;
 }
 
 void Fragment::clear_copy_marks() {
@@ -84,6 +129,59 @@ void Fragment::clear_copy_marks() {
     const uint32_t flags = row_flags(r);
     if (flags & kRowCopySeen) set_row_flags(r, flags & ~kRowCopySeen);
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// The delete log.
+
+void Fragment::set_enforce_unique(bool on) {
+  enforce_unique_ = on;
+  // Rows of another moment are coming in (see restart_delete_log()).
+  if (!on) restart_delete_log(kDeleteLogUnusable);
+}
+
+void Fragment::restart_delete_log(uint32_t floor) {
+  delete_log_.clear();
+  delete_log_bytes_ = 0;
+  delete_log_floor_ = floor;
+}
+
+void Fragment::log_delete(RowRef row) {
+  if (delete_log_floor_ == kDeleteLogUnusable) return;
+  DeletedKey& deleted = delete_log_.emplace_back();
+  deleted.gci = commit_gci_;
+  layout_.project(slot_image(row), schema_->primary_key, &deleted.key);
+  delete_log_bytes_ += sizeof(DeletedKey) + deleted.key.data().size() +
+                       deleted.key.size() * sizeof(AttrValues::Entry);
+  while (delete_log_bytes_ > delete_log_max_bytes_ && !delete_log_.empty()) {
+    // Deletes of this GCI may be gone from the log now: it is complete above it only.
+    const DeletedKey& oldest = delete_log_.front();
+    delete_log_floor_ = std::max(delete_log_floor_, oldest.gci);
+    delete_log_bytes_ -= sizeof(DeletedKey) + oldest.key.data().size() +
+                         oldest.key.size() * sizeof(AttrValues::Entry);
+    delete_log_.pop_front();
+  }
+}
+
+Result<std::vector<AttrValues>> Fragment::deleted_since(uint32_t gci) const {
+  if (delete_log_floor_ > gci) {
+    return Status(
+        ErrorCode::kNotFound,
+        delete_log_floor_ == kDeleteLogUnusable
+            ? std::string("the delete log is not complete (restored or copied rows)")
+            : "the delete log reaches back to GCI " + std::to_string(delete_log_floor_) + " only");
+  }
+  std::vector<AttrValues> keys;
+  // Each key once (deleted, re-inserted and deleted again). Commits of one fragment come
+  // in GCI order only roughly (a transaction of GCI n may commit here after one of
+  // n + 1): every entry is looked at.
+  std::unordered_set<std::string> listed;
+  for (const DeletedKey& deleted : delete_log_) {
+    if (deleted.gci > gci && listed.insert(deleted.key.data()).second) {
+      keys.push_back(deleted.key);
+    }
+  }
+  return keys;
 }
 
 }  // namespace duo::storage

@@ -651,5 +651,106 @@ TEST_F(FragmentTest, CopySweepTakesABusyRowOnceItsWriterAborted) {
   ASSERT_TRUE(fragment_->check_consistency().ok());
 }
 
+// The delete log: committed deletes of existing rows with their GCI, each key once
+// above a GCI; aborted deletes and rows that never committed are not in it.
+TEST_F(FragmentTest, DeleteLogNamesCommittedDeletesAboveAGci) {
+  auto remove_committed = [&](int32_t id) {
+    const TxId tx = *fragment_->begin();
+    ASSERT_TRUE(fragment_->remove(tx, key(id)).status.ok());
+    ASSERT_TRUE(fragment_->commit(tx).ok());
+  };
+  auto ids = [&](const std::vector<AttrValues>& keys) {
+    std::set<int32_t> out;
+    for (const AttrValues& k : keys) out.insert(decode_int(schema_.columns[0], k.value(0)));
+    return out;
+  };
+  fragment_->set_commit_gci(5);
+  for (int32_t id = 1; id <= 5; ++id) insert_committed(id, id);
+  fragment_->set_commit_gci(7);
+  remove_committed(1);
+  remove_committed(2);
+  remove_committed(3);
+  fragment_->set_commit_gci(8);
+  insert_committed(3, 30);  // re-inserted and deleted again
+  fragment_->set_commit_gci(9);
+  remove_committed(3);
+  const TxId aborted = *fragment_->begin();
+  ASSERT_TRUE(fragment_->remove(aborted, key(4)).status.ok());
+  ASSERT_TRUE(fragment_->abort(aborted).ok());
+  const TxId never = *fragment_->begin();
+  ASSERT_TRUE(fragment_->insert(never, row(6, 6)).status.ok());
+  ASSERT_TRUE(fragment_->remove(never, key(6)).status.ok());
+  ASSERT_TRUE(fragment_->commit(never).ok());
+
+  EXPECT_EQ(fragment_->delete_log_floor(), 0u);
+  Result<std::vector<AttrValues>> since_5 = fragment_->deleted_since(5);
+  ASSERT_TRUE(since_5.ok());
+  EXPECT_EQ(since_5->size(), 3u);  // 3 once
+  EXPECT_EQ(ids(*since_5), (std::set<int32_t>{1, 2, 3}));
+  Result<std::vector<AttrValues>> since_7 = fragment_->deleted_since(7);
+  ASSERT_TRUE(since_7.ok());
+  EXPECT_EQ(ids(*since_7), (std::set<int32_t>{3}));
+  EXPECT_TRUE(fragment_->deleted_since(9)->empty());
+}
+
+// Trimming raises the floor to the trimmed GCI; a fragment being filled from another
+// moment (enforcement off) has no usable log until it is restarted at a GCI.
+TEST_F(FragmentTest, DeleteLogFloorFollowsTrimmingAndRefills) {
+  fragment_->set_delete_log_max_bytes(400);
+  for (int32_t id = 1; id <= 40; ++id) {
+    fragment_->set_commit_gci(1);
+    insert_committed(id, id);
+    fragment_->set_commit_gci(10 + static_cast<uint32_t>(id));
+    const TxId tx = *fragment_->begin();
+    ASSERT_TRUE(fragment_->remove(tx, key(id)).status.ok());
+    ASSERT_TRUE(fragment_->commit(tx).ok());
+  }
+  EXPECT_LE(fragment_->delete_log_bytes(), 400u);
+  const uint32_t floor = fragment_->delete_log_floor();
+  EXPECT_GT(floor, 10u);
+  EXPECT_LT(floor, 50u);
+  EXPECT_TRUE(fragment_->deleted_since(floor - 1).status().is(ErrorCode::kNotFound));
+  Result<std::vector<AttrValues>> kept = fragment_->deleted_since(floor);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->size(), 50u - floor);  // the deletes of GCIs floor + 1 .. 50
+
+  fragment_->set_enforce_unique(false);
+  EXPECT_EQ(fragment_->delete_log_floor(), Fragment::kDeleteLogUnusable);
+  EXPECT_EQ(fragment_->delete_log_bytes(), 0u);
+  fragment_->set_enforce_unique(true);  // not usable again by itself
+  EXPECT_TRUE(fragment_->deleted_since(100).status().is(ErrorCode::kNotFound));
+  fragment_->restart_delete_log(60);
+  EXPECT_TRUE(fragment_->deleted_since(59).status().is(ErrorCode::kNotFound));
+  EXPECT_TRUE(fragment_->deleted_since(60)->empty());
+}
+
+// The starting node's side: a deleted key removes its row only while the row is one of
+// G or before and no transaction holds it.
+TEST_F(FragmentTest, RemoveUnchangedTakesOnlyOldUnheldRows) {
+  fragment_->set_commit_gci(5);
+  for (int32_t id = 1; id <= 3; ++id) insert_committed(id, id);
+  fragment_->set_commit_gci(8);
+  insert_committed(4, 4);  // written after G = 5: the live replica's row
+  const TxId writer = *fragment_->begin();
+  AttrValues change;
+  change.add(1, i64(22));
+  ASSERT_TRUE(fragment_->update(writer, key(2), change).status.ok());
+  RowBatch keys;
+  for (int32_t id : {1, 2, 4, 99, 1}) keys.begin_row().add(0, i32(id));
+  Result<Fragment::CopySweep> removed = fragment_->remove_unchanged(keys, 5);
+  ASSERT_TRUE(removed.ok()) << removed.status().to_string();
+  EXPECT_EQ(removed->deleted, 1u);  // 1 (listed twice)
+  EXPECT_EQ(removed->busy, 1u);     // 2
+  EXPECT_EQ(k_of(1), -1);
+  EXPECT_EQ(k_of(3), 3);
+  EXPECT_EQ(k_of(4), 4);
+  ASSERT_TRUE(fragment_->abort(writer).ok());
+  removed = fragment_->remove_unchanged(keys, 5);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(removed->deleted, 1u);  // 2, its writer gone
+  EXPECT_EQ(k_of(2), -1);
+  ASSERT_TRUE(fragment_->check_consistency().ok());
+}
+
 }  // namespace
 }  // namespace duo::storage

@@ -16,7 +16,8 @@ was complete. Prints the catch-up time, rows per second and the rows sent whole 
 keys (from node 2's log).
 
 Usage: node_restart_catchup.py [--bin build/release/bin] [--rows 1000000] [--load]
-                               [--data-memory 1024] [--change-percent K] [--initial]
+                               [--data-memory 1024] [--change-percent K] [--delete-rows N]
+                               [--initial]
 """
 
 import argparse
@@ -44,6 +45,16 @@ def run(command, timeout=1800):
     return proc.stdout
 
 
+def run_bench(command):
+    """duo_bench counts errors instead of failing: its first one is printed."""
+    output = run(command)
+    error = re.search(r"^duo_bench: (?:load|insert|read|update|delete): .*$", output,
+                      re.MULTILINE)
+    if error:
+        raise RuntimeError("%s: %s" % (" ".join(command), error.group(0)))
+    return output
+
+
 def all_status(cluster):
     proc = subprocess.run([os.path.join(cluster.bin_dir, "duo_mgm"), "-c",
                            cluster.connect_string, "-e", "all status"],
@@ -69,6 +80,10 @@ def main():
     parser.add_argument("--data-memory", type=int, default=1024, help="DataMemory in MB")
     parser.add_argument("--change-percent", type=float, default=0.0,
                         help="insert this %% of --rows more rows while node 2 is down")
+    parser.add_argument("--delete-rows", type=int, default=0,
+                        help="duo_bench loads 2N rows of its own table before the kill and "
+                             "deletes N of them while node 2 is down; at the end they are "
+                             "inserted again through node 2 alone (fails if it still has any)")
     parser.add_argument("--initial", action="store_true",
                         help="restart node 2 with an empty file system (copies every row)")
     args = parser.parse_args()
@@ -85,6 +100,10 @@ def main():
         started = time.time()
         run(datacheck + ["load", "--rows", str(args.rows), "--batch", "1000"] + connect)
         print("loaded %d rows in %.1f s" % (args.rows, time.time() - started), flush=True)
+        bench_table = [os.path.join(bin_dir, "duo_bench"), "--connect=" + cluster.connect_string,
+                       "--threads=1", "--table=catchup_deletes"]
+        if args.delete_rows > 0:
+            run_bench(bench_table + ["--op=insert", "--rows=%d" % (2 * args.delete_rows)])
         time.sleep(2.5)  # a global checkpoint
         os.kill(cluster.data_node_pid(2), signal.SIGKILL)
         wait_for(lambda: "Node 2: not connected" in all_status(cluster), 60, "node 2 dead")
@@ -95,6 +114,9 @@ def main():
                              "--batch", "1000"] + connect)
             print("changed %d rows (%.1f%%) while node 2 was down, in %.1f s"
                   % (changed, args.change_percent, time.time() - started), flush=True)
+        if args.delete_rows > 0:
+            run_bench(bench_table + ["--op=delete", "--rows=%d" % args.delete_rows])
+            print("deleted %d rows while node 2 was down" % args.delete_rows, flush=True)
         if args.initial:
             for fs_dir in glob.glob(os.path.join(cluster.data_dir, "**", "ndb_2_fs"),
                                     recursive=True):
@@ -112,6 +134,9 @@ def main():
                    errors="replace").read()
         copied = re.findall(r"node restart of data node 2 complete: (\d+) rows copied, ([\d.]+) s",
                             log)
+        # What each of node 1's log parts sent (records by kind, and MB when logged).
+        for line in re.findall(r"log part \d+: copied to node 2: .*", log):
+            print("node 1 %s" % line, flush=True)
         log2 = open(os.path.join(cluster.data_dir, "datad", "ndb_2_out.log"),
                     errors="replace").read()
         how = re.findall(r"node restart: started in GCI \d+ after [\d.e-]+ s; ([^;]*);", log2)
@@ -152,6 +177,10 @@ def main():
                     raise
                 time.sleep(1)
         print("every row verified on the restarted node alone", flush=True)
+        if args.delete_rows > 0:
+            run_bench(bench_table + ["--op=insert", "--rows=%d" % args.delete_rows])
+            print("the %d rows deleted while it was down are gone on the restarted node"
+                  % args.delete_rows, flush=True)
     finally:
         if bench is not None:
             bench.kill()
