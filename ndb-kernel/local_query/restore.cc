@@ -453,7 +453,12 @@ void LocalQueryBlock::restore_loaded() {
     return restore_finished(Status::OK());
   }
   for (auto& [table_id, table] : tables_) {
-    for (auto& [fragment_id, fragment] : table->fragments) fragment->set_enforce_unique(true);
+    for (auto& [fragment_id, fragment] : table->fragments) {
+      fragment->set_enforce_unique(true);
+      // Every delete from here on commits above the restored GCI: the delete log is
+      // complete above it, so a later node restart of a peer can copy deletes by key.
+      fragment->restart_delete_log(run.gci);
+    }
   }
   // The new life logs into new files after every old one; the restore's checkpoint
   // removes the old ones.
