@@ -503,6 +503,7 @@ Status DataNode::start_transporter() {
   options.listen_port = config_.server_port;
   options.cluster_secret = cluster_secret_;
   options.use_tls = options_.require_tls;
+  options.send_from_caller = true;
   options.tls = options_.tls;
   for (const PeerDataNode& peer : config_.peers) {
     transport::PeerConfig peer_config;

@@ -827,7 +827,7 @@ class Transporter::IoLoop {
       std::lock_guard<std::mutex> lock(link.mutex);
       link.ready = true;
       link.send_buffer.clear();
-      link.direct_fd = c.tls == nullptr ? c.fd : -1;
+      link.direct_fd = t_.options_.send_from_caller && c.tls == nullptr ? c.fd : -1;
       link.io_busy = c.out_offset != c.out.size();  // an accepted link's hello may be pending
     }
     counters().links_established.fetch_add(1, std::memory_order_relaxed);
@@ -1177,9 +1177,9 @@ Status Transporter::send_remote(Signal signal) {
                     "send buffer to node " + std::to_string(node_id) + " is full");
     }
     if (link.direct_fd >= 0 && !link.io_busy && link.send_buffer.empty()) {
-      // Nothing of this link is waiting: the sender writes the frame itself, sparing the
-      // I/O thread a wake-up and a write per frame (NDB sends from the sending thread
-      // too). The lock keeps writers in order and the socket open. What the socket does
+      // send_from_caller and nothing of this link is waiting: the sender writes the
+      // frame itself, sparing the I/O thread a wake-up and a write per frame (NDB sends
+      // from the sending thread too). The lock keeps writers in order and the socket open. What the socket does
       // not take — or an error, which the I/O thread's next write meets and closes the
       // link on — goes to the buffer as usual.
       thread_local std::vector<uint8_t> frame;
