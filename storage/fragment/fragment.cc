@@ -496,10 +496,13 @@ OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
   OpType effective = type;
   if (type == OpType::kWrite) effective = cur.exists ? OpType::kUpdate : OpType::kInsert;
   if (effective == OpType::kInsert && cur.exists) {
+    // MySQL quotes the value being inserted, which under a case-insensitive collation
+    // may differ from the stored one ('ETE' against 'été').
     std::string key_text;
     for (uint16_t col : schema_->primary_key) {
       if (!key_text.empty()) key_text += "-";
-      key_text += format_value(schema_->columns[col], layout_.get(cur.image, col).data);
+      const int i = key_or_row.find(col);
+      key_text += format_value(schema_->columns[col], key_or_row.value(static_cast<size_t>(i)));
     }
     return fail(Status(ErrorCode::kDuplicateKey, "Duplicate entry '" + key_text + "' for key 'PRIMARY'"));
   }
