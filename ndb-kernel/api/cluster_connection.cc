@@ -35,6 +35,19 @@ Status timed_out(const std::string& what, uint64_t timeout_ms) {
                 what + " did not complete within " + std::to_string(timeout_ms) + " ms");
 }
 
+// Wake-ups the transporter's receive path owes, sent once it has let go of the cluster
+// mutex: a waiter woken while the waker still holds the mutex only blocks on it again
+// (two more futex calls and a context switch per answer). Null on every other thread,
+// which wakes at once (its wake-ups are rare, and nobody would send deferred ones).
+thread_local std::vector<std::shared_ptr<std::condition_variable>>* t_deferred_wakes = nullptr;
+
+void wake_session(const std::shared_ptr<std::condition_variable>& changed) {
+  if (t_deferred_wakes == nullptr) return changed->notify_all();
+  if (t_deferred_wakes->empty() || t_deferred_wakes->back() != changed) {
+    t_deferred_wakes->push_back(changed);
+  }
+}
+
 }  // namespace
 
 std::vector<transport::PeerConfig> data_node_peers(const config::ClusterConfig& config) {
@@ -184,8 +197,16 @@ Status Cluster::start(const config::ClusterConfig& config, const std::string& se
                        transport::Transporter::create(
                            options,
                            [this](kernel::Signal& signal) {
-                             std::lock_guard<std::mutex> lock(mutex_);
-                             core_.on_signal(signal);
+                             thread_local std::vector<std::shared_ptr<std::condition_variable>>
+                                 wakes;
+                             {
+                               std::lock_guard<std::mutex> lock(mutex_);
+                               t_deferred_wakes = &wakes;
+                               core_.on_signal(signal);
+                               t_deferred_wakes = nullptr;
+                             }
+                             for (const auto& changed : wakes) changed->notify_all();
+                             wakes.clear();
                              return Status::OK();
                            },
                            [this](const transport::LinkEvent& event) {
@@ -511,7 +532,7 @@ Result<std::unique_ptr<Transaction>> Session::begin(const TableDef* hint_table,
 size_t Session::poll(uint64_t timeout_ms) {
   size_t ran = 0;
   std::unique_lock<std::mutex> lock(cluster_->mutex_);
-  changed_.wait_until(lock, deadline_after(timeout_ms), [this] { return !completed_.empty(); });
+  changed_->wait_until(lock, deadline_after(timeout_ms), [this] { return !completed_.empty(); });
   // One at a time, unlocked while the callback runs: it may execute again, destroy
   // other transactions (which unlink themselves from completed_) or begin new ones.
   while (!completed_.empty()) {
@@ -589,7 +610,7 @@ Status Transaction::start_execute(ExecType type) {
         status_ = status;
         status_.ignore_error();  // the caller reads it from execute() or its callback
         if (async_done_) session->completed_.push_back(this);
-        session->changed_.notify_all();
+        wake_session(session->changed_);
       });
   if (!started.ok()) executing_ = false;
   return started;
@@ -599,7 +620,7 @@ Status Transaction::execute(ExecType type) {
   Cluster& cluster = *session_->cluster_;
   std::unique_lock<std::mutex> lock(cluster.mutex_);
   DUO_RETURN_IF_ERROR(start_execute(type));
-  if (!cluster.wait(lock, session_->changed_, [this] { return !executing_; })) {
+  if (!cluster.wait(lock, *session_->changed_, [this] { return !executing_; })) {
     // Give up on it: the core forgets it and rolls it back at the coordinator.
     cluster.core_.close(api_tx_);
     closed_ = true;
@@ -642,7 +663,7 @@ Result<std::unique_ptr<ScanCursor>> Transaction::scan(const TableDef& table, con
   Session* session = session_;
   DUO_ASSIGN_OR_RETURN(uint32_t scan_id,
                        session_->cluster_->core_.scan(api_tx_, table, spec, [session](uint32_t) {
-                         session->changed_.notify_all();
+                         wake_session(session->changed_);
                        }));
   return std::unique_ptr<ScanCursor>(new ScanCursor(session_, scan_id));
 }
@@ -659,7 +680,7 @@ Result<bool> ScanCursor::next(storage::AttrValues* row) {
   std::unique_lock<std::mutex> lock(cluster.mutex_);
   std::optional<storage::RowBatch::Row> fetched;
   Result<ScanFetch> fetch = ScanFetch::kWaiting;
-  const bool arrived = cluster.wait(lock, session_->changed_, [&] {
+  const bool arrived = cluster.wait(lock, *session_->changed_, [&] {
     fetch = cluster.core_.next_row(scan_id_, &fetched);
     return !fetch.ok() || *fetch != ScanFetch::kWaiting;
   });

@@ -187,7 +187,11 @@ class Session {
   explicit Session(Cluster* cluster) : cluster_(cluster) {}
 
   Cluster* const cluster_;
-  std::condition_variable changed_;     // a transaction or scan of this session progressed
+  // A transaction or scan of this session progressed. Shared: the receive path wakes
+  // waiters after it has let go of the cluster mutex (wake_session), by which time the
+  // session may be gone.
+  const std::shared_ptr<std::condition_variable> changed_ =
+      std::make_shared<std::condition_variable>();
   std::deque<Transaction*> completed_;  // GUARDED_BY(cluster_->mutex_)
 };
 
