@@ -1,68 +1,40 @@
 // The checkpoint write-rate limit (checkpoint_rate.h) in the local_query block, under
 // the simulator's virtual time: one data node with two log parts, a SimFileSystem, and
-// a scripted driver playing coordinator, dictionary and distribution. Covers: a
-// checkpoint of N bytes at limit L takes N/L (within one 100 ms slice and one chunk)
-// and completes, where an unlimited one takes almost no time; a restore's checkpoint
-// (the node's own restart) goes at MaxDiskWriteSpeedOwnRestart; a node starting
-// elsewhere (NODE_STARTINGREP) raises it to MaxDiskWriteSpeedOtherNodeRestart; redo
-// written during a slow checkpoint past the threshold raises it to the fastest limit.
+// a scripted driver playing coordinator, dictionary and distribution (the shared
+// harness, lqh_sim_harness.h). Covers: a checkpoint of N bytes at limit L takes N/L
+// (within one 100 ms slice and one chunk) and completes, where an unlimited one takes
+// almost no time; a restore's checkpoint (the node's own restart) goes at
+// MaxDiskWriteSpeedOwnRestart; a node starting elsewhere (NODE_STARTINGREP) raises it
+// to MaxDiskWriteSpeedOtherNodeRestart; redo written during a slow checkpoint past the
+// threshold raises it to the fastest limit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
-#include <functional>
-#include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "ndb-kernel/local_query/checkpoint_rate.h"
 #include "ndb-kernel/local_query/local_query_block.h"
-#include "ndb-kernel/protocol/block_numbers.h"
-#include "ndb-kernel/protocol/distribution.h"
+#include "ndb-kernel/local_query/lqh_sim_harness.h"
 #include "ndb-kernel/protocol/messages.h"
 #include "ndb-kernel/protocol/signal_ids.h"
-#include "ndb-kernel/sim/sim_file_system.h"
-#include "ndb-kernel/sim/simulator.h"
-#include "storage/memory/test_memory.h"
 #include "storage/row/column.h"
 
 namespace duo::local_query {
 namespace {
 
-using kernel::BlockAddress;
 using kernel::Signal;
-using kernel::SignalId;
 using storage::AttrValues;
 using storage::ColumnType;
 
 constexpr uint64_t kMs = kNanosPerMilli;
 constexpr uint64_t kSecond = kNanosPerSecond;
-constexpr uint16_t kNode = 1;
 constexpr uint32_t kTable = 3;
 constexpr uint32_t kVersion = 1;
 constexpr uint32_t kFragments = 4;
-constexpr uint16_t kLogParts = 2;
 constexpr int32_t kRows = 3000;
 constexpr size_t kNameBytes = 300;
-
-// Plays coordinator, dictionary and distribution: keeps every answer.
-class Driver final : public kernel::Block {
- public:
-  Driver() : Block("test_driver", protocol::kCoordinatorBlock, 0) {
-    for (SignalId id : {protocol::kLqhKeyConf, protocol::kLqhKeyRef, protocol::kLqhCommitConf,
-                        protocol::kTableAddConf, protocol::kGcpSaveConf, protocol::kLcpStartConf,
-                        protocol::kLqhRestoreConf, protocol::kNodeStartingConf}) {
-      on(id, &Driver::on_answer);
-    }
-  }
-  Status request(const BlockAddress& to, Signal signal) { return send(to, std::move(signal)); }
-  std::vector<Signal>& answers() { return answers_; }
-
- private:
-  void on_answer(Signal& signal) { answers_.push_back(signal.clone()); }
-  std::vector<Signal> answers_;
-};
 
 // Per-instance limits of the tests: slow enough that a checkpoint of the table takes
 // seconds of virtual time, each one far from the others.
@@ -75,36 +47,14 @@ LcpWriteSpeeds test_speeds() {
   return speeds;
 }
 
-class CheckpointRateTest : public ::testing::Test {
+class CheckpointRateTest : public SingleNodeLqhTest {
  protected:
   void start(LocalQueryOptions options) {
-    disk_ = std::make_unique<sim::SimDisk>(7);
-    sim::SimulatorOptions sim_options;
-    sim_options.seed = 11;
-    sim_ = std::make_unique<sim::Simulator>(sim_options);
-    topology_.node_groups = {{kNode}};
-    topology_.log_parts = kLogParts;
-    auto factory = [this, options](sim::NodeId) {
-      memory_ = storage::make_test_memory(2048);
-      std::vector<std::unique_ptr<kernel::Block>> blocks;
-      blocks.push_back(std::make_unique<sim::SimFileSystem>(*disk_, sim::SimFileSystemOptions{}));
-      for (uint16_t part = 0; part < kLogParts; ++part) {
-        auto block = std::make_unique<LocalQueryBlock>(part, memory_.get(), topology_, options);
-        lqh_[part] = block.get();
-        blocks.push_back(std::move(block));
-      }
-      auto driver = std::make_unique<Driver>();
-      driver_ = driver.get();
-      blocks.push_back(std::move(driver));
-      return blocks;
-    };
-    ASSERT_TRUE(sim_->add_node(kNode, factory).ok());
-    sim_->run_for(1 * kMs);
+    ASSERT_NO_FATAL_FAILURE(start_node(options, /*seed=*/11, /*disk_seed=*/7));
     add_table();
   }
-  void TearDown() override { sim_.reset(); }
 
-  static protocol::TableDef table_def() {
+  protocol::TableDef table_def() const override {
     protocol::TableDef def;
     def.schema.table_id = kTable;
     def.schema.name = "t";
@@ -114,49 +64,6 @@ class CheckpointRateTest : public ::testing::Test {
     def.version = kVersion;
     def.fragment_count = kFragments;
     return def;
-  }
-  static BlockAddress lqh_address(uint16_t part) {
-    return BlockAddress{kNode, protocol::kLocalQueryBlock, part};
-  }
-  void send_to(const BlockAddress& to, Signal signal) {
-    ASSERT_TRUE(driver_->request(to, std::move(signal)).ok());
-  }
-  std::optional<Signal> wait_for(const std::function<bool(const Signal&)>& match,
-                                 uint64_t limit_ns = 30 * kSecond) {
-    std::optional<size_t> found;
-    auto scan = [&] {
-      std::vector<Signal>& answers = driver_->answers();
-      for (size_t i = 0; i < answers.size(); ++i) {
-        if (match(answers[i])) {
-          found = i;
-          return true;
-        }
-      }
-      return false;
-    };
-    if (!sim_->run_until(scan, limit_ns)) return std::nullopt;
-    std::vector<Signal>& answers = driver_->answers();
-    Signal out = std::move(answers[*found]);
-    answers.erase(answers.begin() + static_cast<ptrdiff_t>(*found));
-    return out;
-  }
-  bool answered(SignalId id, const std::function<bool(const Signal&)>& match = nullptr) {
-    return wait_for([&](const Signal& s) { return s.id() == id && (!match || match(s)); })
-        .has_value();
-  }
-
-  void add_table() {
-    for (uint16_t part = 0; part < kLogParts; ++part) {
-      protocol::TableMsg msg;
-      msg.request_id = 1;
-      msg.table = table_def();
-      auto signal = msg.to_signal(protocol::kTableAddReq);
-      ASSERT_TRUE(signal.ok());
-      send_to(lqh_address(part), std::move(signal).value());
-    }
-    for (uint16_t part = 0; part < kLogParts; ++part) {
-      ASSERT_TRUE(answered(protocol::kTableAddConf));
-    }
   }
 
   // Writes rows [first, first + count) in transactions of 50 operations, committed in
@@ -172,52 +79,21 @@ class CheckpointRateTest : public ::testing::Test {
         row.add(1, std::string(kNameBytes, static_cast<char>('a' + id % 26)));
         AttrValues key;
         key.add(0, storage::encode_int(schema.columns[0], id));
-        auto hash = protocol::distribution_hash(schema, key);
-        ASSERT_TRUE(hash.ok());
-        const uint32_t fragment = *hash % kFragments;
-        const protocol::FragmentPlacement placement = protocol::place_fragment(topology_, fragment);
-        protocol::LqhKeyReq req;
-        req.transid = transid;
-        req.tc_op = ++next_tc_op_;
-        req.table_id = kTable;
-        req.table_version = kVersion;
-        req.fragment = fragment;
-        req.log_part = placement.log_part;
-        req.type = storage::OpType::kWrite;
-        req.lock = storage::LockMode::kExclusive;
-        req.coordinator = BlockAddress{kNode, protocol::kCoordinatorBlock, 0};
-        req.chain = placement.replicas;
-        protocol::OpBody body;
-        body.key_or_row = row;
-        ASSERT_TRUE(body.encode(&req.body).ok());
-        const uint32_t tc_op = req.tc_op;
-        send_to(lqh_address(placement.log_part), std::move(req).to_signal());
+        auto fragment = fragment_of_key(schema, key, kFragments);
+        ASSERT_TRUE(fragment.ok());
+        auto req = key_req(transid, *fragment, storage::OpType::kWrite, row);
+        ASSERT_TRUE(req.has_value());
+        const uint32_t tc_op = req->tc_op;
+        send_key_req(std::move(*req));
         ASSERT_TRUE(
             answered(protocol::kLqhKeyConf, [&](const Signal& s) { return s.word(2) == tc_op; }))
             << "row " << id;
       }
-      for (uint16_t part = 0; part < kLogParts; ++part) {
-        Signal req = protocol::transaction_signal(protocol::kLqhCommitReq, transid);
-        req.set_word(2, gci);
-        send_to(lqh_address(part), std::move(req));
-      }
-      for (uint16_t part = 0; part < kLogParts; ++part) {
-        ASSERT_TRUE(answered(protocol::kLqhCommitConf, [&](const Signal& s) {
-          return protocol::transaction_of(s) == transid;
-        }));
-      }
+      commit(transid, gci);
     }
   }
 
-  void save(uint32_t g) {
-    for (uint16_t part = 0; part < kLogParts; ++part) {
-      send_to(lqh_address(part), Signal(protocol::kGcpSaveReq, {g}));
-    }
-    for (uint16_t part = 0; part < kLogParts; ++part) {
-      ASSERT_TRUE(
-          answered(protocol::kGcpSaveConf, [&](const Signal& s) { return s.word(0) == g; }));
-    }
-  }
+  void save(uint32_t g) { ASSERT_TRUE(gcp_save(g)); }
 
   // Loads the table and saves its GCI.
   void load() {
@@ -263,14 +139,6 @@ class CheckpointRateTest : public ::testing::Test {
     }
   }
 
-  std::unique_ptr<sim::SimDisk> disk_;
-  std::unique_ptr<sim::Simulator> sim_;
-  std::unique_ptr<storage::GlobalMemory> memory_;
-  protocol::ClusterTopology topology_;
-  std::array<LocalQueryBlock*, kLogParts> lqh_{};
-  Driver* driver_ = nullptr;
-  uint64_t next_transid_ = uint64_t{1} << 48;
-  uint32_t next_tc_op_ = 0;
   uint32_t gci_ = 0;
 };
 
@@ -314,11 +182,7 @@ TEST_F(CheckpointRateTest, RestoreCheckpointGoesAtTheOwnRestartLimit) {
   load();
   // The node crashes and restores from redo alone; its restore's checkpoint completes
   // the restart.
-  ASSERT_TRUE(sim_->crash_node(kNode).ok());
-  disk_->crash();
-  ASSERT_TRUE(sim_->restart_node(kNode).ok());
-  sim_->run_for(1 * kMs);
-  add_table();
+  crash_and_restart();
   for (uint16_t part = 0; part < kLogParts; ++part) {
     send_to(lqh_address(part), Signal(protocol::kLqhRestoreReq, {gci_}));
   }

@@ -12,6 +12,7 @@
 // crash/restore comparisons with a model over many seeds, full and partial; and the
 // bounded redo space (NoOfFragmentLogFiles): writers outrunning the checkpoints get
 // NDB's 410, nothing acknowledged is lost across crashes, the disk stays in bounds.
+// The node and its driver are the shared harness's (lqh_sim_harness.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,7 +21,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,14 +32,13 @@
 #include "ndb-kernel/common/crc32c.h"
 #include "ndb-kernel/fs/fs_messages.h"
 #include "ndb-kernel/local_query/local_query_block.h"
+#include "ndb-kernel/local_query/lqh_sim_harness.h"
 #include "ndb-kernel/local_query/redo_log.h"
-#include "ndb-kernel/protocol/block_numbers.h"
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/protocol/messages.h"
 #include "ndb-kernel/protocol/signal_ids.h"
 #include "ndb-kernel/sim/sim_file_system.h"
 #include "ndb-kernel/sim/simulator.h"
-#include "storage/memory/test_memory.h"
 #include "storage/row/column.h"
 
 namespace duo::local_query {
@@ -47,38 +46,15 @@ namespace {
 
 using kernel::BlockAddress;
 using kernel::Signal;
-using kernel::SignalId;
 using storage::AttrValues;
 using storage::ColumnType;
 using storage::OpType;
 
 constexpr uint64_t kMs = kNanosPerMilli;
 constexpr uint64_t kSecond = kNanosPerSecond;
-constexpr uint16_t kNode = 1;
 constexpr uint32_t kTable = 7;
 constexpr uint32_t kVersion = 2;
 constexpr uint32_t kFragments = 4;
-constexpr uint16_t kLogParts = 2;
-
-// Plays coordinator, dictionary and distribution: sends what the test scripts and keeps
-// every answer.
-class Driver final : public kernel::Block {
- public:
-  Driver() : Block("test_driver", protocol::kCoordinatorBlock, 0) {
-    for (SignalId id : {protocol::kLqhKeyConf, protocol::kLqhKeyRef, protocol::kLqhCommitConf,
-                        protocol::kLqhAbortConf, protocol::kScanFragConf, protocol::kScanFragRef,
-                        protocol::kTableAddConf, protocol::kGcpSaveConf, protocol::kLcpStartConf,
-                        protocol::kLqhRestoreConf}) {
-      on(id, &Driver::on_answer);
-    }
-  }
-  Status request(const BlockAddress& to, Signal signal) { return send(to, std::move(signal)); }
-  std::vector<Signal>& answers() { return answers_; }
-
- private:
-  void on_answer(Signal& signal) { answers_.push_back(signal.clone()); }
-  std::vector<Signal> answers_;
-};
 
 // A row's non-key columns; nullopt in the model means "absent".
 struct Value {
@@ -101,7 +77,7 @@ struct RestoreAnswer {
   std::string message;
 };
 
-class DurabilityTest : public ::testing::Test {
+class DurabilityTest : public SingleNodeLqhTest {
  protected:
   void start(LocalQueryOptions options = {}, uint64_t seed = 1, uint64_t disk_seed = 7,
              sim::SimFileSystemOptions fs_options = {}) {
@@ -111,47 +87,12 @@ class DurabilityTest : public ::testing::Test {
     next_tc_op_ = 0;
     next_scan_ptr_ = 0;
     next_transid_ = uint64_t{1} << 48;
-    sim_.reset();
-    disk_ = std::make_unique<sim::SimDisk>(disk_seed);
-    sim::SimulatorOptions sim_options;
-    sim_options.seed = seed;
-    sim_ = std::make_unique<sim::Simulator>(sim_options);
-    topology_.node_groups = {{kNode}};
-    topology_.log_parts = kLogParts;
     schema_ = table_def().schema;
-    auto factory = [this, options, fs_options](sim::NodeId) {
-      // A new incarnation gets fresh memory: the old blocks are gone.
-      memory_ = storage::make_test_memory(memory_pages_);
-      std::vector<std::unique_ptr<kernel::Block>> blocks;
-      blocks.push_back(std::make_unique<sim::SimFileSystem>(*disk_, fs_options));
-      for (uint16_t part = 0; part < kLogParts; ++part) {
-        auto block = std::make_unique<LocalQueryBlock>(part, memory_.get(), topology_, options);
-        lqh_[part] = block.get();
-        blocks.push_back(std::move(block));
-      }
-      auto driver = std::make_unique<Driver>();
-      driver_ = driver.get();
-      blocks.push_back(std::move(driver));
-      return blocks;
-    };
-    ASSERT_TRUE(sim_->add_node(kNode, factory).ok());
-    sim_->run_for(1 * kMs);
+    ASSERT_NO_FATAL_FAILURE(start_node(options, seed, disk_seed, fs_options));
     add_table();
   }
 
-  void TearDown() override { sim_.reset(); }
-
-  // Crashes the node (the disk keeps what its crash model keeps) and starts it again
-  // with its tables, ready for LQH_RESTOREREQ.
-  void crash_and_restart() {
-    ASSERT_TRUE(sim_->crash_node(kNode).ok());
-    disk_->crash();
-    ASSERT_TRUE(sim_->restart_node(kNode).ok());
-    sim_->run_for(1 * kMs);
-    add_table();
-  }
-
-  protocol::TableDef table_def() const {
+  protocol::TableDef table_def() const override {
     protocol::TableDef def;
     def.schema.table_id = kTable;
     def.schema.name = "t";
@@ -163,62 +104,6 @@ class DurabilityTest : public ::testing::Test {
     def.version = kVersion;
     def.fragment_count = kFragments;
     return def;
-  }
-
-  // ---- Plumbing ----
-
-  static BlockAddress lqh_address(uint16_t part) {
-    return BlockAddress{kNode, protocol::kLocalQueryBlock, part};
-  }
-  static BlockAddress driver_address() {
-    return BlockAddress{kNode, protocol::kCoordinatorBlock, 0};
-  }
-  void send_to(const BlockAddress& to, Signal signal) {
-    ASSERT_TRUE(driver_->request(to, std::move(signal)).ok());
-  }
-  std::optional<Signal> wait_for(const std::function<bool(const Signal&)>& match,
-                                 uint64_t limit_ns = 30 * kSecond) {
-    std::optional<size_t> found;
-    auto scan = [&] {
-      std::vector<Signal>& answers = driver_->answers();
-      for (size_t i = 0; i < answers.size(); ++i) {
-        if (match(answers[i])) {
-          found = i;
-          return true;
-        }
-      }
-      return false;
-    };
-    if (!sim_->run_until(scan, limit_ns)) return std::nullopt;
-    std::vector<Signal>& answers = driver_->answers();
-    Signal out = std::move(answers[*found]);
-    answers.erase(answers.begin() + static_cast<ptrdiff_t>(*found));
-    return out;
-  }
-  Signal must_wait_for(SignalId id, const std::function<bool(const Signal&)>& match = nullptr) {
-    auto got = wait_for([&](const Signal& s) { return s.id() == id && (!match || match(s)); });
-    if (!got) {
-      ADD_FAILURE() << "no " << kernel::signal_name(id);
-      return Signal();
-    }
-    return std::move(*got);
-  }
-
-  void add_table() {
-    const uint32_t request_id = ++next_request_;
-    for (uint16_t part = 0; part < kLogParts; ++part) {
-      protocol::TableMsg msg;
-      msg.request_id = request_id;
-      msg.table = table_def();
-      auto signal = msg.to_signal(protocol::kTableAddReq);
-      ASSERT_TRUE(signal.ok());
-      send_to(lqh_address(part), std::move(signal).value());
-    }
-    for (uint16_t part = 0; part < kLogParts; ++part) {
-      Signal conf = must_wait_for(protocol::kTableAddConf,
-                                  [&](const Signal& s) { return s.word(0) == request_id; });
-      EXPECT_EQ(protocol::DictMsg::from_signal(conf).c, 0u);
-    }
   }
 
   // ---- Rows ----
@@ -239,9 +124,9 @@ class DurabilityTest : public ::testing::Test {
     return a;
   }
   uint32_t fragment_of(int32_t id) const {
-    auto hash = protocol::distribution_hash(schema_, key(id));
-    EXPECT_TRUE(hash.ok());
-    return *hash % kFragments;
+    auto fragment = fragment_of_key(schema_, key(id), kFragments);
+    EXPECT_TRUE(fragment.ok());
+    return *fragment;
   }
   static Value value_of(int64_t k, size_t name_bytes = 12) {
     if (k % 7 == 0) return Value{k, std::nullopt};
@@ -254,24 +139,11 @@ class DurabilityTest : public ::testing::Test {
   // (conf, or the error and message of the ref).
   std::pair<ErrorCode, std::string> op(uint64_t transid, int32_t id,
                                        const std::optional<Value>& v) {
-    const uint32_t fragment = fragment_of(id);
-    const protocol::FragmentPlacement placement = protocol::place_fragment(topology_, fragment);
-    protocol::LqhKeyReq req;
-    req.transid = transid;
-    req.tc_op = ++next_tc_op_;
-    req.table_id = kTable;
-    req.table_version = kVersion;
-    req.fragment = fragment;
-    req.log_part = placement.log_part;
-    req.type = v ? OpType::kWrite : OpType::kDelete;
-    req.lock = storage::LockMode::kExclusive;
-    req.coordinator = driver_address();
-    req.chain = placement.replicas;
-    protocol::OpBody body;
-    body.key_or_row = v ? row(id, *v) : key(id);
-    EXPECT_TRUE(body.encode(&req.body).ok());
-    const uint32_t tc_op = req.tc_op;
-    send_to(lqh_address(placement.log_part), std::move(req).to_signal());
+    auto req = key_req(transid, fragment_of(id), v ? OpType::kWrite : OpType::kDelete,
+                       v ? row(id, *v) : key(id));
+    if (!req) return {ErrorCode::kInternal, "no request"};
+    const uint32_t tc_op = req->tc_op;
+    send_key_req(std::move(*req));
     auto answer = wait_for([&](const Signal& s) {
       return (s.id() == protocol::kLqhKeyConf || s.id() == protocol::kLqhKeyRef) &&
              s.word(2) == tc_op;
@@ -281,18 +153,6 @@ class DurabilityTest : public ::testing::Test {
     auto ref = protocol::LqhKeyRef::from_signal(*answer);
     EXPECT_TRUE(ref.ok());
     return {ref->error, ref->message};
-  }
-
-  void commit(uint64_t transid, uint32_t gci) {
-    for (uint16_t part = 0; part < kLogParts; ++part) {
-      Signal req = protocol::transaction_signal(protocol::kLqhCommitReq, transid);
-      req.set_word(2, gci);
-      send_to(lqh_address(part), std::move(req));
-    }
-    for (uint16_t part = 0; part < kLogParts; ++part) {
-      must_wait_for(protocol::kLqhCommitConf,
-                    [&](const Signal& s) { return protocol::transaction_of(s) == transid; });
-    }
   }
 
   // One transaction of changes, committed in `gci`, recorded in the model. A change
@@ -388,16 +248,7 @@ class DurabilityTest : public ::testing::Test {
 
   // GCP_SAVEREQ(g) to every part; true once all answered.
   bool save(uint32_t g, uint64_t limit_ns = 30 * kSecond) {
-    for (uint16_t part = 0; part < kLogParts; ++part) {
-      send_to(lqh_address(part), Signal(protocol::kGcpSaveReq, {g}));
-    }
-    for (uint16_t part = 0; part < kLogParts; ++part) {
-      if (!wait_for(
-              [&](const Signal& s) { return s.id() == protocol::kGcpSaveConf && s.word(0) == g; },
-              limit_ns)) {
-        return false;
-      }
-    }
+    if (!gcp_save(g, limit_ns)) return false;
     complete_gci_ = std::max(complete_gci_, g);
     return true;
   }
@@ -480,23 +331,8 @@ class DurabilityTest : public ::testing::Test {
     const uint64_t transid = ++next_transid_;
     driver_->answers().clear();
     for (const auto& [id, v] : rows) {
-      const uint32_t fragment = fragment_of(id);
-      const protocol::FragmentPlacement placement = protocol::place_fragment(topology_, fragment);
-      protocol::LqhKeyReq req;
-      req.transid = transid;
-      req.tc_op = ++next_tc_op_;
-      req.table_id = kTable;
-      req.table_version = kVersion;
-      req.fragment = fragment;
-      req.log_part = placement.log_part;
-      req.type = OpType::kWrite;
-      req.lock = storage::LockMode::kExclusive;
-      req.coordinator = driver_address();
-      req.chain = placement.replicas;
-      protocol::OpBody body;
-      body.key_or_row = row(id, v);
-      EXPECT_TRUE(body.encode(&req.body).ok());
-      send_to(lqh_address(placement.log_part), std::move(req).to_signal());
+      auto req = key_req(transid, fragment_of(id), OpType::kWrite, row(id, v));
+      if (req) send_key_req(std::move(*req));
     }
     const size_t want = rows.size();
     EXPECT_TRUE(sim_->run_until([&] { return driver_->answers().size() >= want; }, 60 * kSecond));
@@ -688,25 +524,10 @@ class DurabilityTest : public ::testing::Test {
         driver_->answers().clear();
         std::map<uint32_t, int32_t> id_of_op;
         for (const auto& [id, v] : writes) {
-          const uint32_t fragment = fragment_of(id);
-          const protocol::FragmentPlacement placement =
-              protocol::place_fragment(topology_, fragment);
-          protocol::LqhKeyReq req;
-          req.transid = transid;
-          req.tc_op = ++next_tc_op_;
-          req.table_id = kTable;
-          req.table_version = kVersion;
-          req.fragment = fragment;
-          req.log_part = placement.log_part;
-          req.type = OpType::kWrite;
-          req.lock = storage::LockMode::kExclusive;
-          req.coordinator = driver_address();
-          req.chain = placement.replicas;
-          protocol::OpBody body;
-          body.key_or_row = row(id, v);
-          EXPECT_TRUE(body.encode(&req.body).ok());
-          id_of_op[req.tc_op] = id;
-          send_to(lqh_address(placement.log_part), std::move(req).to_signal());
+          auto req = key_req(transid, fragment_of(id), OpType::kWrite, row(id, v));
+          if (!req) continue;
+          id_of_op[req->tc_op] = id;
+          send_key_req(std::move(*req));
         }
         EXPECT_TRUE(sim_->run_until([&] { return driver_->answers().size() >= writes.size(); },
                                     30 * kSecond));
@@ -780,22 +601,12 @@ class DurabilityTest : public ::testing::Test {
     return refused;
   }
 
-  std::unique_ptr<sim::SimDisk> disk_;
-  std::unique_ptr<sim::Simulator> sim_;
-  std::unique_ptr<storage::GlobalMemory> memory_;
-  protocol::ClusterTopology topology_;
   storage::TableSchema schema_;
-  std::array<LocalQueryBlock*, kLogParts> lqh_{};
-  Driver* driver_ = nullptr;
   std::vector<Change> history_;
-  bool unique_k_ = false;  // k_idx is UNIQUE
-  size_t memory_pages_ = 2048;
+  bool unique_k_ = false;      // k_idx is UNIQUE
   uint32_t gci_ = 0;           // the GCI the driver commits in
   uint32_t complete_gci_ = 0;  // the highest GCI saved on every part
-  uint32_t next_request_ = 0;
-  uint32_t next_tc_op_ = 0;
   uint32_t next_scan_ptr_ = 0;
-  uint64_t next_transid_ = uint64_t{1} << 48;
 };
 
 TEST_F(DurabilityTest, GcpSaveMakesTheRedoDurable) {

@@ -27,6 +27,7 @@
 
 #include "ndb-kernel/common/logging.h"
 #include "ndb-kernel/local_query/local_query_block.h"
+#include "ndb-kernel/local_query/lqh_sim_harness.h"
 #include "ndb-kernel/protocol/block_numbers.h"
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/protocol/messages.h"
@@ -365,9 +366,7 @@ class LocalQueryCopyTest : public ::testing::Test {
 
   // ---- Plumbing ----
 
-  static BlockAddress lqh_address(uint16_t node, uint16_t part) {
-    return BlockAddress{node, protocol::kLocalQueryBlock, part};
-  }
+  static BlockAddress lqh_address(uint16_t node, uint16_t part) { return lqh_instance(node, part); }
   void send_to(const BlockAddress& to, Signal signal) {
     ASSERT_TRUE(workload_->request(to, std::move(signal)).ok());
   }
@@ -375,32 +374,15 @@ class LocalQueryCopyTest : public ::testing::Test {
     for (uint16_t part = 0; part < kLogParts; ++part)
       send_to(lqh_address(node, part), signal.clone());
   }
-  std::optional<Signal> wait_for(const std::function<bool(const Signal&)>& match,
-                                 uint64_t limit_ns = 30 * kSecond) {
-    std::optional<size_t> found;
-    auto scan = [&] {
-      std::vector<Signal>& answers = workload_->answers();
-      for (size_t i = 0; i < answers.size(); ++i) {
-        if (match(answers[i])) {
-          found = i;
-          return true;
-        }
-      }
-      return false;
-    };
-    if (!sim_->run_until(scan, limit_ns)) return std::nullopt;
-    std::vector<Signal>& answers = workload_->answers();
-    Signal out = std::move(answers[*found]);
-    answers.erase(answers.begin() + static_cast<ptrdiff_t>(*found));
-    return out;
+  // The test's own answers, which the workload passes on and keeps.
+  std::vector<Signal>& answers() { return workload_->answers(); }
+  std::optional<Signal> wait_for(const SignalMatch& match, uint64_t limit_ns = 30 * kSecond) {
+    return take_answer(
+        *sim_, [this]() -> std::vector<Signal>& { return answers(); }, match, limit_ns);
   }
-  Signal must_wait_for(SignalId id, const std::function<bool(const Signal&)>& match = nullptr) {
-    auto got = wait_for([&](const Signal& s) { return s.id() == id && (!match || match(s)); });
-    if (!got) {
-      ADD_FAILURE() << "no " << kernel::signal_name(id);
-      return Signal();
-    }
-    return std::move(*got);
+  Signal must_wait_for(SignalId id, const SignalMatch& match = nullptr) {
+    return must_take_answer(
+        *sim_, [this]() -> std::vector<Signal>& { return answers(); }, id, match);
   }
   // Sends `signal` to every instance of `nodes` and waits for each one's `answer`.
   void to_parts_and_wait(const std::vector<uint16_t>& nodes, const Signal& signal,
