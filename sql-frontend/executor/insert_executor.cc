@@ -503,11 +503,19 @@ server::StatementResult execute_insert(StatementContext& context,
     uint64_t needed = 0;
     for (const auto& values : row_values) needed += needs_generated_value(values[auto_column]);
     const std::string counter = catalog::cluster_table_name(table.db, table.name);
-    if (needed > 0) {
+    auto* earlier = context.retry_auto_increment;
+    if (needed > 0 && earlier != nullptr && earlier->has_value() && (*earlier)->reusable &&
+        (*earlier)->counter == counter && (*earlier)->count == needed) {
+      first_generated = (*earlier)->first;  // a retry: the failed attempt's values
+      (*earlier)->reusable = false;
+    } else if (needed > 0) {
       first_generated = catalog::reserve_auto_increment(
           context.catalog.cluster(), context.api_session, counter, needed, [&]() {
             return auto_increment_seed(context, bound, static_cast<uint16_t>(auto_column));
           });
+      if (earlier != nullptr) {
+        *earlier = StatementContext::ReservedAutoIncrement{counter, first_generated, needed};
+      }
     }
     uint64_t next = first_generated;
     for (auto& values : row_values) {

@@ -98,8 +98,10 @@ server::StatementResult SqlEngine::run_statement(server::SessionState& session,
   // @@warning_count), taken before the statement starts its own.
   const std::vector<StatementContext::Warning> previous = c.diagnostics;
   if (!keeps_diagnostics) c.diagnostics.clear();
+  c.retry_auto_increment.reset();
   try {
     return run_with_retry(statement_retry_safe(statement, session), [&] {
+      if (c.retry_auto_increment) c.retry_auto_increment->reusable = true;
       return dispatch(session, c, statement, source, params, previous);
     });
   } catch (const SqlException& e) {
@@ -161,6 +163,7 @@ server::StatementResult SqlEngine::dispatch(
   StatementContext context{session, catalog_, *c.api_session, params};
   context.source_text = source;
   context.last_insert_id = c.last_insert_id;
+  context.retry_auto_increment = &c.retry_auto_increment;
   context.user_variables = &c.user_variables;
   context.previous_diagnostics = &previous_diagnostics;
   context.previous_row_count = c.row_count;

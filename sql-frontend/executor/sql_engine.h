@@ -72,6 +72,9 @@ class SqlEngine : public server::QueryHandler {
     // The last statement's warnings or error (MySQL's diagnostics area), kept until the
     // next statement that is not SHOW WARNINGS / SHOW ERRORS.
     std::vector<StatementContext::Warning> diagnostics;
+    // What the running statement's failed attempt reserved (StatementContext::
+    // retry_auto_increment); cleared when a statement starts.
+    std::optional<StatementContext::ReservedAutoIncrement> retry_auto_increment;
   };
 
   Connection& connection(server::SessionState& session);

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,18 @@ struct StatementContext {
   // The connection's user variables (@name, by lower-case name), or null.
   std::map<std::string, SqlValue>* user_variables = nullptr;
   bool autocommit_statement = true;  // commit when the statement ends
+  // AUTO_INCREMENT values an earlier attempt of this same statement reserved and never
+  // committed (statement_retry.h retries only what committed nothing): a retry takes
+  // them again, so a transparent retry leaves no gap. Null outside the engine.
+  struct ReservedAutoIncrement {
+    std::string counter;
+    uint64_t first = 0;
+    uint64_t count = 0;
+    // Set when a new attempt starts; taking the values clears it, so one attempt never
+    // hands out the same values twice.
+    bool reusable = false;
+  };
+  std::optional<ReservedAutoIncrement>* retry_auto_increment = nullptr;
 
   // Warnings of the statement (for the OK packet's count and SHOW WARNINGS), at most
   // kStatementWarningsMax (MySQL's max_error_count default); later ones are only counted.
