@@ -53,19 +53,10 @@ class DataPathTest : public ::testing::Test {
   ScriptClient& client() { return cluster_.client(); }
 
   TableDef create_accounts(storage::TableSchema schema = accounts_schema()) {
-    EXPECT_TRUE(client().send(SimCluster::dictionary(1), create_table_signal(1, schema)).ok());
-    EXPECT_TRUE(cluster_.run_until([&] { return client().has(protocol::kCreateTableConf); }));
-    protocol::DictMsg conf = protocol::DictMsg::from_signal(client().take(protocol::kCreateTableConf));
-    // Fetch the definition as a client would, from the other node.
-    EXPECT_TRUE(client()
-                    .send(SimCluster::dictionary(2),
-                          protocol::DictMsg{2, conf.a, 0, 0, ""}.to_signal(protocol::kGetTableReq))
-                    .ok());
-    EXPECT_TRUE(cluster_.run_until([&] { return client().has(protocol::kGetTableConf); }));
-    Result<protocol::TableMsg> table =
-        protocol::TableMsg::from_signal(client().take(protocol::kGetTableConf));
-    EXPECT_TRUE(table.ok());
-    return table->table;
+    // The definition fetched as a client would, from the other node.
+    Result<TableDef> table = cluster_.create_table(create_table_signal(1, schema), 2);
+    EXPECT_TRUE(table.ok()) << table.status().to_string();
+    return table.ok() ? *table : TableDef{};
   }
 
   static OpBody row(int32_t id, int64_t balance) {

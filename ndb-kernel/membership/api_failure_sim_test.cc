@@ -219,22 +219,10 @@ class ApiFailureScenario {
 
  private:
   void create_table() {
-    ScriptClient& client = cluster_.client();
-    ASSERT_TRUE(
-        client.send(SimCluster::dictionary(1), create_table_signal(1, bank_accounts_schema()))
-            .ok());
-    ASSERT_TRUE(cluster_.run_until([&] { return client.has(protocol::kCreateTableConf); }));
-    protocol::DictMsg conf =
-        protocol::DictMsg::from_signal(client.take(protocol::kCreateTableConf));
-    ASSERT_TRUE(client
-                    .send(SimCluster::dictionary(1),
-                          protocol::DictMsg{2, conf.a, 0, 0, ""}.to_signal(protocol::kGetTableReq))
-                    .ok());
-    ASSERT_TRUE(cluster_.run_until([&] { return client.has(protocol::kGetTableConf); }));
-    Result<protocol::TableMsg> table =
-        protocol::TableMsg::from_signal(client.take(protocol::kGetTableConf));
-    ASSERT_TRUE(table.ok());
-    table_ = table->table;
+    Result<protocol::TableDef> table =
+        cluster_.create_table(create_table_signal(1, bank_accounts_schema()));
+    ASSERT_TRUE(table.ok()) << table.status().to_string();
+    table_ = *table;
   }
 
   void send_op(uint64_t api_tx, uint32_t op_index, OpType type, const OpBody& body, uint8_t flags) {

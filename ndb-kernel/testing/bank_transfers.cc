@@ -20,20 +20,11 @@ BankTransfers::BankTransfers(SimCluster* cluster, SeededRandom* random,
     : cluster_(*cluster), random_(*random), options_(options) {}
 
 void BankTransfers::create_and_load(const std::vector<OpBody>& extra_rows) {
+  Result<protocol::TableDef> table =
+      cluster_.create_table(create_table_signal(1, bank_accounts_schema()));
+  ASSERT_TRUE(table.ok()) << table.status().to_string();
+  table_ = *table;
   ScriptClient& client = cluster_.client();
-  ASSERT_TRUE(
-      client.send(SimCluster::dictionary(1), create_table_signal(1, bank_accounts_schema())).ok());
-  ASSERT_TRUE(cluster_.run_until([&] { return client.has(protocol::kCreateTableConf); }));
-  protocol::DictMsg conf = protocol::DictMsg::from_signal(client.take(protocol::kCreateTableConf));
-  ASSERT_TRUE(client
-                  .send(SimCluster::dictionary(1),
-                        protocol::DictMsg{2, conf.a, 0, 0, ""}.to_signal(protocol::kGetTableReq))
-                  .ok());
-  ASSERT_TRUE(cluster_.run_until([&] { return client.has(protocol::kGetTableConf); }));
-  Result<protocol::TableMsg> table =
-      protocol::TableMsg::from_signal(client.take(protocol::kGetTableConf));
-  ASSERT_TRUE(table.ok());
-  table_ = table->table;
   std::vector<OpBody> rows;
   for (int32_t id = 0; id < options_.accounts; ++id) rows.push_back(account_row(id, kInitial));
   rows.insert(rows.end(), extra_rows.begin(), extra_rows.end());

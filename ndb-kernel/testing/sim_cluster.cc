@@ -162,6 +162,24 @@ bool SimCluster::run_until(const std::function<bool()>& predicate, uint64_t limi
   return sim_->run_until(predicate, limit_ms * kNanosPerMilli);
 }
 
+Result<protocol::TableDef> SimCluster::create_table(Signal create, uint16_t fetch_from) {
+  ScriptClient& script = client();
+  DUO_RETURN_IF_ERROR(script.send(dictionary(1), std::move(create)));
+  if (!run_until([&] { return script.has(protocol::kCreateTableConf); })) {
+    return Status(ErrorCode::kInternal, "no CREATE_TABLECONF");
+  }
+  const protocol::DictMsg conf =
+      protocol::DictMsg::from_signal(script.take(protocol::kCreateTableConf));
+  DUO_RETURN_IF_ERROR(script.send(
+      dictionary(fetch_from), protocol::DictMsg{2, conf.a, 0, 0, ""}.to_signal(protocol::kGetTableReq)));
+  if (!run_until([&] { return script.has(protocol::kGetTableConf); })) {
+    return Status(ErrorCode::kInternal, "no GET_TABLECONF");
+  }
+  DUO_ASSIGN_OR_RETURN(protocol::TableMsg table,
+                       protocol::TableMsg::from_signal(script.take(protocol::kGetTableConf)));
+  return table.table;
+}
+
 Status SimCluster::for_each_row(uint16_t node, uint32_t table_id,
                                 const std::function<void(const storage::RowBatch::Row&)>& each) {
   for (uint16_t part = 0; part < topology_.log_parts; ++part) {

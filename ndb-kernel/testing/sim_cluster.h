@@ -116,6 +116,10 @@ class SimCluster {
   // nothing. The node must be up; the first scan error is returned.
   Status for_each_row(uint16_t node, uint32_t table_id,
                       const std::function<void(const storage::RowBatch::Row&)>& each);
+  // Sends `create` (a CREATE_TABLEREQ) to node 1's dictionary as client 0, then fetches
+  // the created table's definition from node `fetch_from`'s dictionary, as a client
+  // would: what key operations on it need. An error if either answer does not come.
+  Result<protocol::TableDef> create_table(kernel::Signal create, uint16_t fetch_from = 1);
   sim::SimDisk& disk(uint16_t node) { return *disk_.at(node); }
   // The live membership block of `node` (null when the node is down or membership off).
   membership::MembershipBlock* membership(uint16_t node) {
