@@ -75,6 +75,17 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
   out.lcp_log2_words = static_cast<uint32_t>(bytes("TimeBetweenLocalCheckpoints"));
   out.disk_io_threads = static_cast<uint32_t>(bytes("DiskIOThreadPool"));
   out.scheduler_spin_us = bytes("SchedulerSpinTimer");
+  out.num_cpus = static_cast<uint32_t>(bytes("NumCPUs"));
+  out.max_execution_threads = static_cast<uint32_t>(bytes("MaxNoOfExecutionThreads"));
+  if (const config::ConfigValue* automatic = own->find("AutomaticThreadConfig")) {
+    out.automatic_thread_config = automatic->uint_value != 0;
+    out.automatic_thread_config_set = automatic->source == config::ValueSource::kSection ||
+                                      automatic->source == config::ValueSource::kDefaultSection;
+  }
+  if (const config::ConfigValue* threads = own->find("ThreadConfig")) {
+    out.thread_config = threads->string_value;
+    out.thread_config_line = threads->line;
+  }
   out.heartbeat_interval_ms = bytes("HeartbeatIntervalDbDb");
   out.arbitration_timeout_ms = bytes("ArbitrationTimeout");
   for (const config::ConfigSection* mgm :
@@ -209,6 +220,35 @@ std::string format_ids(const std::vector<uint16_t>& ids) {
   std::string out;
   for (uint16_t id : ids) out += (out.empty() ? "" : " ") + std::to_string(id);
   return out;
+}
+
+Result<kernel::ThreadConfig> thread_layout_for(const DataNodeConfig& config,
+                                               uint32_t available_cores, std::string* how) {
+  const uint32_t cores = config.num_cpus != 0 ? config.num_cpus : available_cores;
+  const std::string for_cores = std::to_string(cores) + " CPU(s)" +
+                                (config.num_cpus != 0 ? " (NumCPUs)" : "");
+  if (config.automatic_thread_config_set && config.automatic_thread_config) {
+    *how = "AutomaticThreadConfig for " + for_cores;
+    if (!config.thread_config.empty()) *how += "; ThreadConfig is ignored, as in NDB";
+    return kernel::ThreadConfig{kernel::automatic_thread_layout(cores), {}, {}};
+  }
+  if (!config.thread_config.empty()) {
+    Result<kernel::ThreadConfig> parsed = kernel::parse_thread_config(config.thread_config);
+    if (!parsed.ok()) {
+      return Status(ErrorCode::kConfigError,
+                    "config.ini:" + std::to_string(config.thread_config_line) + ": " +
+                        parsed.status().message());
+    }
+    *how = "ThreadConfig=" + config.thread_config;
+    return parsed;
+  }
+  if (config.automatic_thread_config_set) {  // AutomaticThreadConfig=0, no ThreadConfig
+    const uint32_t threads = std::max<uint32_t>(1, config.max_execution_threads);
+    *how = "MaxNoOfExecutionThreads=" + std::to_string(threads);
+    return kernel::ThreadConfig{kernel::automatic_thread_layout(threads), {}, {}};
+  }
+  *how = "automatic thread layout for " + for_cores;
+  return kernel::ThreadConfig{kernel::automatic_thread_layout(cores), {}, {}};
 }
 
 }  // namespace duo::datad

@@ -14,6 +14,7 @@
 #include "mgmd/protocol/mgm_protocol.h"
 #include "ndb-kernel/common/config/config_parser.h"
 #include "ndb-kernel/common/status.h"
+#include "ndb-kernel/runtime/thread_config.h"
 #include "storage/memory/global_memory.h"
 
 namespace duo::datad {
@@ -58,6 +59,13 @@ struct DataNodeConfig {
   uint64_t min_disk_write_speed = 10u << 20;                      // MinDiskWriteSpeed
   uint32_t disk_io_threads = 0;        // DiskIOThreadPool
   uint64_t scheduler_spin_us = 0;      // SchedulerSpinTimer
+  // Threads (thread_layout_for picks the layout from these).
+  bool automatic_thread_config = true;      // AutomaticThreadConfig
+  bool automatic_thread_config_set = false;  // given in config.ini (not the default)
+  uint32_t num_cpus = 0;                     // NumCPUs; 0 = what the machine has
+  uint32_t max_execution_threads = 0;        // MaxNoOfExecutionThreads
+  std::string thread_config;                 // ThreadConfig; empty = not set
+  uint32_t thread_config_line = 0;           // its line in config.ini, for errors
   // Membership (the membership block, NDB's QMGR).
   uint64_t heartbeat_interval_ms = 0;   // HeartbeatIntervalDbDb
   uint64_t arbitration_timeout_ms = 0;  // ArbitrationTimeout
@@ -75,6 +83,15 @@ struct DataNodeConfig {
 
 // Extracts node `node_id`'s view. kConfigError if it is not a data node of `config`.
 Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uint32_t node_id);
+
+// The node's threads: with AutomaticThreadConfig=1 given, the automatic layout for
+// NumCPUs (else `available_cores`), and ThreadConfig is ignored as in NDB (noted in
+// *how); else ThreadConfig when set; else, with AutomaticThreadConfig=0, the automatic
+// layout for MaxNoOfExecutionThreads cores; else (DuoDB's default, like RonDB) the
+// automatic layout for NumCPUs or `available_cores`. *how says which rule applied, for
+// the startup log. kConfigError naming file:line for a ThreadConfig that cannot run.
+Result<kernel::ThreadConfig> thread_layout_for(const DataNodeConfig& config,
+                                               uint32_t available_cores, std::string* how);
 
 // TransactionMemory=0 (automatic): 10% of DataMemory, at least this much.
 inline constexpr uint64_t kMinAutomaticTransactionMemory = 4 * 1024 * 1024;

@@ -174,6 +174,59 @@ TEST(DataNodeConfig, StartedWhenAllLinksUp) {
   EXPECT_EQ(format_ids({}), "none");
 }
 
+// The node's threads from AutomaticThreadConfig, ThreadConfig, NumCPUs and
+// MaxNoOfExecutionThreads, as NDB decides (DuoDB defaults to automatic, like RonDB).
+kernel::ThreadConfig threads_of(const std::string& ndbd_default, std::string* how,
+                                uint32_t cores = 2) {
+  const std::string text = "[ndbd default]\nNoOfReplicas=1\n" + ndbd_default +
+                           "\n[ndb_mgmd]\nNodeId=49\n[ndbd]\nNodeId=1\n[api]\nNodeId=50\n";
+  Result<config::ClusterConfig> parsed = config::parse_config_string(text);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  Result<DataNodeConfig> node = data_node_config(*parsed, 1);
+  EXPECT_TRUE(node.ok());
+  Result<kernel::ThreadConfig> threads = thread_layout_for(*node, cores, how);
+  EXPECT_TRUE(threads.ok()) << threads.status().message();
+  return threads.ok() ? *threads : kernel::ThreadConfig{};
+}
+
+TEST(DataNodeConfig, ThreadLayoutRules) {
+  std::string how;
+  // Nothing said: automatic for the machine (2 cores: one receive thread does all).
+  EXPECT_EQ(threads_of("", &how).layout, kernel::automatic_thread_layout(2));
+  EXPECT_EQ(how, "automatic thread layout for 2 CPU(s)");
+  EXPECT_EQ(threads_of("NumCPUs=8", &how).layout, kernel::automatic_thread_layout(8));
+  EXPECT_EQ(how, "automatic thread layout for 8 CPU(s) (NumCPUs)");
+  // ThreadConfig alone is used.
+  kernel::ThreadConfig manual = threads_of("ThreadConfig=ldm={count=3},tc", &how);
+  EXPECT_EQ(manual.layout.ldm_threads, 3u);
+  EXPECT_EQ(manual.layout.tc_threads, 1u);
+  EXPECT_EQ(how, "ThreadConfig=ldm={count=3},tc");
+  // AutomaticThreadConfig=1 given: ThreadConfig is ignored, as in NDB.
+  EXPECT_EQ(threads_of("AutomaticThreadConfig=1\nThreadConfig=ldm={count=3}", &how, 16).layout,
+            kernel::automatic_thread_layout(16));
+  EXPECT_NE(how.find("ThreadConfig is ignored"), std::string::npos);
+  // AutomaticThreadConfig=0 without ThreadConfig: sized by MaxNoOfExecutionThreads.
+  EXPECT_EQ(threads_of("AutomaticThreadConfig=0\nMaxNoOfExecutionThreads=8", &how).layout,
+            kernel::automatic_thread_layout(8));
+  EXPECT_EQ(how, "MaxNoOfExecutionThreads=8");
+}
+
+TEST(DataNodeConfig, BadThreadConfigNamesItsLine) {
+  const std::string text =
+      "[ndbd default]\nNoOfReplicas=1\nThreadConfig=ldm={count=2},query\n[ndb_mgmd]\n"
+      "NodeId=49\n[ndbd]\nNodeId=1\n[api]\nNodeId=50\n";
+  Result<config::ClusterConfig> parsed = config::parse_config_string(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  Result<DataNodeConfig> node = data_node_config(*parsed, 1);
+  ASSERT_TRUE(node.ok());
+  std::string how;
+  Result<kernel::ThreadConfig> threads = thread_layout_for(*node, 2, &how);
+  ASSERT_FALSE(threads.ok());
+  EXPECT_TRUE(threads.status().is(ErrorCode::kConfigError));
+  EXPECT_EQ(threads.status().message(),
+            "config.ini:3: ThreadConfig: thread type 'query' is not supported by DuoDB");
+}
+
 }  // namespace
 }  // namespace duo::datad
 

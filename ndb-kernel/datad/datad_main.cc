@@ -2,7 +2,8 @@
 // it takes its node id from duo_mgmd (`get nodeid`, nodetype ndbd) and keeps that
 // session for its whole life, fetches and parses the configuration (`get config`),
 // prepares DataDir and its file system directory, starts the block runtime with the
-// automatic thread layout and a Transporter to the other data nodes, and reports its
+// automatic thread layout and a Transporter to the other data nodes (whose I/O loop the
+// runtime's receive thread runs: transporter_poller.h), and reports its
 // state and start phase to mgmd (`report status`) until it is told to stop (`node stop`
 // from mgmd, or SIGTERM/SIGINT). Protocol: docs/formats/mgm-protocol.md.
 //
@@ -37,8 +38,9 @@
 // lost) raises shutdown_requested(); this loop then stops the node with exit code 1 and
 // the reason in its log.
 //
-// Thread-safety: the main thread runs the control loop below; the runtime and the
-// transporter own their threads. The stop signals only set a flag (install_stop_flag).
+// Thread-safety: the main thread runs the control loop below; the runtime owns the block
+// threads, whose receive thread also runs the transporter's loop. The stop signals only
+// set a flag (install_stop_flag).
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
@@ -81,6 +83,7 @@
 #include "ndb-kernel/runtime/thread_runtime.h"
 #include "ndb-kernel/transport/tls_files.h"
 #include "ndb-kernel/transport/transporter.h"
+#include "ndb-kernel/transport/transporter_poller.h"
 #include "storage/memory/global_memory.h"
 
 #ifndef DUO_VERSION
@@ -252,6 +255,51 @@ class LinkDownHistory {
   std::set<uint16_t> down_;  // GUARDED_BY(mutex_)
 };
 
+// Failure reports (LINK_DOWN_REP, API_FAILREQ) for blocks of this node, sent from the
+// thread that runs the transporter's loop. A report that meets a full queue is kept and
+// sent again by the control loop: losing one would leave a dead client's locks held
+// until its transactions time out, or a dead data node undetected until its heartbeats
+// are missed; and waiting here for the queue to drain could wait forever, because the
+// transporter may be polled by the very thread whose queue is full.
+class NodeReports {
+ public:
+  explicit NodeReports(kernel::ThreadRuntime* runtime, uint16_t own_id)
+      : runtime_(runtime), own_id_(own_id) {}
+
+  void send(uint16_t block, kernel::SignalId id, uint16_t node) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.push_back(Report{block, id, node});
+    flush_locked();
+  }
+  // The control loop: sends what an earlier full queue kept back.
+  void flush() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    flush_locked();
+  }
+
+ private:
+  struct Report {
+    uint16_t block;
+    kernel::SignalId id;
+    uint16_t node;
+  };
+  void flush_locked() {
+    while (!pending_.empty()) {
+      const Report& report = pending_.front();
+      kernel::Signal signal(report.id, {report.node});
+      signal.set_sender(kernel::BlockAddress{own_id_, 0, 0});
+      signal.set_receiver(kernel::BlockAddress{own_id_, report.block, 0});
+      if (runtime_->send_from_outside(std::move(signal)).is(ErrorCode::kTemporary)) return;
+      pending_.erase(pending_.begin());  // sent (or undeliverable: nothing to retry)
+    }
+  }
+
+  kernel::ThreadRuntime* const runtime_;
+  const uint16_t own_id_;
+  std::mutex mutex_;
+  std::vector<Report> pending_;  // GUARDED_BY(mutex_), in order
+};
+
 // The running node: the control loop state.
 class DataNode {
  public:
@@ -315,7 +363,9 @@ class DataNode {
   // `arbitrate` requests sent, by round: who to answer.
   std::map<uint32_t, kernel::BlockAddress> arbitrations_;
   LinkDownHistory link_downs_;  // outlives transporter_, whose thread writes it
+  std::unique_ptr<NodeReports> node_reports_;  // outlives transporter_, whose loop uses it
   std::unique_ptr<transport::Transporter> transporter_;
+  std::unique_ptr<transport::TransporterPoller> transporter_poller_;
   uint16_t port_ = 0;
   std::string state_ = "STARTING";
   uint32_t phase_ = 0;
@@ -349,21 +399,29 @@ Status DataNode::create_memory() {
 }
 
 Status DataNode::start_runtime() {
-  const uint32_t cores = kernel::available_core_count();
+  std::string how;
+  DUO_ASSIGN_OR_RETURN(kernel::ThreadConfig threads,
+                       thread_layout_for(config_, kernel::available_core_count(), &how));
   kernel::ThreadRuntimeOptions options;
   options.node_id = config_.node_id;
-  options.layout = kernel::automatic_thread_layout(cores);
+  options.layout = threads.layout;
+  options.thread_cpus = threads.cpus;
   options.idle_spin_ns = config_.scheduler_spin_us * kNanosPerMicro;
   DUO_ASSIGN_OR_RETURN(runtime_, kernel::ThreadRuntime::create(options));
   DUO_RETURN_IF_ERROR(add_blocks());
-  DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": automatic thread layout for " << cores
-                      << " core(s): " << options.layout.describe() << " (seed " << runtime_->seed()
-                      << ")";
+  DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": threads: " << options.layout.describe()
+                      << " (" << how << "; seed " << runtime_->seed() << ")";
+  for (const std::string& ignored : threads.ignored) {
+    DUO_LOG(INFO, kLog) << "Node " << config_.node_id << ": ThreadConfig: " << ignored
+                        << " is accepted and has no effect in DuoDB";
+  }
   return Status::OK();
 }
 
-// The node's blocks: dictionary and coordinator on the main thread, one local_query
-// per log part spread over the LDM threads (DESIGN.md §3).
+// The node's blocks: file system, membership, distribution and dictionary on the main
+// thread, the coordinator on the receive thread (or a tc thread), one local_query per
+// log part over the LDM threads — or all on the one receive thread of a small machine's
+// layout (thread_layout.h, DESIGN.md §3).
 Status DataNode::add_blocks() {
   const kernel::ThreadLayout& layout = runtime_->layout();
   fs::FileSystemOptions fs_options;
@@ -403,7 +461,7 @@ Status DataNode::add_blocks() {
   tc.max_operations = config_.max_operations;
   tc.max_scans = config_.max_scans;
   DUO_RETURN_IF_ERROR(runtime_->add_block(
-      std::make_unique<coordinator::CoordinatorBlock>(topology_, tc), layout.main_thread()));
+      std::make_unique<coordinator::CoordinatorBlock>(topology_, tc), layout.tc_thread()));
   local_query::LocalQueryOptions lqh;
   lqh.lock_wait_timeout_ms = config_.deadlock_timeout_ms;
   lqh.concurrent_scans_max = config_.max_scans;
@@ -444,25 +502,9 @@ Status DataNode::add_blocks() {
   for (uint16_t part = 0; part < topology_.log_parts; ++part) {
     DUO_RETURN_IF_ERROR(runtime_->add_block(
         std::make_unique<local_query::LocalQueryBlock>(part, memory_.get(), topology_, lqh),
-        layout.ldm_thread(part % layout.ldm_threads)));
+        layout.ldm_thread_of_part(part)));
   }
   return Status::OK();
-}
-
-// Sends `id`{node} to block `block` of this node from a thread outside the runtime. A
-// full queue is retried briefly: losing a failure report would leave a dead client's
-// locks held until its transactions time out, or a dead data node undetected until its
-// heartbeats are missed.
-void send_node_report(kernel::ThreadRuntime* runtime, uint16_t own_id, uint16_t block,
-                      kernel::SignalId id, uint16_t node) {
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    kernel::Signal signal(id, {node});
-    signal.set_sender(kernel::BlockAddress{own_id, 0, 0});
-    signal.set_receiver(kernel::BlockAddress{own_id, block, 0});
-    Status sent = runtime->send_from_outside(std::move(signal));
-    if (sent.code() != ErrorCode::kTemporary) break;
-    ::poll(nullptr, 0, 1);
-  }
 }
 
 // The link to `node` closed. An API node is gone at once: it is held back right here
@@ -470,16 +512,16 @@ void send_node_report(kernel::ThreadRuntime* runtime, uint16_t own_id, uint16_t 
 // and the membership block has the coordinator and dictionary abort its transactions,
 // close its scans and forget its subscriptions (API_FAILREQ), lifting the hold-back when
 // they are done. A data node is only suspected: the membership block agrees its failure
-// with the other data nodes first (LINK_DOWN_REP). Called on the transporter's thread;
-// ThreadRuntime::send_from_outside and MembershipBlock::hold_back_api are safe there.
-void report_link_down(kernel::ThreadRuntime* runtime, membership::MembershipBlock* membership,
-                      uint16_t own_id, uint16_t node, bool api) {
+// with the other data nodes first (LINK_DOWN_REP). Called on the thread running the
+// transporter's loop; NodeReports and MembershipBlock::hold_back_api are safe there.
+void report_link_down(NodeReports* reports, membership::MembershipBlock* membership,
+                      uint16_t node, bool api) {
   if (!api) {
-    send_node_report(runtime, own_id, protocol::kMembershipBlock, protocol::kLinkDownRep, node);
+    reports->send(protocol::kMembershipBlock, protocol::kLinkDownRep, node);
     return;
   }
   membership->hold_back_api(node);
-  send_node_report(runtime, own_id, protocol::kMembershipBlock, protocol::kApiFailReq, node);
+  reports->send(protocol::kMembershipBlock, protocol::kApiFailReq, node);
 }
 
 // API node `node` connected while the failure handling of its previous connection still
@@ -518,16 +560,20 @@ Status DataNode::start_transporter() {
     peer_config.node_id = api;  // API nodes dial us (higher ids dial lower)
     options.peers.push_back(peer_config);
   }
+  // The receive thread runs the transporter's loop (transporter_poller.h): what arrives
+  // is read, coordinated and executed there without a hand-off to an I/O thread.
+  options.io_thread = false;
   const uint16_t own_id = config_.node_id;
   const std::vector<uint16_t> api_nodes = config_.api_nodes;
-  kernel::ThreadRuntime* runtime = runtime_.get();
+  node_reports_ = std::make_unique<NodeReports>(runtime_.get(), own_id);
+  NodeReports* reports = node_reports_.get();
   LinkDownHistory* link_downs = &link_downs_;
   membership::MembershipBlock* membership = membership_;
   // The transporter is created below; the callback only runs once it has started.
   std::shared_ptr<transport::Transporter*> refuser = std::make_shared<transport::Transporter*>();
   DUO_ASSIGN_OR_RETURN(transporter_, transport::Transporter::create(
                                          options, transport::deliver_to_runtime(*runtime_),
-                                         [own_id, api_nodes, runtime, link_downs, membership,
+                                         [own_id, api_nodes, reports, link_downs, membership,
                                           refuser](const transport::LinkEvent& event) {
                                            const bool api =
                                                std::binary_search(api_nodes.begin(),
@@ -557,14 +603,17 @@ Status DataNode::start_transporter() {
                                                link_downs->link_down(event.node_id);
                                              }
                                            }
-                                           report_link_down(runtime, membership, own_id,
+                                           report_link_down(reports, membership,
                                                             event.node_id, api);
                                          }));
   *refuser = transporter_.get();
   port_ = transporter_->listen_port();
   runtime_->set_remote_sender(transporter_.get());
-  DUO_RETURN_IF_ERROR(runtime_->start());
+  transporter_poller_ = std::make_unique<transport::TransporterPoller>(transporter_.get());
+  DUO_RETURN_IF_ERROR(
+      runtime_->set_thread_poller(runtime_->layout().recv_thread(0), transporter_poller_.get()));
   DUO_RETURN_IF_ERROR(transporter_->start());
+  DUO_RETURN_IF_ERROR(runtime_->start());
   return Status::OK();
 }
 
@@ -913,8 +962,10 @@ void DataNode::shut_down(const std::string& why) {
   send_report();
   wait_for_final_gcp();
   announce_stop();
-  if (transporter_) transporter_->stop();
+  // The receive thread polls the transporter: it stops first, then the links close (their
+  // last link events land in queues nobody drains any more).
   if (runtime_) runtime_->stop();
+  if (transporter_) transporter_->stop();
   if (connection_->connected()) {
     mgm::Message bye;
     bye.head = "bye";
@@ -973,6 +1024,7 @@ int DataNode::run() {
     if ((state_ == "STARTING" || peer_unlinked()) && now >= next_status_poll_ms_) poll_status();
     forward_membership_requests();
     check_links();
+    if (node_reports_) node_reports_->flush();
   }
   shut_down(stop_reason_);
   return exit_code_;

@@ -7,20 +7,17 @@
 namespace duo::kernel {
 namespace {
 
-TEST(AutomaticThreadLayout, SmallMachines) {
-  // 1 and 2 cores: one main+recv thread and one ldm thread.
-  for (uint32_t cores : {0u, 1u, 2u}) {
+TEST(AutomaticThreadLayout, SmallMachinesRunEverythingOnTheReceiveThread) {
+  // Up to 4 cores: one thread receives, coordinates and executes (no hand-off).
+  for (uint32_t cores : {0u, 1u, 2u, 3u, 4u}) {
     const ThreadLayout layout = automatic_thread_layout(cores);
     EXPECT_TRUE(layout.main_runs_recv) << cores;
-    EXPECT_EQ(layout.ldm_threads, 1u) << cores;
-    EXPECT_EQ(layout.send_threads, 0u) << cores;
-    EXPECT_EQ(layout.thread_count(), 2u) << cores;
-    EXPECT_EQ(layout.describe(), "main+recv, 1 ldm");
+    EXPECT_EQ(layout.ldm_threads, 0u) << cores;
+    EXPECT_EQ(layout.thread_count(), 1u) << cores;
+    EXPECT_EQ(layout.tc_thread(), layout.recv_thread(0));
+    EXPECT_EQ(layout.ldm_thread_of_part(3), layout.recv_thread(0));
+    EXPECT_EQ(layout.thread_names(), std::vector<std::string>{"main+recv+ldm"});
   }
-  const ThreadLayout four = automatic_thread_layout(4);
-  EXPECT_TRUE(four.main_runs_recv);
-  EXPECT_EQ(four.ldm_threads, 3u);
-  EXPECT_EQ(four.thread_count(), 4u);
 }
 
 TEST(AutomaticThreadLayout, MediumAndLargeMachines) {
@@ -30,6 +27,9 @@ TEST(AutomaticThreadLayout, MediumAndLargeMachines) {
   EXPECT_EQ(eight.send_threads, 0u);
   EXPECT_EQ(eight.ldm_threads, 6u);
   EXPECT_EQ(eight.describe(), "main, 1 recv, 6 ldm");
+  // The coordinator runs on the receive thread: one hand-off less per request.
+  EXPECT_EQ(eight.tc_thread(), eight.recv_thread(0));
+  EXPECT_EQ(eight.ldm_thread_of_part(7), eight.ldm_thread(1));
 
   const ThreadLayout sixteen = automatic_thread_layout(16);
   EXPECT_EQ(sixteen.recv_threads, 2u);
@@ -52,10 +52,13 @@ TEST(AutomaticThreadLayout, InvariantsForEveryCoreCount) {
     const ThreadLayout layout = automatic_thread_layout(cores);
     SCOPED_TRACE(cores);
     EXPECT_EQ(layout.validate(), "");
-    // Never more threads than cores, except the 2-thread floor on a 1-core machine.
-    EXPECT_LE(layout.thread_count(), std::max(cores, 2u));
-    EXPECT_GE(layout.ldm_threads, 1u);
-    // LDM threads hold at least half the threads from 2 cores on: they do the work.
+    // Never more threads than cores.
+    EXPECT_LE(layout.thread_count(), std::max(cores, 1u));
+    if (cores <= 4) {
+      EXPECT_EQ(layout.thread_count(), 1u);
+      continue;
+    }
+    // LDM threads hold at least half the threads from 5 cores on: they do the work.
     EXPECT_GE(2 * layout.ldm_threads, layout.thread_count());
     // Thread indexes are 0..count-1, each used once, names in the same order.
     std::set<uint32_t> indexes{layout.main_thread()};
@@ -73,8 +76,9 @@ TEST(AutomaticThreadLayout, InvariantsForEveryCoreCount) {
 }
 
 TEST(ThreadLayout, ValidateRejectsInconsistentLayouts) {
-  EXPECT_NE(ThreadLayout{.ldm_threads = 0}.validate(), "");
+  EXPECT_EQ(ThreadLayout{.ldm_threads = 0}.validate(), "");
   EXPECT_NE(ThreadLayout{.ldm_threads = kLdmThreadsMax + 1}.validate(), "");
+  EXPECT_NE((ThreadLayout{.ldm_threads = 1, .tc_threads = 2}.validate()), "");
   EXPECT_NE((ThreadLayout{.ldm_threads = 1, .recv_threads = 0}.validate()), "");
   EXPECT_NE((ThreadLayout{.ldm_threads = 1, .recv_threads = 2, .main_runs_recv = true}.validate()),
             "");
@@ -89,6 +93,14 @@ TEST(ThreadLayout, ValidateRejectsInconsistentLayouts) {
   EXPECT_EQ(layout.recv_thread(1), 2u);
   EXPECT_EQ(layout.send_thread(0), 3u);
   EXPECT_EQ(layout.ldm_thread(1), 5u);
+  EXPECT_EQ(layout.tc_thread(), layout.recv_thread(0));
+
+  const ThreadLayout with_tc{.ldm_threads = 2, .recv_threads = 1, .main_runs_recv = false,
+                             .tc_threads = 1};
+  EXPECT_EQ(with_tc.thread_names(),
+            (std::vector<std::string>{"main", "recv0", "tc0", "ldm0", "ldm1"}));
+  EXPECT_EQ(with_tc.tc_thread(), 2u);
+  EXPECT_EQ(with_tc.ldm_thread(0), 3u);
 }
 
 TEST(ThreadLayout, AvailableCoresIsAtLeastOne) {

@@ -11,12 +11,19 @@
 // new signal and stays awake, or the producer sees `sleeping` and wakes it (the
 // wake_pending flag under the mutex covers a notify that lands before the wait). The
 // mutex is only touched when the consumer is idle, so the busy path is lock-free.
+//
+// A thread with a ThreadPoller runs the same protocol with the poller in place of the
+// mutex and condition variable: it waits in poller->poll() (epoll, for the
+// transporter), and the producer that turns `sleeping` off calls poller->wake() (an
+// eventfd write), which makes that wait return. A wake-up that arrives before the wait
+// starts is not lost either: the eventfd stays readable until the poll reads it.
 #include "ndb-kernel/runtime/thread_runtime.h"
 
 #include <pthread.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <condition_variable>
 #include <mutex>
 #include <system_error>
@@ -52,6 +59,11 @@ uint64_t saturating_add(uint64_t a, uint64_t b) {
   return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
 }
 
+// The block thread running on this OS thread (null elsewhere): a thread that pushes onto
+// its own queue never wakes itself — it drains the queue as soon as it returns to its
+// loop (what its poller receives while it waits in it lands there).
+thread_local const void* t_current_block_thread = nullptr;
+
 }  // namespace
 
 class ThreadRuntime::BlockThread {
@@ -65,6 +77,8 @@ class ThreadRuntime::BlockThread {
 
   BoundedMpscQueue<Signal> queue;  // producers: any thread; consumer: this thread
   std::vector<Block*> blocks;      // constant after start()
+  ThreadPoller* poller = nullptr;  // constant after start()
+  uint64_t last_poll_ns = 0;       // this thread only
   std::thread os_thread;           // controlling thread only
 
   // Owned by this thread (only its blocks arm timers, from their handlers).
@@ -178,6 +192,20 @@ void ThreadRuntime::set_remote_sender(RemoteSender* sender) {
   remote_sender_ = sender;
 }
 
+Status ThreadRuntime::set_thread_poller(uint32_t thread_index, ThreadPoller* poller) {
+  if (started_) return Status(ErrorCode::kInvalidArgument, "set_thread_poller after start()");
+  if (thread_index >= threads_.size() || poller == nullptr) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "no thread " + std::to_string(thread_index) + " for a poller");
+  }
+  if (threads_[thread_index]->poller != nullptr) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "thread " + threads_[thread_index]->name + " has a poller already");
+  }
+  threads_[thread_index]->poller = poller;
+  return Status::OK();
+}
+
 Status ThreadRuntime::start() {
   if (started_) return Status(ErrorCode::kInvalidArgument, "ThreadRuntime started twice");
   started_ = true;
@@ -194,6 +222,21 @@ Status ThreadRuntime::start() {
     // Thread names show in top/gdb/perf; Linux caps them at 15 characters.
     const std::string os_name = ("duo-" + t->name).substr(0, 15);
     pthread_setname_np(t->os_thread.native_handle(), os_name.c_str());
+    if (t->index < options_.thread_cpus.size() && !options_.thread_cpus[t->index].empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      std::string list;
+      for (uint32_t cpu : options_.thread_cpus[t->index]) {
+        if (cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+        list += (list.empty() ? "" : ",") + std::to_string(cpu);
+      }
+      const int rc = pthread_setaffinity_np(t->os_thread.native_handle(), sizeof(set), &set);
+      if (rc != 0) {
+        stop();
+        return Status(ErrorCode::kConfigError, "cannot bind thread " + t->name + " to CPU(s) " +
+                                                   list + ": " + std::strerror(rc));
+      }
+    }
   }
   return Status::OK();
 }
@@ -203,9 +246,12 @@ void ThreadRuntime::stop() {
   stopped_ = true;
   stop_requested_.store(true, std::memory_order_release);
   for (auto& thread : threads_) {
-    std::lock_guard<std::mutex> lock(thread->wake_mutex);
-    thread->wake_pending = true;
-    thread->wake_cv.notify_one();
+    {
+      std::lock_guard<std::mutex> lock(thread->wake_mutex);
+      thread->wake_pending = true;
+      thread->wake_cv.notify_one();
+    }
+    if (thread->poller != nullptr) thread->poller->wake();
   }
   for (auto& thread : threads_) {
     if (thread->os_thread.joinable()) thread->os_thread.join();
@@ -278,20 +324,27 @@ Status ThreadRuntime::schedule_delayed(uint32_t thread_index, Signal signal, uin
 bool ThreadRuntime::push(uint32_t thread_index, Signal& signal) {
   BlockThread& thread = *threads_[thread_index];
   if (!thread.queue.try_push(signal)) return false;
+  if (t_current_block_thread == &thread) return true;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // Only the producer that turns `sleeping` off pays for the lock and the futex wake;
   // the others see the thread already being woken. (The consumer clears the flag itself
   // once awake, so a stale true costs at most one spurious loop turn.)
   if (thread.sleeping.load(std::memory_order_relaxed) &&
       thread.sleeping.exchange(false, std::memory_order_relaxed)) {
-    std::lock_guard<std::mutex> lock(thread.wake_mutex);
-    thread.wake_pending = true;
-    thread.wake_cv.notify_one();
+    wake(thread);
   }
   return true;
 }
 
+void ThreadRuntime::wake(BlockThread& thread) {
+  if (thread.poller != nullptr) return thread.poller->wake();
+  std::lock_guard<std::mutex> lock(thread.wake_mutex);
+  thread.wake_pending = true;
+  thread.wake_cv.notify_one();
+}
+
 void ThreadRuntime::run_thread(BlockThread& thread) {
+  t_current_block_thread = &thread;
   for (Block* block : thread.blocks) block->on_start();
   Signal signal;
   while (!stop_requested_.load(std::memory_order_acquire)) {
@@ -311,7 +364,19 @@ void ThreadRuntime::run_thread(BlockThread& thread) {
       thread.delivered.fetch_add(delivered, std::memory_order_relaxed);
       did_work = true;
     }
-    if (!did_work && !spin_for_work(thread)) sleep_until_work(thread);
+    if (did_work) {
+      // Busy: look at the network now and then without waiting. What it delivers to
+      // this thread's blocks lands on the queue drained by the next turn.
+      if (thread.poller != nullptr) {
+        const uint64_t now_ns = clock_.now_ns();
+        if (now_ns - thread.last_poll_ns >= options_.busy_poll_interval_ns) {
+          thread.last_poll_ns = now_ns;
+          thread.poller->poll(0);
+        }
+      }
+      continue;
+    }
+    if (!spin_for_work(thread)) sleep_until_work(thread);
   }
 }
 
@@ -370,7 +435,11 @@ void ThreadRuntime::sleep_until_work(BlockThread& thread) {
     const uint64_t deadline_ns = thread.timer_heap.front().deadline_ns;
     wait_ns = std::min(wait_ns, deadline_ns > now_ns ? deadline_ns - now_ns : 0);
   }
-  if (wait_ns > 0) {
+  if (thread.poller != nullptr) {
+    // Waits in epoll (the transporter); a producer's wake() or arriving bytes end it.
+    thread.last_poll_ns = clock_.now_ns();
+    thread.poller->poll(wait_ns);
+  } else if (wait_ns > 0) {
     std::unique_lock<std::mutex> lock(thread.wake_mutex);
     const bool woken = thread.wake_cv.wait_for(lock, std::chrono::nanoseconds(wait_ns),
                                                [&thread] { return thread.wake_pending; });

@@ -20,6 +20,10 @@
 // Signals to other nodes go to the RemoteSender (the transport, a later increment);
 // without one, send() to another node returns kNotSupported.
 //
+// A thread may have a ThreadPoller (thread_poller.h; the transporter on the receive
+// thread): it then waits in the poller instead of on its condition variable, and its
+// producers wake it through the poller.
+//
 // Signals from other nodes pass the node's RemoteSignalFilter (if a block installed one)
 // on the receiving block's thread, right before delivery: the same point at which the
 // simulator filters, so both drop the same signals.
@@ -45,6 +49,7 @@
 #include "ndb-kernel/runtime/block.h"
 #include "ndb-kernel/runtime/signal.h"
 #include "ndb-kernel/runtime/thread_layout.h"
+#include "ndb-kernel/runtime/thread_poller.h"
 
 namespace duo::kernel {
 
@@ -60,6 +65,9 @@ class RemoteSender {
 struct ThreadRuntimeOptions {
   uint16_t node_id = 1;
   ThreadLayout layout;
+  // CPUs each thread may run on, by thread index (ThreadConfig's cpubind/cpuset); empty
+  // or missing: any. start() fails with kConfigError when the OS refuses a binding.
+  std::vector<std::vector<uint32_t>> thread_cpus;
   // Per-thread queue capacity in signals; a power of two. Each slot is 192 bytes (a
   // 144-byte Signal and its sequence number, cache-line aligned), so 4096 signals are
   // 768 KiB per thread, allocated at create(). Sections live outside the slots and are
@@ -70,6 +78,9 @@ struct ThreadRuntimeOptions {
   // Signals delivered per loop turn before the thread looks at its timers again, so a
   // busy queue cannot starve timers (heartbeats).
   size_t signals_per_batch_max = 256;
+  // A thread with a poller that keeps finding signals queued still polls it (without
+  // waiting) at least this often, so a busy queue cannot hold up the network.
+  uint64_t busy_poll_interval_ns = 50 * kNanosPerMicro;
   // How long a thread whose queue ran empty keeps looking for a signal (yielding the
   // core in between) before it sleeps: NDB's SchedulerSpinTimer. 0 (NDB's default):
   // sleep at once. Spinning saves the sleep/wake trip per signal when cores are spare,
@@ -114,6 +125,10 @@ class ThreadRuntime {
   Status add_block(std::unique_ptr<Block> block, uint32_t thread_index);
   // Installs the transport hook (not owned; must outlive the runtime). Before start().
   void set_remote_sender(RemoteSender* sender);
+  // Thread `thread_index` waits in `poller` (not owned; must outlive the runtime's
+  // threads) instead of on its condition variable. Before start(). kInvalidArgument for
+  // a bad index or a thread that has one already.
+  Status set_thread_poller(uint32_t thread_index, ThreadPoller* poller);
 
   // Starts the threads; each runs its blocks' on_start() and then its loop.
   Status start();
@@ -162,6 +177,8 @@ class ThreadRuntime {
   // True if a signal (or stop) turned up within options_.idle_spin_ns.
   bool spin_for_work(BlockThread& thread);
   void sleep_until_work(BlockThread& thread);
+  // Wakes `thread` if it sleeps (on its condition variable or in its poller).
+  void wake(BlockThread& thread);
 
   // Constant after create().
   const ThreadRuntimeOptions options_;

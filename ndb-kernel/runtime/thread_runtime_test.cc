@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -134,7 +135,7 @@ TEST(ThreadRuntime, DelayedSignalsFireInDeadlineOrderNoEarlierThanTheirDelay) {
   auto* timers = add(*runtime,
                      std::make_unique<TimerBlock>(std::vector<std::pair<uint32_t, uint64_t>>{
                          {1, 120}, {2, 40}, {3, 80}, {4, 40}, {5, 0}}),
-                     runtime->layout().ldm_thread(0));
+                     runtime->layout().ldm_thread_of_part(0));
   ASSERT_TRUE(runtime->start().ok());
   ASSERT_TRUE(wait_for([&] { return timers->fired_count() == 5; }));
   runtime->stop();
@@ -180,7 +181,7 @@ Signal to_stall(SignalId id) {
 TEST(ThreadRuntime, FullQueueAnswersTemporaryWithoutBlocking) {
   auto runtime = make_runtime(small_layout(1), /*queue_capacity=*/4);
   StallBlock* stall =
-      add(*runtime, std::make_unique<StallBlock>(), runtime->layout().ldm_thread(0));
+      add(*runtime, std::make_unique<StallBlock>(), runtime->layout().ldm_thread_of_part(0));
   ASSERT_TRUE(runtime->start().ok());
   ASSERT_TRUE(runtime->send_from_outside(to_stall(kTick)).ok());
   ASSERT_TRUE(wait_for([&] { return stall->stalled.load(); }));
@@ -210,7 +211,7 @@ TEST(ThreadRuntime, FullQueueAnswersTemporaryWithoutBlocking) {
 TEST(ThreadRuntime, TrySendFromOutsideKeepsARefusedSignalForARetry) {
   auto runtime = make_runtime(small_layout(1), /*queue_capacity=*/4);
   StallBlock* stall =
-      add(*runtime, std::make_unique<StallBlock>(), runtime->layout().ldm_thread(0));
+      add(*runtime, std::make_unique<StallBlock>(), runtime->layout().ldm_thread_of_part(0));
   ASSERT_TRUE(runtime->start().ok());
   ASSERT_TRUE(runtime->send_from_outside(to_stall(kTick)).ok());
   ASSERT_TRUE(wait_for([&] { return stall->stalled.load(); }));
@@ -265,7 +266,7 @@ TEST(ThreadRuntime, RemoteSignalFilterDropsBeforeDeliveryAndSeesOnlyOtherNodes) 
   auto runtime = make_runtime(small_layout(1));
   DropNodeNine filter;
   FilteringBlock* block =
-      add(*runtime, std::make_unique<FilteringBlock>(&filter), runtime->layout().ldm_thread(0));
+      add(*runtime, std::make_unique<FilteringBlock>(&filter), runtime->layout().ldm_thread_of_part(0));
   ASSERT_TRUE(runtime->start().ok());
   ASSERT_TRUE(wait_for([&] { return block->started.load(); }));
   auto data_from = [](uint16_t node) {
@@ -297,7 +298,7 @@ class ArmBlock final : public Block {
 TEST(ThreadRuntime, DelayedSignalIntoAFullQueueIsRetried) {
   auto runtime = make_runtime(small_layout(1), /*queue_capacity=*/2);
   StallBlock* stall =
-      add(*runtime, std::make_unique<StallBlock>(), runtime->layout().ldm_thread(0));
+      add(*runtime, std::make_unique<StallBlock>(), runtime->layout().ldm_thread_of_part(0));
   ArmBlock* arm = add(*runtime, std::make_unique<ArmBlock>(), runtime->layout().main_thread());
   ASSERT_TRUE(runtime->start().ok());
   ASSERT_TRUE(runtime->send_from_outside(to_stall(kTick)).ok());
@@ -434,7 +435,7 @@ TEST(ThreadRuntime, CreateAndAddBlockValidate) {
   options.queue_capacity_signals = 3;
   EXPECT_TRUE(ThreadRuntime::create(options).status().is(ErrorCode::kConfigError));
   options.queue_capacity_signals = 8;
-  options.layout.ldm_threads = 0;
+  options.layout.tc_threads = 2;
   EXPECT_TRUE(ThreadRuntime::create(options).status().is(ErrorCode::kConfigError));
   options.layout = small_layout(1);
   options.node_id = 0;
@@ -478,6 +479,109 @@ TEST(ThreadRuntime, BlockRandomStreamsFollowTheSeed) {
   auto picked = ThreadRuntime::create(options);
   ASSERT_TRUE(picked.ok());
   EXPECT_NE((*picked)->seed(), 0u);
+}
+
+// A stand-in for the transporter on the receive thread: "arriving" sequence numbers are
+// delivered as DATA signals from inside poll(), on the polling thread, as the transporter
+// does with what it reads.
+class FakeNetworkPoller final : public ThreadPoller {
+ public:
+  FakeNetworkPoller(ThreadRuntime* runtime, BlockAddress receiver)
+      : runtime_(runtime), receiver_(receiver) {}
+
+  void arrive(uint32_t sequence) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    inbox_.push_back(sequence);
+    cv_.notify_one();
+  }
+  void poll(uint64_t max_wait_ns) override {
+    polls_.fetch_add(1);
+    poll_thread_ = std::this_thread::get_id();
+    std::vector<uint32_t> arrived;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (max_wait_ns > 0) waits_.fetch_add(1);
+      cv_.wait_for(lock, std::chrono::nanoseconds(max_wait_ns),
+                   [this] { return !inbox_.empty() || woken_; });
+      woken_ = false;
+      arrived.swap(inbox_);
+    }
+    for (uint32_t sequence : arrived) {
+      Signal signal(test_blocks::kData, {sequence});
+      signal.set_sender(BlockAddress{1, 999, 0});
+      signal.set_receiver(receiver_);
+      if (!runtime_->send_from_outside(std::move(signal)).ok()) refused_.fetch_add(1);
+    }
+  }
+  void wake() override {
+    if (std::this_thread::get_id() == poll_thread_) own_thread_wakes_.fetch_add(1);
+    std::lock_guard<std::mutex> lock(mutex_);
+    woken_ = true;
+    cv_.notify_one();
+  }
+
+  uint64_t polls() const { return polls_.load(); }
+  uint64_t waits() const { return waits_.load(); }
+  uint64_t own_thread_wakes() const { return own_thread_wakes_.load(); }
+  uint64_t refused() const { return refused_.load(); }
+
+ private:
+  ThreadRuntime* const runtime_;
+  const BlockAddress receiver_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<uint32_t> inbox_;  // GUARDED_BY(mutex_)
+  bool woken_ = false;           // GUARDED_BY(mutex_)
+  std::atomic<std::thread::id> poll_thread_{};
+  std::atomic<uint64_t> polls_{0};
+  std::atomic<uint64_t> waits_{0};
+  std::atomic<uint64_t> own_thread_wakes_{0};
+  std::atomic<uint64_t> refused_{0};
+};
+
+// Signals from another thread reach a thread that waits in its poller: the producer
+// wakes it through the poller, never through the condition variable it is not on.
+TEST(ThreadRuntime, ThreadWaitingInItsPollerIsWokenBySignals) {
+  constexpr uint32_t kRounds = 5'000;
+  auto runtime = make_runtime(small_layout(1));
+  FakeNetworkPoller poller(runtime.get(), BlockAddress{1, kSequenceCheckerBlockNumber, 0});
+  ASSERT_TRUE(runtime->set_thread_poller(0, &poller).ok());
+  EXPECT_TRUE(runtime->set_thread_poller(0, &poller).is(ErrorCode::kInvalidArgument));
+  EXPECT_TRUE(runtime->set_thread_poller(9, &poller).is(ErrorCode::kInvalidArgument));
+  PongBlock* pong = add(*runtime, std::make_unique<PongBlock>(), 0);
+  PingBlock* ping = add(
+      *runtime, std::make_unique<PingBlock>(BlockAddress{1, kPongBlockNumber, 0}, kRounds), 1);
+  ASSERT_TRUE(runtime->start().ok());
+  ASSERT_TRUE(wait_for([&] { return ping->done(); })) << ping->rounds_done() << " rounds";
+  runtime->stop();
+  EXPECT_EQ(ping->errors(), 0u);
+  EXPECT_EQ(pong->pings(), kRounds);
+  EXPECT_GT(poller.waits(), 0u);  // it did wait in the poller, and was woken from there
+  EXPECT_EQ(runtime->set_thread_poller(0, &poller).code(), ErrorCode::kInvalidArgument);
+}
+
+// What the poller receives for blocks of its own thread is delivered in order, and the
+// thread never wakes itself for it (no eventfd write per received signal).
+TEST(ThreadRuntime, PollerDeliversToItsOwnThreadWithoutWakingItself) {
+  constexpr uint32_t kSignals = 20'000;
+  auto runtime = make_runtime(small_layout(0), /*queue_capacity=*/32768);
+  ASSERT_EQ(runtime->layout().thread_count(), 1u);
+  FakeNetworkPoller poller(runtime.get(), BlockAddress{1, kSequenceCheckerBlockNumber, 0});
+  ASSERT_TRUE(runtime->set_thread_poller(0, &poller).ok());
+  SequenceChecker* checker = add(*runtime, std::make_unique<SequenceChecker>(), 0);
+  ASSERT_TRUE(runtime->start().ok());
+  for (uint32_t i = 0; i < kSignals; ++i) {
+    poller.arrive(i);
+    if (i % 64 == 0) std::this_thread::yield();
+  }
+  ASSERT_TRUE(wait_for([&] { return runtime->stats().delivered == kSignals; }))
+      << runtime->stats().delivered << " delivered";
+  runtime->stop();
+  EXPECT_EQ(checker->received(), kSignals);
+  EXPECT_EQ(checker->order_violations(), 0u);
+  EXPECT_EQ(checker->gaps(), 0u);
+  EXPECT_EQ(poller.refused(), 0u);
+  EXPECT_EQ(poller.own_thread_wakes(), 0u);
 }
 
 }  // namespace

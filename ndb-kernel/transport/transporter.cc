@@ -33,6 +33,7 @@
 
 #include "ndb-kernel/common/clock.h"
 #include "ndb-kernel/common/logging.h"
+#include "ndb-kernel/runtime/kernel_check.h"
 #include "ndb-kernel/transport/frame.h"
 #include "ndb-kernel/transport/handshake.h"
 #include "ndb-kernel/transport/tls_session.h"
@@ -290,34 +291,50 @@ class Transporter::IoLoop {
  public:
   explicit IoLoop(Transporter& owner) : t_(owner), read_buffer_(kReadBufferBytes) {}
 
+  // The transporter's own I/O thread (TransporterOptions::io_thread).
   void run() {
-    epoll_event events[kEpollEventsMax];
-    while (!t_.stop_requested_.load(std::memory_order_acquire)) {
-      const int count = epoll_wait(t_.epoll_fd_, events, kEpollEventsMax, wait_timeout_ms());
-      if (count < 0 && errno != EINTR) {
-        DUO_LOG(ERROR, kLogComponent) << "node " << own() << ": epoll_wait: " << errno_text(errno);
-      }
-      for (int i = 0; i < count; ++i) {
-        const int fd = events[i].data.fd;
-        if (fd == t_.wake_fd_) {
-          uint64_t value = 0;
-          if (::read(t_.wake_fd_, &value, sizeof(value)) < 0) { /* nothing pending: fine */
-          }
-        } else if (fd == t_.listen_fd_) {
-          accept_all();
-        } else {
-          on_connection_event(fd, events[i].events);
-        }
-      }
-      close_disconnected_links();
-      flush_ready_links();
-      retry_deliveries();
-      read_buffered_tls_input();
-      expire_handshakes();
-      dial_due_peers();
-      close_retired_fds();
-    }
+    while (!t_.stop_requested_.load(std::memory_order_acquire)) turn(UINT64_MAX);
     shutdown();
+  }
+
+  // One loop turn: waits in epoll at most `max_wait_ms` (and no longer than the loop's
+  // own deadlines: dials, handshakes, delivery retries), then does everything due.
+  void turn(uint64_t max_wait_ms) {
+    epoll_event events[kEpollEventsMax];
+    const int timeout_ms = static_cast<int>(std::min<uint64_t>(max_wait_ms, wait_timeout_ms()));
+    const int count = epoll_wait(t_.epoll_fd_, events, kEpollEventsMax, timeout_ms);
+    if (count < 0 && errno != EINTR) {
+      DUO_LOG(ERROR, kLogComponent) << "node " << own() << ": epoll_wait: " << errno_text(errno);
+    }
+    for (int i = 0; i < count; ++i) {
+      const int fd = events[i].data.fd;
+      if (fd == t_.wake_fd_) {
+        uint64_t value = 0;
+        if (::read(t_.wake_fd_, &value, sizeof(value)) < 0) { /* nothing pending: fine */
+        }
+      } else if (fd == t_.listen_fd_) {
+        accept_all();
+      } else {
+        on_connection_event(fd, events[i].events);
+      }
+    }
+    close_disconnected_links();
+    flush_ready_links();
+    retry_deliveries();
+    read_buffered_tls_input();
+    expire_handshakes();
+    dial_due_peers();
+    close_retired_fds();
+  }
+
+  void shutdown() {
+    std::vector<int> fds;
+    for (auto& [fd, connection] : connections_) fds.push_back(fd);
+    for (int fd : fds) {
+      auto it = connections_.find(fd);
+      if (it != connections_.end()) close_connection(*it->second, "transporter stopped", false);
+    }
+    close_retired_fds();
   }
 
  private:
@@ -978,16 +995,6 @@ class Transporter::IoLoop {
     }
   }
 
-  void shutdown() {
-    std::vector<int> fds;
-    for (auto& [fd, connection] : connections_) fds.push_back(fd);
-    for (int fd : fds) {
-      auto it = connections_.find(fd);
-      if (it != connections_.end()) close_connection(*it->second, "transporter stopped", false);
-    }
-    close_retired_fds();
-  }
-
   Transporter& t_;
   std::vector<uint8_t> read_buffer_;
   std::unordered_map<int, std::unique_ptr<Connection>> connections_;  // key: fd
@@ -1104,15 +1111,38 @@ Transporter::~Transporter() {
 Status Transporter::start() {
   if (started_) return Status(ErrorCode::kInvalidArgument, "transporter already started");
   started_ = true;
-  io_thread_ = std::thread([this] { io_loop_->run(); });
+  if (options_.io_thread) io_thread_ = std::thread([this] { io_loop_->run(); });
   return Status::OK();
 }
 
 void Transporter::stop() {
-  if (!started_ || !io_thread_.joinable()) return;
-  stop_requested_.store(true, std::memory_order_release);
+  if (!started_ || stop_requested_.exchange(true, std::memory_order_acq_rel)) return;
+  if (options_.io_thread) {
+    wake_io_thread();
+    io_thread_.join();
+    return;
+  }
+  // Nobody polls any more (the owner's contract): close the links on this thread.
+  DUO_KERNEL_CHECK(!polling_.load(std::memory_order_acquire), "Transporter::stop during poll()");
+  io_loop_->shutdown();
+}
+
+Status Transporter::poll(uint64_t max_wait_ms) {
+  DUO_KERNEL_CHECK(!options_.io_thread, "Transporter::poll with its own I/O thread");
+  if (!started_ || stop_requested_.load(std::memory_order_acquire)) {
+    return Status(ErrorCode::kInvalidArgument, "transporter not running");
+  }
+  // One poller at a time is the owner's rule (NDB's poll right); a second one would
+  // corrupt the loop's state, so it stops the process rather than a link.
+  DUO_KERNEL_CHECK(!polling_.exchange(true, std::memory_order_acquire),
+                   "two threads in Transporter::poll");
+  io_loop_->turn(max_wait_ms);
+  polling_.store(false, std::memory_order_release);
+  return Status::OK();
+}
+
+void Transporter::wake_poller() {
   wake_io_thread();
-  io_thread_.join();
 }
 
 void Transporter::wake_io_thread() {

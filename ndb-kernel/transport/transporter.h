@@ -49,17 +49,28 @@
 // log line naming the peer and OpenSSL's reason; limits and kTemporary answers are the
 // same with and without TLS. A transporter is all-TLS or all-plaintext.
 //
+// Who runs the I/O loop (TransporterOptions::io_thread): by default the transporter's
+// own I/O thread. Without it, the owner drives the loop with poll(), one turn per call,
+// on whatever thread holds its poll right: a data node's receive thread, which then
+// receives, coordinates and executes a request without a thread hand-off, or the
+// client library's poll owner, a user thread that receives its own answer (NDB's
+// TransporterFacade poll right). wake_poller() makes a poll() waiting in epoll return.
+//
 // Lifecycle: create() (binds and listens, so listen_port() is known) → start() →
 // stop() (or destruction). With a ThreadRuntime: create the runtime, create the
 // transporter with deliver_to_runtime(runtime), runtime.set_remote_sender(transporter),
-// start both; stop the transporter first (no more deliveries), then the runtime. Add
-// every block before the transporter starts: a signal may arrive before the runtime's
-// own start(), and then waits in the receiving thread's queue.
+// start both; with the transporter's own I/O thread stop it first (no more
+// deliveries), then the runtime; when a runtime thread polls it, stop the runtime first
+// (nobody polls any more), then the transporter. Add every block before the transporter
+// starts: a signal may arrive before the runtime's own start(), and then waits in the
+// receiving thread's queue.
 //
-// Thread-safety: send_remote(), set_peer_address(), disconnect(), is_connected(), stats()
-// and listen_port() are safe from any thread. create/start/stop are for one controlling
-// thread. Callbacks run on the transporter's I/O thread, without any transporter lock
-// held; they must not call stop(), and what they touch must outlive the transporter
+// Thread-safety: send_remote(), set_peer_address(), disconnect(), is_connected(), stats(),
+// wake_poller() and listen_port() are safe from any thread. create/start/stop are for one
+// controlling thread; poll() for one thread at a time (checked: two at once abort), and
+// never concurrently with stop(). Callbacks run on the thread running the I/O loop (the
+// I/O thread, or the caller of poll() or stop()), without any transporter lock held;
+// they must not call stop() or poll(), and what they touch must outlive the transporter
 // (a stopping transporter still reports its links going down).
 #pragma once
 
@@ -117,6 +128,9 @@ struct TransporterOptions {
   // Clients leave it off: a session thread that sends and then sleeps on its answer
   // measured ~15% more CPU per point select than one that hands the frame over.
   bool send_from_caller = false;
+  // start() runs the I/O loop on the transporter's own thread. False: the owner calls
+  // poll() instead (see the file comment).
+  bool io_thread = true;
   // Reconnect backoff of the dialling side: the delay doubles per failed attempt from
   // min to max, and resets to min once a link is up.
   uint64_t reconnect_delay_min_ms = 50;
@@ -175,11 +189,20 @@ class Transporter final : public kernel::RemoteSender {
   Transporter(const Transporter&) = delete;
   Transporter& operator=(const Transporter&) = delete;
 
-  // Starts the I/O thread: accepting, dialling, handshakes, traffic.
+  // Starts the I/O thread (with options.io_thread): accepting, dialling, handshakes,
+  // traffic. Without it, only marks the transporter running for poll().
   Status start();
   // Closes every link (reporting kDisconnected for links that were up) and joins the
   // I/O thread. Idempotent. Signals still queued are dropped.
   void stop();
+
+  // Without options.io_thread: one turn of the I/O loop on the calling thread — waits
+  // up to `max_wait_ms` (0: not at all) for something to happen, then accepts, reads and
+  // delivers, writes, dials and expires handshakes as due. kInvalidArgument when not
+  // running.
+  Status poll(uint64_t max_wait_ms);
+  // Makes a poll() that waits in epoll (or the I/O thread) return at once.
+  void wake_poller();
 
   // The port actually listened on (the OS's pick when options.listen_port was 0).
   uint16_t listen_port() const { return listen_port_; }
@@ -232,6 +255,7 @@ class Transporter final : public kernel::RemoteSender {
   std::thread io_thread_;
   bool started_ = false;  // controlling thread only
   std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> polling_{false};  // a thread is inside poll()
 
   struct Counters;
   std::unique_ptr<Counters> counters_;

@@ -704,5 +704,61 @@ TEST(TransporterTest, ReceiverBackpressureLosesNothing) {
   for (uint32_t i = 0; i < kCount; ++i) ASSERT_EQ(words[i], i);
 }
 
+// Without its own I/O thread the transporter does nothing until someone polls it: the
+// owner's thread runs the loop (connecting, hello, traffic both ways), a send from
+// another thread is written by that thread itself (send_from_caller) or waits for the
+// next poll, wake_poller() ends a long wait at once, and stop() closes the links on the
+// calling thread with their link-down events.
+TEST(TransporterTest, PolledByItsOwnersThread) {
+  Recorder rec1, rec2;
+  auto t1 = make_transporter(options_for(1, {{2, "127.0.0.1", 0}}), rec1);
+  TransporterOptions polled = options_for(2, {{1, "127.0.0.1", t1->listen_port()}});
+  polled.io_thread = false;
+  polled.send_from_caller = true;
+  auto t2 = make_transporter(polled, rec2);
+  ASSERT_NE(t1, nullptr);
+  ASSERT_NE(t2, nullptr);
+  EXPECT_DEATH(t1->poll(0).ignore_error(), "poll with its own I/O thread");
+  // Nobody polls node 2 yet: it cannot even dial.
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(t2->is_connected(1));
+
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> turns{0};
+  std::thread owner([&] {
+    while (!stop.load()) {
+      ASSERT_TRUE(t2->poll(1000).ok());
+      turns.fetch_add(1);
+    }
+  });
+  ASSERT_TRUE(wait_for([&] { return t2->is_connected(1) && t1->is_connected(2); }));
+  constexpr uint32_t kSignals = 2000;
+  for (uint32_t i = 0; i < kSignals; ++i) {
+    ASSERT_TRUE(t2->send_remote(probe(2, 1, i)).ok());
+    ASSERT_TRUE(t1->send_remote(probe(1, 2, i)).ok());
+  }
+  ASSERT_TRUE(wait_for([&] { return rec1.received() == kSignals && rec2.received() == kSignals; }))
+      << rec1.received() << " / " << rec2.received();
+  std::vector<uint32_t> expected(kSignals);
+  for (uint32_t i = 0; i < kSignals; ++i) expected[i] = i;
+  EXPECT_EQ(rec1.received_words0(), expected);
+  EXPECT_EQ(rec2.received_words0(), expected);
+
+  // A poll waiting up to a second returns at once when woken.
+  const uint64_t before = turns.load();
+  const auto woken_at = std::chrono::steady_clock::now();
+  t2->wake_poller();
+  ASSERT_TRUE(wait_for([&] { return turns.load() > before; }));
+  EXPECT_LT(std::chrono::steady_clock::now() - woken_at, milliseconds(900));
+
+  stop.store(true);
+  t2->wake_poller();
+  owner.join();
+  t2->stop();
+  EXPECT_EQ(rec2.events(1, LinkState::kDisconnected), 1u);
+  EXPECT_TRUE(t2->poll(0).is(ErrorCode::kInvalidArgument));
+  ASSERT_TRUE(wait_for([&] { return rec1.events(2, LinkState::kDisconnected) == 1; }));
+}
+
 }  // namespace
 }  // namespace duo::transport

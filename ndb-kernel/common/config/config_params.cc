@@ -193,6 +193,9 @@ constexpr ParamSpec kParams[] = {
         "CPUs to plan for with AutomaticThreadConfig; 0 = all available"),
     integer("SchedulerSpinTimer", kDb, 0, 0, 500, "us",
         "How long an idle execution thread looks for work before it sleeps"),
+    optional_string("ThreadConfig", kDb,
+        "Thread types, counts and CPU bindings, e.g. ldm={count=4},recv,tc; used when "
+        "AutomaticThreadConfig is off or not set"),
 
     // --- Cluster log levels (0 = off .. 15 = everything) ------------------------------
     integer("LogLevelStartup", kDb, 1, 0, 15, "", "Cluster log level for start events"),
