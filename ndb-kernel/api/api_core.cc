@@ -179,7 +179,7 @@ void ApiCore::set_node_connected(uint16_t node, bool connected) {
   if (!std::binary_search(data_nodes_.begin(), data_nodes_.end(), node)) return;
   if (connected) {
     if (!connected_.insert(node).second) return;
-    if (subscribed_node_ == 0) subscribe_schema_events();
+    if (subscribed_node_ == 0 && options_.schema_events) subscribe_schema_events();
     return;
   }
   if (connected_.erase(node) == 0) return;
@@ -241,7 +241,7 @@ void ApiCore::set_node_connected(uint16_t node, bool connected) {
   }
   if (subscribed_node_ == node) {
     subscribed_node_ = 0;
-    subscribe_schema_events();
+    if (options_.schema_events) subscribe_schema_events();
   }
 }
 
@@ -574,7 +574,10 @@ Result<uint64_t> ApiCore::begin(const TableDef* hint_table, const storage::AttrV
   if (coordinator == 0) coordinator = next_node_round_robin();
   if (coordinator == 0) return Status(ErrorCode::kTemporary, "no data node connected");
   auto tx = std::make_unique<Transaction>();
-  tx->api_tx = (uint64_t{options_.node_id} << 48) | next_api_tx_++;
+  std::atomic<uint64_t>& counter =
+      options_.api_tx_counter != nullptr ? *options_.api_tx_counter : own_api_tx_counter_;
+  const uint64_t sequence = counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  tx->api_tx = (uint64_t{options_.node_id} << 48) | (sequence & 0xFFFFFFFFFFFFull);
   tx->coordinator = coordinator;
   const uint64_t id = tx->api_tx;
   transactions_[id] = std::move(tx);

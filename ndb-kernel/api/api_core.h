@@ -30,6 +30,7 @@
 // Thread-safety: none; one thread (or one mutex holder) at a time.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -57,7 +58,7 @@ using storage::LockMode;
 using storage::OpType;
 
 // Where ApiCore's signals go. The receiver is set; the sender is ApiCore's own address
-// ({node_id, kApiBlock, 0}). An error means the signal was not sent (kTemporary: no
+// ({node_id, kApiBlock, block_instance}). An error means the signal was not sent (kTemporary: no
 // link, or the link's buffer is full).
 class SignalSink {
  public:
@@ -70,6 +71,17 @@ using TablePtr = std::shared_ptr<const TableDef>;
 
 struct ApiCoreOptions {
   uint16_t node_id = 0;  // this API node's id (from mgmd)
+  // The core's block instance: its address is {node_id, kApiBlock, block_instance}, so
+  // answers to what it sends come back to it. One API node may run many cores (one per
+  // Session, each at its own instance; the Cluster's dictionary core at 0).
+  uint16_t block_instance = 0;
+  // The core subscribes to schema events (and keeps the table cache) once a data node is
+  // connected. One core per API node does: the dictionary core.
+  bool schema_events = true;
+  // Transaction ids (api_tx) must be unique per API node, whichever of its cores begins
+  // the transaction (the coordinator keys transactions by API node and api_tx): cores
+  // of one node share this counter. Null: the core's own.
+  std::atomic<uint64_t>* api_tx_counter = nullptr;
   // Transactions begun and not yet closed. NDB's MaxNoOfConcurrentTransactions for one
   // Ndb object is 1024 by default; the bench runs threads x parallelism of them.
   size_t transactions_open_max = 4096;
@@ -278,7 +290,7 @@ class ApiCore {
   const ApiCoreStats& stats() const { return stats_; }
   const protocol::ClusterTopology& topology() const { return topology_; }
   kernel::BlockAddress address() const {
-    return kernel::BlockAddress{options_.node_id, protocol::kApiBlock, 0};
+    return kernel::BlockAddress{options_.node_id, protocol::kApiBlock, options_.block_instance};
   }
 
  private:
@@ -321,7 +333,7 @@ class ApiCore {
 
   std::set<uint16_t> connected_;
   size_t round_robin_ = 0;
-  uint64_t next_api_tx_ = 1;
+  std::atomic<uint64_t> own_api_tx_counter_{0};
   uint32_t next_scan_id_ = 1;
   uint32_t next_request_id_ = 1;
   uint16_t subscribed_node_ = 0;  // data node whose dictionary sends us SCHEMA_EVENTs

@@ -1,5 +1,9 @@
 #include "ndb-kernel/api/cluster_connection.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -7,6 +11,7 @@
 #include <utility>
 
 #include "mgmd/client/mgm_commands.h"
+#include "ndb-kernel/common/clock.h"
 #include "ndb-kernel/common/logging.h"
 #include "ndb-kernel/transport/tls_files.h"
 
@@ -26,6 +31,10 @@ uint32_t version_number() {
   return (major << 16) | (minor << 8) | patch;
 }
 
+uint64_t now_ns() {
+  return real_clock().now_ns();
+}
+
 std::chrono::steady_clock::time_point deadline_after(uint64_t timeout_ms) {
   return std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
 }
@@ -35,20 +44,98 @@ Status timed_out(const std::string& what, uint64_t timeout_ms) {
                 what + " did not complete within " + std::to_string(timeout_ms) + " ms");
 }
 
-// Wake-ups the transporter's receive path owes, sent once it has let go of the cluster
-// mutex: a waiter woken while the waker still holds the mutex only blocks on it again
-// (two more futex calls and a context switch per answer). Null on every other thread,
-// which wakes at once (its wake-ups are rare, and nobody would send deferred ones).
-thread_local std::vector<std::shared_ptr<std::condition_variable>>* t_deferred_wakes = nullptr;
-
-void wake_session(const std::shared_ptr<std::condition_variable>& changed) {
-  if (t_deferred_wakes == nullptr) return changed->notify_all();
-  if (t_deferred_wakes->empty() || t_deferred_wakes->back() != changed) {
-    t_deferred_wakes->push_back(changed);
-  }
+void add_stats(ApiCoreStats* sum, const ApiCoreStats& add) {
+  sum->transactions_begun += add.transactions_begun;
+  sum->transactions_committed += add.transactions_committed;
+  sum->transactions_aborted += add.transactions_aborted;
+  sum->batches_executed += add.batches_executed;
+  sum->operations_sent += add.operations_sent;
+  sum->scans_started += add.scans_started;
+  sum->scan_batches_received += add.scan_batches_received;
+  sum->stray_signals += add.stray_signals;
+  sum->malformed_signals += add.malformed_signals;
+  sum->cache_hits += add.cache_hits;
+  sum->cache_misses += add.cache_misses;
 }
 
 }  // namespace
+
+namespace {
+
+// A binary wake-up for one waiting thread, on a futex: release() costs a system call
+// only when the thread sleeps, and the wait sleeps at once. (std::counting_semaphore
+// spins with sched_yield first: on a 2-core machine each yield is an involuntary
+// context switch, measured as +1.5 per point select.)
+class Wakeup {
+ public:
+  // Wakes the waiting thread, or makes its next wait return at once.
+  void release() {
+    if (state_.exchange(kSignalled, std::memory_order_release) == kSleeping) {
+      futex(FUTEX_WAKE_PRIVATE, 1, nullptr);
+    }
+  }
+  // Waits until released or the steady clock passes `deadline_ns`; true if released.
+  // One waiting thread at a time.
+  bool wait_until(uint64_t deadline_ns) {
+    for (;;) {
+      uint32_t expected = kSignalled;
+      if (state_.compare_exchange_strong(expected, kIdle, std::memory_order_acquire)) return true;
+      if (expected == kIdle &&
+          !state_.compare_exchange_strong(expected, kSleeping, std::memory_order_relaxed)) {
+        continue;  // released meanwhile
+      }
+      if (real_clock().now_ns() >= deadline_ns) {
+        return state_.exchange(kIdle, std::memory_order_acquire) == kSignalled;
+      }
+      timespec at{};
+      at.tv_sec = static_cast<time_t>(deadline_ns / 1'000'000'000);
+      at.tv_nsec = static_cast<long>(deadline_ns % 1'000'000'000);
+      // Absolute CLOCK_MONOTONIC deadline (FUTEX_WAIT_BITSET), the steady clock's.
+      ::syscall(SYS_futex, &state_, FUTEX_WAIT_BITSET_PRIVATE, kSleeping, &at, nullptr,
+                FUTEX_BITSET_MATCH_ANY);
+    }
+  }
+
+ private:
+  static constexpr uint32_t kIdle = 0;
+  static constexpr uint32_t kSignalled = 1;
+  static constexpr uint32_t kSleeping = 2;
+  void futex(int op, uint32_t value, const timespec* timeout) {
+    ::syscall(SYS_futex, &state_, op, value, timeout, nullptr, 0);
+  }
+  std::atomic<uint32_t> state_{kIdle};
+};
+
+}  // namespace
+
+// A thread waiting for the cluster: a session's thread, or a dictionary call. Whoever
+// changes what it waits for (the poll owner delivering a signal, a link event) calls
+// notify(); the waiter then re-checks under its own mutex.
+struct Cluster::Waiter {
+  // Set by notify(), cleared by the waiter before it re-checks: while set, a wake-up
+  // is on its way and another notify() need not send one.
+  std::atomic<bool> news{false};
+  Wakeup wakeup;
+};
+
+namespace {
+
+// Wake-ups collected while a thread delivers signals or link events, sent once it is
+// done (after it let go of the engines' mutexes: a waiter woken while the waker still
+// holds its mutex only blocks on it again). Null outside such a stretch: notify() then
+// wakes at once.
+thread_local std::vector<std::shared_ptr<Cluster::Waiter>>* t_wakes = nullptr;
+
+}  // namespace
+
+void Cluster::notify(const std::shared_ptr<Waiter>& waiter) {
+  if (waiter->news.exchange(true, std::memory_order_acq_rel)) return;  // one is on its way
+  if (t_wakes != nullptr) {
+    t_wakes->push_back(waiter);
+  } else {
+    waiter->wakeup.release();
+  }
+}
 
 std::vector<transport::PeerConfig> data_node_peers(const config::ClusterConfig& config) {
   std::vector<transport::PeerConfig> peers;
@@ -91,7 +178,8 @@ std::string effective_tls_search_path(const std::string& configured) {
   return std::string(home != nullptr ? home : ".") + "/ndb-tls";
 }
 
-// The core's signals go out on the transporter (called with mutex_ held).
+// The engines' signals go out on the transporter; the sending thread writes them to the
+// socket itself when the link has nothing queued (TransporterOptions::send_from_caller).
 class Cluster::TransporterSink final : public SignalSink {
  public:
   explicit TransporterSink(Cluster* cluster) : cluster_(cluster) {}
@@ -168,13 +256,18 @@ Cluster::Cluster(ClusterOptions options, uint16_t node_id, protocol::ClusterTopo
       node_id_(node_id),
       topology_(topology),
       sink_(std::make_unique<TransporterSink>(this)),
-      core_(
+      dict_core_(
           [&] {
             ApiCoreOptions core = options_.core;
             core.node_id = node_id;
+            core.block_instance = 0;
+            core.schema_events = true;
+            core.api_tx_counter = &api_tx_counter_;
             return core;
           }(),
-          std::move(topology), sink_.get()) {}
+          std::move(topology), sink_.get()) {
+  sessions_.resize(1, nullptr);  // instance 0 is the Cluster's own engine
+}
 
 Status Cluster::start(const config::ClusterConfig& config, const std::string& secret) {
   peers_ = data_node_peers(config);
@@ -187,48 +280,23 @@ Status Cluster::start(const config::ClusterConfig& config, const std::string& se
   options.cluster_secret = secret;
   options.peers = peers_;
   options.send_buffer_bytes_max = options_.send_buffer_bytes_max;
+  // The poll owner runs the transporter's loop (see the file comment), and senders
+  // write their frames themselves.
+  options.io_thread = false;
+  options.send_from_caller = true;
   if (options_.require_tls || api_requires_tls(config, node_id_)) {
     const std::string tls_path = effective_tls_search_path(options_.tls_search_path);
     DUO_ASSIGN_OR_RETURN(options.tls, transport::load_tls_material(tls_path, node_id_));
     options.use_tls = true;
     DUO_LOG(INFO, kLog) << "API node " << node_id_ << ": TLS on every link, keys from " << tls_path;
   }
-  DUO_ASSIGN_OR_RETURN(transporter_,
-                       transport::Transporter::create(
-                           options,
-                           [this](kernel::Signal& signal) {
-                             thread_local std::vector<std::shared_ptr<std::condition_variable>>
-                                 wakes;
-                             {
-                               std::lock_guard<std::mutex> lock(mutex_);
-                               t_deferred_wakes = &wakes;
-                               core_.on_signal(signal);
-                               t_deferred_wakes = nullptr;
-                             }
-                             for (const auto& changed : wakes) changed->notify_all();
-                             wakes.clear();
-                             return Status::OK();
-                           },
-                           [this](const transport::LinkEvent& event) {
-                             bool disconnecting = false;
-                             {
-                               std::lock_guard<std::mutex> lock(mutex_);
-                               on_link_event(event.node_id,
-                                             event.state == transport::LinkState::kConnected);
-                               disconnecting = disconnected_;
-                             }
-                             links_changed_.notify_all();
-                             if (event.state == transport::LinkState::kConnected) {
-                               DUO_LOG(INFO, kLog)
-                                   << "API node " << node_id_ << ": link to data node "
-                                   << event.node_id << " up (" << event.peer_address << ")";
-                             } else if (!disconnecting) {  // our own disconnect is no news
-                               DUO_LOG(WARNING, kLog)
-                                   << "API node " << node_id_ << ": link to data node "
-                                   << event.node_id << " down: " << event.reason;
-                             }
-                           }));
+  DUO_ASSIGN_OR_RETURN(
+      transporter_,
+      transport::Transporter::create(
+          options, [this](kernel::Signal& signal) { return on_receive(signal); },
+          [this](const transport::LinkEvent& event) { on_link_event(event); }));
   DUO_RETURN_IF_ERROR(transporter_->start());
+  io_thread_ = std::thread([this] { run_io_thread(); });
   poll_mgm_status();  // the first ports, before the poller's first period
   mgm_poller_ = std::thread([this] { run_mgm_poller(); });
   return Status::OK();
@@ -250,8 +318,28 @@ void Cluster::disconnect() {
   }
   poller_wake_.notify_all();
   if (mgm_poller_.joinable()) mgm_poller_.join();
-  // Link-down events fail what is in flight (with mutex_ taken by the callback).
-  if (transporter_) transporter_->stop();
+  {
+    std::lock_guard<std::mutex> lock(io_mutex_);
+    io_stop_ = true;
+  }
+  io_wake_.notify_all();
+  if (transporter_) transporter_->wake_poller();
+  if (io_thread_.joinable()) io_thread_.join();
+  // No thread may poll from here on; wait for the one that does to let go.
+  {
+    std::unique_lock<std::mutex> lock(poll_mutex_);
+    poll_closed_ = true;
+    if (transporter_) transporter_->wake_poller();
+    poll_released_.wait(lock, [this] { return !poll_owned_; });
+  }
+  // Link-down events fail what is in flight (delivered on this thread).
+  if (transporter_) {
+    std::vector<std::shared_ptr<Waiter>> wakes;
+    t_wakes = &wakes;
+    transporter_->stop();
+    t_wakes = nullptr;
+    for (const auto& waiter : wakes) waiter->wakeup.release();
+  }
   if (mgm_ && mgm_->connected()) {
     mgm::Message bye;
     bye.head = "bye";
@@ -262,20 +350,196 @@ void Cluster::disconnect() {
   DUO_LOG(INFO, kLog) << "API node " << node_id_ << ": disconnected";
 }
 
-void Cluster::on_link_event(uint16_t node, bool connected) {
+// ---- Receiving ----
+
+Status Cluster::on_receive(kernel::Signal& signal) {
+  const uint16_t instance = signal.receiver().instance;
+  if (instance == 0) {
+    if (signal.id() == protocol::kNodeFailRep) {
+      // A data node told us the cluster declared a data node dead: its link may still
+      // be up (a frozen process), but it coordinates nothing any more. It is used
+      // again only after its link went down and came back (a restart).
+      std::lock_guard<std::mutex> lock(mutex_);
+      set_usable(static_cast<uint16_t>(signal.word(0)), false);
+      return Status::OK();
+    }
+    std::lock_guard<std::mutex> lock(dict_mutex_);
+    dict_core_.on_signal(signal);
+    return Status::OK();
+  }
+  std::shared_lock<std::shared_mutex> sessions(sessions_mutex_);
+  Session* session = instance < sessions_.size() ? sessions_[instance] : nullptr;
+  if (session == nullptr) return Status::OK();  // an answer for a session that is gone
+  {
+    std::lock_guard<std::mutex> lock(session->mutex_);
+    session->core_.on_signal(signal);
+  }
+  notify(session->waiter_);
+  return Status::OK();
+}
+
+void Cluster::on_link_event(const transport::LinkEvent& event) {
+  bool disconnecting = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    on_link_change(event.node_id, event.state == transport::LinkState::kConnected);
+    disconnecting = disconnected_;
+  }
+  links_changed_.notify_all();
+  if (event.state == transport::LinkState::kConnected) {
+    DUO_LOG(INFO, kLog) << "API node " << node_id_ << ": link to data node " << event.node_id
+                        << " up (" << event.peer_address << ")";
+  } else if (!disconnecting) {  // our own disconnect is no news
+    DUO_LOG(WARNING, kLog) << "API node " << node_id_ << ": link to data node " << event.node_id
+                           << " down: " << event.reason;
+  }
+}
+
+void Cluster::on_link_change(uint16_t node, bool connected) {
   if (!connected) {
     linked_not_started_.erase(node);
     // Whatever mgmd said before, the node is not started now: after a restart it is
     // used again only once mgmd reports it STARTED (it may be copying meanwhile).
     if (mgm_started_) mgm_started_->erase(node);
-    core_.set_node_connected(node, false);
+    set_usable(node, false);
     return;
   }
   if (mgm_started_ && mgm_started_->count(node) == 0) {
     linked_not_started_.insert(node);
     return;
   }
-  core_.set_node_connected(node, true);
+  set_usable(node, true);
+}
+
+void Cluster::set_usable(uint16_t node, bool usable) {
+  if (usable ? !usable_.insert(node).second : usable_.erase(node) == 0) return;
+  // Wake-ups go out after every engine was told (a thread collecting already sends them
+  // at the end of its stretch).
+  std::vector<std::shared_ptr<Waiter>> wakes;
+  const bool collect = t_wakes == nullptr;
+  if (collect) t_wakes = &wakes;
+  {
+    std::lock_guard<std::mutex> lock(dict_mutex_);
+    dict_core_.set_node_connected(node, usable);
+  }
+  {
+    std::shared_lock<std::shared_mutex> sessions(sessions_mutex_);
+    for (Session* session : sessions_) {
+      if (session == nullptr) continue;
+      {
+        std::lock_guard<std::mutex> lock(session->mutex_);
+        session->core_.set_node_connected(node, usable);
+      }
+      notify(session->waiter_);
+    }
+  }
+  if (collect) {
+    t_wakes = nullptr;
+    for (const auto& waiter : wakes) waiter->wakeup.release();
+  }
+}
+
+bool Cluster::try_take_poll_right() {
+  std::lock_guard<std::mutex> lock(poll_mutex_);
+  if (poll_owned_ || poll_closed_) return false;
+  poll_owned_ = true;
+  return true;
+}
+
+void Cluster::release_poll_right() {
+  std::lock_guard<std::mutex> lock(poll_mutex_);
+  poll_owned_ = false;
+  if (poll_closed_) {
+    poll_released_.notify_all();
+    return;
+  }
+  // Someone must go on reading the sockets for those still waiting: the first waiter
+  // whose answer has not come yet takes over (those with news wake up anyway).
+  for (Waiter* waiter : poll_waiters_) {
+    if (!waiter->news.load(std::memory_order_acquire)) {
+      waiter->wakeup.release();
+      return;
+    }
+  }
+}
+
+void Cluster::poll_turn(uint64_t max_wait_ms, Waiter* self) {
+  std::vector<std::shared_ptr<Waiter>> wakes;
+  t_wakes = &wakes;
+  transporter_->poll(max_wait_ms).ignore_error();  // fails only once stopped
+  t_wakes = nullptr;
+  for (const auto& waiter : wakes) {
+    if (waiter.get() != self) waiter->wakeup.release();
+  }
+}
+
+void Cluster::wait_for_news(Waiter& waiter, uint64_t deadline_ns) {
+  last_wait_ns_.store(now_ns(), std::memory_order_relaxed);
+  bool owner = false;
+  {
+    std::lock_guard<std::mutex> lock(poll_mutex_);
+    if (!poll_owned_ && !poll_closed_) {
+      poll_owned_ = true;
+      owner = true;
+    } else {
+      poll_waiters_.push_back(&waiter);
+    }
+  }
+  if (owner) {
+    // This thread reads the sockets until its own answer is in.
+    for (;;) {
+      if (waiter.news.load(std::memory_order_acquire)) break;
+      const uint64_t now = now_ns();
+      if (now >= deadline_ns) break;
+      poll_turn((deadline_ns - now + kNanosPerMilli - 1) / kNanosPerMilli, &waiter);
+      {
+        // disconnect() waits for the poll right: give it up at once.
+        std::lock_guard<std::mutex> lock(poll_mutex_);
+        if (poll_closed_) break;
+      }
+    }
+    release_poll_right();
+    return;
+  }
+  waiter.wakeup.wait_until(deadline_ns);
+  std::lock_guard<std::mutex> lock(poll_mutex_);
+  std::erase(poll_waiters_, &waiter);
+}
+
+bool Cluster::wait(std::unique_lock<std::mutex>& lock, Waiter& waiter,
+                   const std::function<bool()>& done) {
+  const uint64_t deadline_ns = now_ns() + options_.request_timeout_ms * kNanosPerMilli;
+  for (;;) {
+    // Cleared before the check: a change after it notifies again.
+    waiter.news.store(false, std::memory_order_release);
+    if (done()) return true;
+    if (now_ns() >= deadline_ns) return false;
+    lock.unlock();
+    wait_for_news(waiter, deadline_ns);
+    lock.lock();
+  }
+}
+
+void Cluster::run_io_thread() {
+  std::unique_lock<std::mutex> lock(io_mutex_);
+  while (!io_stop_) {
+    const bool sessions_active =
+        now_ns() - last_wait_ns_.load(std::memory_order_relaxed) < 2 * kBusyTickMs * kNanosPerMilli;
+    if (sessions_active) {
+      // Sessions read the sockets themselves; only look now and then.
+      io_wake_.wait_for(lock, std::chrono::milliseconds(kBusyTickMs), [this] { return io_stop_; });
+      if (io_stop_) return;
+    }
+    lock.unlock();
+    if (try_take_poll_right()) {
+      poll_turn(sessions_active ? 0 : kIdlePollMs, nullptr);
+      release_poll_right();
+    } else if (!sessions_active) {
+      // Someone else polls; look again shortly.
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    lock.lock();
+  }
 }
 
 void Cluster::run_mgm_poller() {
@@ -325,8 +589,9 @@ void Cluster::poll_mgm_status() {
       }
       DUO_LOG(INFO, kLog) << "API node " << node_id_ << ": data node " << *it
                           << " started; using it";
-      core_.set_node_connected(*it, true);
+      const uint16_t node = *it;
       it = linked_not_started_.erase(it);
+      set_usable(node, true);
     }
     links_changed_.notify_all();
   }
@@ -349,13 +614,13 @@ void Cluster::poll_mgm_status() {
 Result<size_t> Cluster::wait_until_ready(uint64_t timeout_ms) {
   std::unique_lock<std::mutex> lock(mutex_);
   links_changed_.wait_until(lock, deadline_after(timeout_ms), [this] {
-    const std::vector<uint16_t> linked = core_.connected_nodes();  // ascending
+    const std::vector<uint16_t> linked(usable_.begin(), usable_.end());  // ascending
     if (disconnected_ || linked.size() == peers_.size()) return true;
     return !linked.empty() && mgm_started_ && !mgm_started_->empty() &&
            std::includes(linked.begin(), linked.end(), mgm_started_->begin(),
                          mgm_started_->end());
   });
-  const size_t linked = core_.connected_nodes().size();
+  const size_t linked = usable_.size();
   if (linked == 0) {
     return Status(ErrorCode::kTemporary,
                   "no data node linked within " + std::to_string(timeout_ms) + " ms");
@@ -363,18 +628,48 @@ Result<size_t> Cluster::wait_until_ready(uint64_t timeout_ms) {
   return linked;
 }
 
-bool Cluster::wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                   const std::function<bool()>& done) {
-  return cv.wait_until(lock, deadline_after(options_.request_timeout_ms), done);
-}
-
 ApiCoreStats Cluster::stats() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return core_.stats();
+  ApiCoreStats sum;
+  {
+    std::lock_guard<std::mutex> lock(dict_mutex_);
+    add_stats(&sum, dict_core_.stats());
+  }
+  std::shared_lock<std::shared_mutex> sessions(sessions_mutex_);
+  add_stats(&sum, closed_sessions_stats_);
+  for (Session* session : sessions_) {
+    if (session == nullptr) continue;
+    std::lock_guard<std::mutex> lock(session->mutex_);
+    add_stats(&sum, session->core_.stats());
+  }
+  return sum;
 }
 
 std::unique_ptr<Session> Cluster::new_session() {
-  return std::unique_ptr<Session>(new Session(this));
+  // mutex_ first: the new engine starts from the current usable nodes, and no link event
+  // can slip between reading them and the session being listed.
+  std::lock_guard<std::mutex> state(mutex_);
+  std::unique_lock<std::shared_mutex> sessions(sessions_mutex_);
+  uint16_t instance = 0;
+  if (!free_instances_.empty()) {
+    instance = free_instances_.back();
+    free_instances_.pop_back();
+  } else if (sessions_.size() <= kSessionsMax) {
+    instance = static_cast<uint16_t>(sessions_.size());
+    sessions_.push_back(nullptr);
+  } else {
+    DUO_LOG(WARNING, kLog) << "API node " << node_id_ << ": " << kSessionsMax
+                           << " sessions are open; no more";
+    return nullptr;
+  }
+  ApiCoreOptions core = options_.core;
+  core.node_id = node_id_;
+  core.block_instance = instance;
+  core.schema_events = false;
+  core.api_tx_counter = &api_tx_counter_;
+  std::unique_ptr<Session> session(new Session(this, instance, core));
+  for (uint16_t node : usable_) session->core_.set_node_connected(node, true);
+  sessions_[instance] = session.get();
+  return session;
 }
 
 // ---- Dictionary ----
@@ -393,14 +688,14 @@ struct Pending {
 
 Result<TablePtr> Cluster::get_table(const std::string& name) {
   auto pending = std::make_shared<Pending<TablePtr>>();
-  auto cv = std::make_shared<std::condition_variable>();
-  std::unique_lock<std::mutex> lock(mutex_);
-  DUO_RETURN_IF_ERROR(core_.get_table(name, [pending, cv](Result<TablePtr> table) {
+  auto waiter = std::make_shared<Waiter>();
+  std::unique_lock<std::mutex> lock(dict_mutex_);
+  DUO_RETURN_IF_ERROR(dict_core_.get_table(name, [pending, waiter](Result<TablePtr> table) {
     pending->result = std::move(table);
     pending->done = true;
-    cv->notify_all();
+    notify(waiter);
   }));
-  if (!wait(lock, *cv, [&] { return pending->done; })) {
+  if (!wait(lock, *waiter, [&] { return pending->done; })) {
     return timed_out("get_table('" + name + "')", options_.request_timeout_ms);
   }
   return pending->result;
@@ -408,15 +703,15 @@ Result<TablePtr> Cluster::get_table(const std::string& name) {
 
 Result<TablePtr> Cluster::create_table(TableDef table) {
   auto pending = std::make_shared<Pending<TablePtr>>();
-  auto cv = std::make_shared<std::condition_variable>();
+  auto waiter = std::make_shared<Waiter>();
   const std::string name = table.schema.name;
-  std::unique_lock<std::mutex> lock(mutex_);
-  DUO_RETURN_IF_ERROR(core_.create_table(std::move(table), [pending, cv](Result<TablePtr> created) {
+  std::unique_lock<std::mutex> lock(dict_mutex_);
+  DUO_RETURN_IF_ERROR(dict_core_.create_table(std::move(table), [pending, waiter](Result<TablePtr> created) {
     pending->result = std::move(created);
     pending->done = true;
-    cv->notify_all();
+    notify(waiter);
   }));
-  if (!wait(lock, *cv, [&] { return pending->done; })) {
+  if (!wait(lock, *waiter, [&] { return pending->done; })) {
     return timed_out("create_table('" + name + "')", options_.request_timeout_ms);
   }
   return pending->result;
@@ -425,14 +720,14 @@ Result<TablePtr> Cluster::create_table(TableDef table) {
 Status Cluster::drop_table(const std::string& name) {
   DUO_ASSIGN_OR_RETURN(TablePtr table, get_table(name));
   auto pending = std::make_shared<Pending<bool>>();
-  auto cv = std::make_shared<std::condition_variable>();
-  std::unique_lock<std::mutex> lock(mutex_);
-  DUO_RETURN_IF_ERROR(core_.drop_table(table->schema.table_id, [pending, cv](const Status& status) {
+  auto waiter = std::make_shared<Waiter>();
+  std::unique_lock<std::mutex> lock(dict_mutex_);
+  DUO_RETURN_IF_ERROR(dict_core_.drop_table(table->schema.table_id, [pending, waiter](const Status& status) {
     pending->result = status.ok() ? Result<bool>(true) : Result<bool>(status);
     pending->done = true;
-    cv->notify_all();
+    notify(waiter);
   }));
-  if (!wait(lock, *cv, [&] { return pending->done; })) {
+  if (!wait(lock, *waiter, [&] { return pending->done; })) {
     return timed_out("drop_table('" + name + "')", options_.request_timeout_ms);
   }
   return pending->result.ok() ? Status::OK() : pending->result.status();
@@ -440,15 +735,15 @@ Status Cluster::drop_table(const std::string& name) {
 
 Result<TablePtr> Cluster::alter_table(TableDef table) {
   auto pending = std::make_shared<Pending<TablePtr>>();
-  auto cv = std::make_shared<std::condition_variable>();
+  auto waiter = std::make_shared<Waiter>();
   const std::string name = table.schema.name;
-  std::unique_lock<std::mutex> lock(mutex_);
-  DUO_RETURN_IF_ERROR(core_.alter_table(std::move(table), [pending, cv](Result<TablePtr> altered) {
+  std::unique_lock<std::mutex> lock(dict_mutex_);
+  DUO_RETURN_IF_ERROR(dict_core_.alter_table(std::move(table), [pending, waiter](Result<TablePtr> altered) {
     pending->result = std::move(altered);
     pending->done = true;
-    cv->notify_all();
+    notify(waiter);
   }));
-  if (!wait(lock, *cv, [&] { return pending->done; })) {
+  if (!wait(lock, *waiter, [&] { return pending->done; })) {
     return timed_out("alter_table('" + name + "')", options_.request_timeout_ms);
   }
   return pending->result;
@@ -489,14 +784,14 @@ Result<TablePtr> Cluster::rename_table(const std::string& name, const std::strin
 Result<std::vector<protocol::TableListEntry>> Cluster::list_tables() {
   using Tables = std::vector<protocol::TableListEntry>;
   auto pending = std::make_shared<Pending<Tables>>();
-  auto cv = std::make_shared<std::condition_variable>();
-  std::unique_lock<std::mutex> lock(mutex_);
-  DUO_RETURN_IF_ERROR(core_.list_tables([pending, cv](Result<Tables> tables) {
+  auto waiter = std::make_shared<Waiter>();
+  std::unique_lock<std::mutex> lock(dict_mutex_);
+  DUO_RETURN_IF_ERROR(dict_core_.list_tables([pending, waiter](Result<Tables> tables) {
     pending->result = std::move(tables);
     pending->done = true;
-    cv->notify_all();
+    notify(waiter);
   }));
-  if (!wait(lock, *cv, [&] { return pending->done; })) {
+  if (!wait(lock, *waiter, [&] { return pending->done; })) {
     return timed_out("list_tables", options_.request_timeout_ms);
   }
   return pending->result;
@@ -505,14 +800,14 @@ Result<std::vector<protocol::TableListEntry>> Cluster::list_tables() {
 Result<std::vector<protocol::DbinfoOperation>> Cluster::dbinfo_operations() {
   using Rows = std::vector<protocol::DbinfoOperation>;
   auto pending = std::make_shared<Pending<Rows>>();
-  auto cv = std::make_shared<std::condition_variable>();
-  std::unique_lock<std::mutex> lock(mutex_);
-  DUO_RETURN_IF_ERROR(core_.dbinfo_operations([pending, cv](Result<Rows> rows) {
+  auto waiter = std::make_shared<Waiter>();
+  std::unique_lock<std::mutex> lock(dict_mutex_);
+  DUO_RETURN_IF_ERROR(dict_core_.dbinfo_operations([pending, waiter](Result<Rows> rows) {
     pending->result = std::move(rows);
     pending->done = true;
-    cv->notify_all();
+    notify(waiter);
   }));
-  if (!wait(lock, *cv, [&] { return pending->done; })) {
+  if (!wait(lock, *waiter, [&] { return pending->done; })) {
     return timed_out("dbinfo_operations", options_.request_timeout_ms);
   }
   return pending->result;
@@ -520,19 +815,40 @@ Result<std::vector<protocol::DbinfoOperation>> Cluster::dbinfo_operations() {
 
 // ---- Session ----
 
-Session::~Session() = default;
+Session::Session(Cluster* cluster, uint16_t instance, ApiCoreOptions core_options)
+    : cluster_(cluster),
+      instance_(instance),
+      waiter_(std::make_shared<Cluster::Waiter>()),
+      core_(std::move(core_options), cluster->topology_, cluster->sink_.get()) {}
+
+Session::~Session() {
+  std::unique_lock<std::shared_mutex> sessions(cluster_->sessions_mutex_);
+  add_stats(&cluster_->closed_sessions_stats_, core_.stats());
+  cluster_->sessions_[instance_] = nullptr;
+  cluster_->free_instances_.push_back(instance_);
+}
 
 Result<std::unique_ptr<Transaction>> Session::begin(const TableDef* hint_table,
                                                     const storage::AttrValues* hint_key) {
-  std::lock_guard<std::mutex> lock(cluster_->mutex_);
-  DUO_ASSIGN_OR_RETURN(uint64_t api_tx, cluster_->core_.begin(hint_table, hint_key));
+  std::lock_guard<std::mutex> lock(mutex_);
+  DUO_ASSIGN_OR_RETURN(uint64_t api_tx, core_.begin(hint_table, hint_key));
   return std::unique_ptr<Transaction>(new Transaction(this, api_tx));
 }
 
 size_t Session::poll(uint64_t timeout_ms) {
   size_t ran = 0;
-  std::unique_lock<std::mutex> lock(cluster_->mutex_);
-  changed_->wait_until(lock, deadline_after(timeout_ms), [this] { return !completed_.empty(); });
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (completed_.empty() && timeout_ms > 0) {
+    // Cluster::wait is bounded by the request timeout; this one by `timeout_ms`.
+    const uint64_t deadline_ns = now_ns() + timeout_ms * kNanosPerMilli;
+    for (;;) {
+      waiter_->news.store(false, std::memory_order_release);
+      if (!completed_.empty() || now_ns() >= deadline_ns) break;
+      lock.unlock();
+      cluster_->wait_for_news(*waiter_, deadline_ns);
+      lock.lock();
+    }
+  }
   // One at a time, unlocked while the callback runs: it may execute again, destroy
   // other transactions (which unlink themselves from completed_) or begin new ones.
   while (!completed_.empty()) {
@@ -552,77 +868,74 @@ size_t Session::poll(uint64_t timeout_ms) {
 // ---- Transaction ----
 
 Transaction::~Transaction() {
-  Cluster& cluster = *session_->cluster_;
-  std::lock_guard<std::mutex> lock(cluster.mutex_);
-  if (!closed_) cluster.core_.close(api_tx_);
+  std::lock_guard<std::mutex> lock(session_->mutex_);
+  if (!closed_) session_->core_.close(api_tx_);
   std::erase(session_->completed_, this);
 }
 
 Result<uint32_t> Transaction::read(const TableDef& table, storage::AttrValues key,
                                    std::vector<uint16_t> columns, LockMode lock_mode,
                                    OpOptions options) {
-  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
-  return session_->cluster_->core_.read(api_tx_, table, std::move(key), std::move(columns),
-                                        lock_mode, options);
+  std::lock_guard<std::mutex> lock(session_->mutex_);
+  return session_->core_.read(api_tx_, table, std::move(key), std::move(columns), lock_mode,
+                              options);
 }
 
 Result<uint32_t> Transaction::insert(const TableDef& table, storage::AttrValues row,
                                      OpOptions options) {
-  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
-  return session_->cluster_->core_.insert(api_tx_, table, std::move(row), options);
+  std::lock_guard<std::mutex> lock(session_->mutex_);
+  return session_->core_.insert(api_tx_, table, std::move(row), options);
 }
 
 Result<uint32_t> Transaction::update(const TableDef& table, storage::AttrValues key,
                                      storage::AttrValues values, OpOptions options) {
-  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
-  return session_->cluster_->core_.update(api_tx_, table, std::move(key), std::move(values),
-                                          options);
+  std::lock_guard<std::mutex> lock(session_->mutex_);
+  return session_->core_.update(api_tx_, table, std::move(key), std::move(values), options);
 }
 
 Result<uint32_t> Transaction::write(const TableDef& table, storage::AttrValues row,
                                     OpOptions options) {
-  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
-  return session_->cluster_->core_.write(api_tx_, table, std::move(row), options);
+  std::lock_guard<std::mutex> lock(session_->mutex_);
+  return session_->core_.write(api_tx_, table, std::move(row), options);
 }
 
 Result<uint32_t> Transaction::remove(const TableDef& table, storage::AttrValues key,
                                      OpOptions options) {
-  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
-  return session_->cluster_->core_.remove(api_tx_, table, std::move(key), options);
+  std::lock_guard<std::mutex> lock(session_->mutex_);
+  return session_->core_.remove(api_tx_, table, std::move(key), options);
 }
 
 Result<uint32_t> Transaction::interpreted_update(const TableDef& table, storage::AttrValues key,
                                                  const storage::InterpretedUpdate& program,
                                                  OpOptions options) {
-  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
-  return session_->cluster_->core_.interpreted_update(api_tx_, table, std::move(key), program,
-                                                      options);
+  std::lock_guard<std::mutex> lock(session_->mutex_);
+  return session_->core_.interpreted_update(api_tx_, table, std::move(key), program, options);
 }
 
 Status Transaction::start_execute(ExecType type) {
   if (closed_) return Status(ErrorCode::kTransactionState, "transaction was closed (timed out)");
   executing_ = true;
   Session* session = session_;
-  Status started = session_->cluster_->core_.execute(
-      api_tx_, type, [this, session](uint64_t, const Status& status) {
-        // Runs with the cluster mutex held (ApiCore callbacks run inside core calls).
+  Status started =
+      session_->core_.execute(api_tx_, type, [this, session](uint64_t, const Status& status) {
+        // Runs with the session's mutex held (ApiCore callbacks run inside core calls);
+        // the thread delivering the answer wakes the session (Cluster::on_receive).
         executing_ = false;
         status_ = status;
         status_.ignore_error();  // the caller reads it from execute() or its callback
         if (async_done_) session->completed_.push_back(this);
-        wake_session(session->changed_);
       });
   if (!started.ok()) executing_ = false;
   return started;
 }
 
 Status Transaction::execute(ExecType type) {
-  Cluster& cluster = *session_->cluster_;
-  std::unique_lock<std::mutex> lock(cluster.mutex_);
+  std::unique_lock<std::mutex> lock(session_->mutex_);
   DUO_RETURN_IF_ERROR(start_execute(type));
-  if (!cluster.wait(lock, *session_->changed_, [this] { return !executing_; })) {
+  Cluster& cluster = *session_->cluster_;
+  if (!cluster.wait(lock, *session_->waiter_, [this] { return !executing_; })) {
     // Give up on it: the core forgets it and rolls it back at the coordinator.
-    cluster.core_.close(api_tx_);
+    session_->core_.close(api_tx_);
     closed_ = true;
     executing_ = false;
     return timed_out("transaction execute", cluster.options_.request_timeout_ms);
@@ -631,7 +944,7 @@ Status Transaction::execute(ExecType type) {
 }
 
 Status Transaction::execute_async(ExecType type, AsyncCallback done) {
-  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
+  std::lock_guard<std::mutex> lock(session_->mutex_);
   async_done_ = std::move(done);
   Status started = start_execute(type);
   if (!started.ok()) async_done_ = nullptr;
@@ -639,49 +952,46 @@ Status Transaction::execute_async(ExecType type, AsyncCallback done) {
 }
 
 Result<OpResult> Transaction::result(uint32_t op_index) {
-  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
-  DUO_ASSIGN_OR_RETURN(const OpResult* result,
-                       session_->cluster_->core_.op_result(api_tx_, op_index));
+  std::lock_guard<std::mutex> lock(session_->mutex_);
+  DUO_ASSIGN_OR_RETURN(const OpResult* result, session_->core_.op_result(api_tx_, op_index));
   return *result;
 }
 
 TxState Transaction::state() {
-  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
+  std::lock_guard<std::mutex> lock(session_->mutex_);
   if (closed_) return TxState::kAborted;
-  Result<TxState> state = session_->cluster_->core_.state(api_tx_);
+  Result<TxState> state = session_->core_.state(api_tx_);
   return state.ok() ? *state : TxState::kAborted;
 }
 
 uint32_t Transaction::commit_gci() {
-  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
-  Result<uint32_t> gci = session_->cluster_->core_.commit_gci(api_tx_);
+  std::lock_guard<std::mutex> lock(session_->mutex_);
+  Result<uint32_t> gci = session_->core_.commit_gci(api_tx_);
   return gci.ok() ? *gci : 0;
 }
 
 Result<std::unique_ptr<ScanCursor>> Transaction::scan(const TableDef& table, const ScanSpec& spec) {
-  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
-  Session* session = session_;
+  std::lock_guard<std::mutex> lock(session_->mutex_);
+  // Rows arriving wake the session through Cluster::on_receive; nothing to do here.
   DUO_ASSIGN_OR_RETURN(uint32_t scan_id,
-                       session_->cluster_->core_.scan(api_tx_, table, spec, [session](uint32_t) {
-                         wake_session(session->changed_);
-                       }));
+                       session_->core_.scan(api_tx_, table, spec, [](uint32_t) {}));
   return std::unique_ptr<ScanCursor>(new ScanCursor(session_, scan_id));
 }
 
 // ---- ScanCursor ----
 
 ScanCursor::~ScanCursor() {
-  std::lock_guard<std::mutex> lock(session_->cluster_->mutex_);
-  session_->cluster_->core_.close_scan(scan_id_);
+  std::lock_guard<std::mutex> lock(session_->mutex_);
+  session_->core_.close_scan(scan_id_);
 }
 
 Result<bool> ScanCursor::next(storage::AttrValues* row) {
   Cluster& cluster = *session_->cluster_;
-  std::unique_lock<std::mutex> lock(cluster.mutex_);
+  std::unique_lock<std::mutex> lock(session_->mutex_);
   std::optional<storage::RowBatch::Row> fetched;
   Result<ScanFetch> fetch = ScanFetch::kWaiting;
-  const bool arrived = cluster.wait(lock, *session_->changed_, [&] {
-    fetch = cluster.core_.next_row(scan_id_, &fetched);
+  const bool arrived = cluster.wait(lock, *session_->waiter_, [&] {
+    fetch = session_->core_.next_row(scan_id_, &fetched);
     return !fetch.ok() || *fetch != ScanFetch::kWaiting;
   });
   if (!arrived) return timed_out("scan", cluster.options_.request_timeout_ms);

@@ -5,15 +5,28 @@
 // (`get nodeid`, nodetype api) and keeps that session open for the connection's life
 // (the id stays ours; `get status` once a second keeps it alive and tells us the
 // transporter ports data nodes reported), fetches the configuration (`get config`),
-// builds the ClusterTopology, and starts a Transporter that dials every data node (API
-// ids are higher, so API nodes dial). Received signals and link events feed one ApiCore
-// under mutex_. Protocol: docs/formats/mgm-protocol.md, docs/formats/transport.md.
+// builds the ClusterTopology, and creates a Transporter that dials every data node (API
+// ids are higher, so API nodes dial). Protocol: docs/formats/mgm-protocol.md,
+// docs/formats/transport.md.
 //
-// Callers use Sessions (NDB's Ndb object: one per thread). A Session begins
-// Transactions, which run either synchronously (execute() blocks until the batch
+// Callers use Sessions (NDB's Ndb object: one per thread). Each Session has its own
+// protocol engine (an ApiCore at its own block instance, so the data nodes answer it
+// directly) under its own mutex: sessions share no lock on the request path. A Session
+// begins Transactions, which run either synchronously (execute() blocks until the batch
 // completed) or asynchronously (execute_async() with a callback; Session::poll() runs
 // completed callbacks on the calling thread) — many transactions in flight from one
-// thread is the flexAsynch pattern duo_bench uses.
+// thread is the flexAsynch pattern duo_bench uses. Dictionary requests and schema events
+// go through the Cluster's own engine (instance 0), which keeps the table cache.
+//
+// Who reads the sockets (NDB's poll right): a thread that must wait for the cluster
+// polls the transporter itself if nobody else does — it receives its own answer without
+// any hand-off, and delivers what arrives for other sessions straight into their
+// engines, waking only those whose wait is over. When it has its answer it hands the
+// poll right to another waiting thread. Sends are written to the socket by the sending
+// thread. The transporter's own thread only dials and handles links while the API is
+// idle (it then polls, blocking up to kIdlePollMs), and otherwise looks at the sockets
+// every kBusyTickMs without waiting, so that nothing arriving for a session that is not
+// waiting (a schema event, a node failure report) sits there for long.
 //
 // Every wait is bounded by ClusterOptions::request_timeout_ms; a transaction that times
 // out is closed (rolled back at its coordinator) and fails with kTemporary.
@@ -23,6 +36,7 @@
 // before their Cluster.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -31,6 +45,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,6 +92,10 @@ class Transaction;
 
 class Cluster {
  public:
+  // Sessions one Cluster may have open at once: each is a block instance (16 bits, 0 is
+  // the Cluster's own engine).
+  static constexpr size_t kSessionsMax = 65535;
+
   // Connects as described above. kIoError when mgmd is unreachable, kConfigError when
   // it refuses an API node id or serves a configuration without data nodes.
   static Result<std::unique_ptr<Cluster>> connect(ClusterOptions options);
@@ -96,6 +115,7 @@ class Cluster {
   uint16_t node_id() const { return node_id_; }
   const protocol::ClusterTopology& topology() const { return topology_; }
 
+  // A new session (one per thread); null when kSessionsMax are open.
   std::unique_ptr<Session> new_session();
 
   // Dictionary, synchronous.
@@ -111,13 +131,23 @@ class Cluster {
   // ndbinfo.cluster_operations: ApiCore::dbinfo_operations, synchronous.
   Result<std::vector<protocol::DbinfoOperation>> dbinfo_operations();
 
+  // The engines' counters, summed over the Cluster's own and every session's (those of
+  // sessions already closed included).
   ApiCoreStats stats();
+
+  // A thread waiting for the cluster (defined in the .cc; internal).
+  struct Waiter;
 
  private:
   friend class Session;
   friend class Transaction;
   friend class ScanCursor;
   class TransporterSink;
+
+  // How long the transporter's thread waits in epoll while no session waits for the
+  // cluster, and how often it looks at the sockets (without waiting) while they do.
+  static constexpr uint64_t kIdlePollMs = 10;
+  static constexpr uint64_t kBusyTickMs = 10;
 
   Cluster(ClusterOptions options, uint16_t node_id, protocol::ClusterTopology topology);
   Status start(const config::ClusterConfig& config, const std::string& secret);
@@ -127,9 +157,34 @@ class Cluster {
                                            const ClusterOptions& options);
   void run_mgm_poller();
   void poll_mgm_status();
-  // Waits on `cv` (with mutex_ held in `lock`) until `done()` or the request timeout.
-  bool wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-            const std::function<bool()>& done);
+  void run_io_thread();
+
+  // ---- Receiving (the poll right) ----
+  // The transporter's receive callback: routes `signal` to the engine at its receiver's
+  // block instance. Runs on the poll owner's thread.
+  Status on_receive(kernel::Signal& signal);
+  void on_link_event(const transport::LinkEvent& event);
+  // Waits (with `lock` held on entry and exit: the mutex guarding what `done` reads)
+  // until done() or the request timeout; false on timeout. Polls the transporter itself
+  // while nobody else does.
+  bool wait(std::unique_lock<std::mutex>& lock, Waiter& waiter, const std::function<bool()>& done);
+  // Returns once `waiter` has news, `deadline_ns` passed, or it is asked to take over
+  // polling; the caller re-checks what it waits for.
+  void wait_for_news(Waiter& waiter, uint64_t deadline_ns);
+  // One turn of the transporter (the caller holds the poll right), then wakes the
+  // waiters that got news, except `self`.
+  void poll_turn(uint64_t max_wait_ms, Waiter* self);
+  // Tells `waiter` something it may wait for changed: wakes it (at the end of the
+  // current delivery stretch, if the calling thread is in one).
+  static void notify(const std::shared_ptr<Waiter>& waiter);
+  bool try_take_poll_right();
+  // Gives the poll right up and wakes one waiter without news to take it over.
+  void release_poll_right();
+
+  // ---- Node state (mutex_ held) ----
+  // Marks `node` usable or not in every engine (failing what it coordinated when not).
+  void set_usable(uint16_t node, bool usable);
+  void on_link_change(uint16_t node, bool connected);
 
   // Constant after connect().
   const ClusterOptions options_;
@@ -138,19 +193,46 @@ class Cluster {
   std::vector<transport::PeerConfig> peers_;
   std::unique_ptr<TransporterSink> sink_;
   std::unique_ptr<transport::Transporter> transporter_;
+  // api_tx of every transaction of this API node, whichever engine begins it.
+  std::atomic<uint64_t> api_tx_counter_{0};
 
+  // Node state. Lock order: mutex_, then dict_mutex_ or sessions_mutex_, then a
+  // session's mutex; a thread holding a later one never takes an earlier one.
   std::mutex mutex_;
   std::condition_variable links_changed_;  // a link came up or went down
-  ApiCore core_;                           // GUARDED_BY(mutex_)
   bool disconnected_ = false;              // GUARDED_BY(mutex_)
+  std::set<uint16_t> usable_;              // GUARDED_BY(mutex_): data nodes in use
   // Data nodes mgmd last reported STARTED; nullopt before its first answer.
   std::optional<std::set<uint16_t>> mgm_started_;  // GUARDED_BY(mutex_)
   // Data nodes whose link is up but which mgmd does not report STARTED yet (a node in
   // its node restart): the client library uses them once it does.
   std::set<uint16_t> linked_not_started_;  // GUARDED_BY(mutex_)
-  // A link event: a newly linked node is used at once if mgmd reports it STARTED (or
-  // nothing is known yet), else once it does (poll_mgm_status). mutex_ held.
-  void on_link_event(uint16_t node, bool connected);
+
+  // The Cluster's own engine: dictionary requests, schema events, the table cache.
+  std::mutex dict_mutex_;
+  ApiCore dict_core_;  // GUARDED_BY(dict_mutex_)
+
+  // Open sessions by block instance (index; 0 unused), and free instances.
+  std::shared_mutex sessions_mutex_;
+  std::vector<Session*> sessions_;         // GUARDED_BY(sessions_mutex_)
+  std::vector<uint16_t> free_instances_;   // GUARDED_BY(sessions_mutex_)
+  ApiCoreStats closed_sessions_stats_;     // GUARDED_BY(sessions_mutex_)
+
+  // The poll right: who runs the transporter's loop now, and who waits.
+  std::mutex poll_mutex_;
+  std::condition_variable poll_released_;   // for disconnect(): the owner let go
+  bool poll_owned_ = false;                 // GUARDED_BY(poll_mutex_)
+  bool poll_closed_ = false;                // GUARDED_BY(poll_mutex_): disconnecting
+  std::vector<Waiter*> poll_waiters_;       // GUARDED_BY(poll_mutex_)
+  // When a thread last started to wait for the cluster (steady ns): the transporter's
+  // thread stays out of the way while sessions are active.
+  std::atomic<uint64_t> last_wait_ns_{0};
+
+  // The transporter's thread (links while idle; see the file comment).
+  std::thread io_thread_;
+  std::mutex io_mutex_;
+  std::condition_variable io_wake_;
+  bool io_stop_ = false;  // GUARDED_BY(io_mutex_)
 
   // The mgmd session: the poller thread's, after connect().
   mgm::ConnectString mgm_target_;
@@ -184,15 +266,16 @@ class Session {
   friend class Cluster;
   friend class Transaction;
   friend class ScanCursor;
-  explicit Session(Cluster* cluster) : cluster_(cluster) {}
+  Session(Cluster* cluster, uint16_t instance, ApiCoreOptions core_options);
 
   Cluster* const cluster_;
-  // A transaction or scan of this session progressed. Shared: the receive path wakes
-  // waiters after it has let go of the cluster mutex (wake_session), by which time the
-  // session may be gone.
-  const std::shared_ptr<std::condition_variable> changed_ =
-      std::make_shared<std::condition_variable>();
-  std::deque<Transaction*> completed_;  // GUARDED_BY(cluster_->mutex_)
+  const uint16_t instance_;
+  // Woken by whoever delivers to this session's engine. Shared: the poll owner may
+  // still hold it for a wake-up when the session is gone.
+  const std::shared_ptr<Cluster::Waiter> waiter_;
+  std::mutex mutex_;
+  ApiCore core_;                        // GUARDED_BY(mutex_)
+  std::deque<Transaction*> completed_;  // GUARDED_BY(mutex_)
 };
 
 class ScanCursor;
@@ -239,12 +322,12 @@ class Transaction {
  private:
   friend class Session;
   Transaction(Session* session, uint64_t api_tx) : session_(session), api_tx_(api_tx) {}
-  // Starts the execute; mutex_ held.
+  // Starts the execute; the session's mutex held.
   Status start_execute(ExecType type);
 
   Session* const session_;
   const uint64_t api_tx_;
-  // GUARDED_BY(session_->cluster_->mutex_):
+  // GUARDED_BY(session_->mutex_):
   bool executing_ = false;
   Status status_;  // the last execute's outcome
   AsyncCallback async_done_;

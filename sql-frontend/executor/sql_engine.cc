@@ -55,8 +55,13 @@ SqlEngine::Connection& SqlEngine::connection(server::SessionState& session) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::unique_ptr<Connection>& c = connections_[session.connection_id];
   if (!c) {
+    std::unique_ptr<api::Session> api_session = cluster_->new_session();
+    if (!api_session) {
+      connections_.erase(session.connection_id);
+      throw SqlException(1040, "08004", "Too many connections");
+    }
     c = std::make_unique<Connection>();
-    c->api_session = cluster_->new_session();
+    c->api_session = std::move(api_session);
     SessionRegistry::instance().connected(session);
   }
   return *c;
