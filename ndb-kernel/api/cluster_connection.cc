@@ -364,13 +364,25 @@ Result<size_t> Cluster::wait_until_ready(uint64_t timeout_ms) {
 }
 
 bool Cluster::wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                   const std::function<bool()>& done) {
+                   std::atomic<uint64_t>& waits, const std::function<bool()>& done) {
+  if (done()) return true;  // answered already (e.g. from the dictionary cache)
+  waits.fetch_add(1, std::memory_order_relaxed);
   return cv.wait_until(lock, deadline_after(options_.request_timeout_ms), done);
 }
 
 ApiCoreStats Cluster::stats() {
   std::lock_guard<std::mutex> lock(mutex_);
   return core_.stats();
+}
+
+WaitCounts Cluster::wait_counts() const {
+  return {waits_exec_complete_.load(std::memory_order_relaxed),
+          waits_scan_result_.load(std::memory_order_relaxed),
+          waits_meta_request_.load(std::memory_order_relaxed)};
+}
+
+transport::TransporterStats Cluster::transporter_stats() const {
+  return transporter_ ? transporter_->stats() : transport::TransporterStats{};
 }
 
 std::unique_ptr<Session> Cluster::new_session() {
@@ -400,7 +412,7 @@ Result<TablePtr> Cluster::get_table(const std::string& name) {
     pending->done = true;
     cv->notify_all();
   }));
-  if (!wait(lock, *cv, [&] { return pending->done; })) {
+  if (!wait(lock, *cv, waits_meta_request_, [&] { return pending->done; })) {
     return timed_out("get_table('" + name + "')", options_.request_timeout_ms);
   }
   return pending->result;
@@ -416,7 +428,7 @@ Result<TablePtr> Cluster::create_table(TableDef table) {
     pending->done = true;
     cv->notify_all();
   }));
-  if (!wait(lock, *cv, [&] { return pending->done; })) {
+  if (!wait(lock, *cv, waits_meta_request_, [&] { return pending->done; })) {
     return timed_out("create_table('" + name + "')", options_.request_timeout_ms);
   }
   return pending->result;
@@ -432,7 +444,7 @@ Status Cluster::drop_table(const std::string& name) {
     pending->done = true;
     cv->notify_all();
   }));
-  if (!wait(lock, *cv, [&] { return pending->done; })) {
+  if (!wait(lock, *cv, waits_meta_request_, [&] { return pending->done; })) {
     return timed_out("drop_table('" + name + "')", options_.request_timeout_ms);
   }
   return pending->result.ok() ? Status::OK() : pending->result.status();
@@ -448,7 +460,7 @@ Result<TablePtr> Cluster::alter_table(TableDef table) {
     pending->done = true;
     cv->notify_all();
   }));
-  if (!wait(lock, *cv, [&] { return pending->done; })) {
+  if (!wait(lock, *cv, waits_meta_request_, [&] { return pending->done; })) {
     return timed_out("alter_table('" + name + "')", options_.request_timeout_ms);
   }
   return pending->result;
@@ -496,7 +508,7 @@ Result<std::vector<protocol::TableListEntry>> Cluster::list_tables() {
     pending->done = true;
     cv->notify_all();
   }));
-  if (!wait(lock, *cv, [&] { return pending->done; })) {
+  if (!wait(lock, *cv, waits_meta_request_, [&] { return pending->done; })) {
     return timed_out("list_tables", options_.request_timeout_ms);
   }
   return pending->result;
@@ -512,7 +524,7 @@ Result<std::vector<protocol::DbinfoOperation>> Cluster::dbinfo_operations() {
     pending->done = true;
     cv->notify_all();
   }));
-  if (!wait(lock, *cv, [&] { return pending->done; })) {
+  if (!wait(lock, *cv, waits_meta_request_, [&] { return pending->done; })) {
     return timed_out("dbinfo_operations", options_.request_timeout_ms);
   }
   return pending->result;
@@ -620,7 +632,8 @@ Status Transaction::execute(ExecType type) {
   Cluster& cluster = *session_->cluster_;
   std::unique_lock<std::mutex> lock(cluster.mutex_);
   DUO_RETURN_IF_ERROR(start_execute(type));
-  if (!cluster.wait(lock, *session_->changed_, [this] { return !executing_; })) {
+  if (!cluster.wait(lock, *session_->changed_, cluster.waits_exec_complete_,
+                    [this] { return !executing_; })) {
     // Give up on it: the core forgets it and rolls it back at the coordinator.
     cluster.core_.close(api_tx_);
     closed_ = true;
@@ -680,7 +693,7 @@ Result<bool> ScanCursor::next(storage::AttrValues* row) {
   std::unique_lock<std::mutex> lock(cluster.mutex_);
   std::optional<storage::RowBatch::Row> fetched;
   Result<ScanFetch> fetch = ScanFetch::kWaiting;
-  const bool arrived = cluster.wait(lock, *session_->changed_, [&] {
+  const bool arrived = cluster.wait(lock, *session_->changed_, cluster.waits_scan_result_, [&] {
     fetch = cluster.core_.next_row(scan_id_, &fetched);
     return !fetch.ok() || *fetch != ScanFetch::kWaiting;
   });

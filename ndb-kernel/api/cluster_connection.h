@@ -23,6 +23,7 @@
 // before their Cluster.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -75,6 +76,14 @@ std::string effective_tls_search_path(const std::string& configured);
 class Session;
 class Transaction;
 
+// Waits of user threads for the cluster (NDB's Ndb_api_wait_*_count): one per blocking
+// call that had to sleep for an answer, i.e. the round trips a caller paid for.
+struct WaitCounts {
+  uint64_t exec_complete = 0;  // Transaction::execute
+  uint64_t scan_result = 0;    // ScanCursor::next, for a batch of rows
+  uint64_t meta_request = 0;   // the synchronous dictionary calls
+};
+
 class Cluster {
  public:
   // Connects as described above. kIoError when mgmd is unreachable, kConfigError when
@@ -112,6 +121,9 @@ class Cluster {
   Result<std::vector<protocol::DbinfoOperation>> dbinfo_operations();
 
   ApiCoreStats stats();
+  WaitCounts wait_counts() const;
+  // Bytes written to and read from the data node links.
+  transport::TransporterStats transporter_stats() const;
 
  private:
   friend class Session;
@@ -127,9 +139,10 @@ class Cluster {
                                            const ClusterOptions& options);
   void run_mgm_poller();
   void poll_mgm_status();
-  // Waits on `cv` (with mutex_ held in `lock`) until `done()` or the request timeout.
+  // Waits on `cv` (with mutex_ held in `lock`) until `done()` or the request timeout;
+  // counts one wait in `waits` if `done()` was not true at once.
   bool wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-            const std::function<bool()>& done);
+            std::atomic<uint64_t>& waits, const std::function<bool()>& done);
 
   // Constant after connect().
   const ClusterOptions options_;
@@ -138,6 +151,11 @@ class Cluster {
   std::vector<transport::PeerConfig> peers_;
   std::unique_ptr<TransporterSink> sink_;
   std::unique_ptr<transport::Transporter> transporter_;
+
+  // WaitCounts, atomic (relaxed) so that they need no lock.
+  std::atomic<uint64_t> waits_exec_complete_{0};
+  std::atomic<uint64_t> waits_scan_result_{0};
+  std::atomic<uint64_t> waits_meta_request_{0};
 
   std::mutex mutex_;
   std::condition_variable links_changed_;  // a link came up or went down
