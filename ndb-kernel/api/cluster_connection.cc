@@ -507,8 +507,11 @@ void Cluster::wait_for_news(Waiter& waiter, uint64_t deadline_ns) {
 }
 
 bool Cluster::wait(std::unique_lock<std::mutex>& lock, Waiter& waiter,
-                   const std::function<bool()>& done) {
+                   std::atomic<uint64_t>& waits, const std::function<bool()>& done) {
   const uint64_t deadline_ns = now_ns() + options_.request_timeout_ms * kNanosPerMilli;
+  waiter.news.store(false, std::memory_order_release);
+  if (done()) return true;  // answered already (e.g. from the dictionary cache)
+  waits.fetch_add(1, std::memory_order_relaxed);
   for (;;) {
     // Cleared before the check: a change after it notifies again.
     waiter.news.store(false, std::memory_order_release);
@@ -628,6 +631,16 @@ Result<size_t> Cluster::wait_until_ready(uint64_t timeout_ms) {
   return linked;
 }
 
+WaitCounts Cluster::wait_counts() const {
+  return {waits_exec_complete_.load(std::memory_order_relaxed),
+          waits_scan_result_.load(std::memory_order_relaxed),
+          waits_meta_request_.load(std::memory_order_relaxed)};
+}
+
+transport::TransporterStats Cluster::transporter_stats() const {
+  return transporter_ ? transporter_->stats() : transport::TransporterStats{};
+}
+
 ApiCoreStats Cluster::stats() {
   ApiCoreStats sum;
   {
@@ -695,7 +708,7 @@ Result<TablePtr> Cluster::get_table(const std::string& name) {
     pending->done = true;
     notify(waiter);
   }));
-  if (!wait(lock, *waiter, [&] { return pending->done; })) {
+  if (!wait(lock, *waiter, waits_meta_request_, [&] { return pending->done; })) {
     return timed_out("get_table('" + name + "')", options_.request_timeout_ms);
   }
   return pending->result;
@@ -711,7 +724,7 @@ Result<TablePtr> Cluster::create_table(TableDef table) {
     pending->done = true;
     notify(waiter);
   }));
-  if (!wait(lock, *waiter, [&] { return pending->done; })) {
+  if (!wait(lock, *waiter, waits_meta_request_, [&] { return pending->done; })) {
     return timed_out("create_table('" + name + "')", options_.request_timeout_ms);
   }
   return pending->result;
@@ -727,7 +740,7 @@ Status Cluster::drop_table(const std::string& name) {
     pending->done = true;
     notify(waiter);
   }));
-  if (!wait(lock, *waiter, [&] { return pending->done; })) {
+  if (!wait(lock, *waiter, waits_meta_request_, [&] { return pending->done; })) {
     return timed_out("drop_table('" + name + "')", options_.request_timeout_ms);
   }
   return pending->result.ok() ? Status::OK() : pending->result.status();
@@ -743,7 +756,7 @@ Result<TablePtr> Cluster::alter_table(TableDef table) {
     pending->done = true;
     notify(waiter);
   }));
-  if (!wait(lock, *waiter, [&] { return pending->done; })) {
+  if (!wait(lock, *waiter, waits_meta_request_, [&] { return pending->done; })) {
     return timed_out("alter_table('" + name + "')", options_.request_timeout_ms);
   }
   return pending->result;
@@ -791,7 +804,7 @@ Result<std::vector<protocol::TableListEntry>> Cluster::list_tables() {
     pending->done = true;
     notify(waiter);
   }));
-  if (!wait(lock, *waiter, [&] { return pending->done; })) {
+  if (!wait(lock, *waiter, waits_meta_request_, [&] { return pending->done; })) {
     return timed_out("list_tables", options_.request_timeout_ms);
   }
   return pending->result;
@@ -807,7 +820,7 @@ Result<std::vector<protocol::DbinfoOperation>> Cluster::dbinfo_operations() {
     pending->done = true;
     notify(waiter);
   }));
-  if (!wait(lock, *waiter, [&] { return pending->done; })) {
+  if (!wait(lock, *waiter, waits_meta_request_, [&] { return pending->done; })) {
     return timed_out("dbinfo_operations", options_.request_timeout_ms);
   }
   return pending->result;
@@ -933,7 +946,8 @@ Status Transaction::execute(ExecType type) {
   std::unique_lock<std::mutex> lock(session_->mutex_);
   DUO_RETURN_IF_ERROR(start_execute(type));
   Cluster& cluster = *session_->cluster_;
-  if (!cluster.wait(lock, *session_->waiter_, [this] { return !executing_; })) {
+  if (!cluster.wait(lock, *session_->waiter_, cluster.waits_exec_complete_,
+                    [this] { return !executing_; })) {
     // Give up on it: the core forgets it and rolls it back at the coordinator.
     session_->core_.close(api_tx_);
     closed_ = true;
@@ -990,7 +1004,7 @@ Result<bool> ScanCursor::next(storage::AttrValues* row) {
   std::unique_lock<std::mutex> lock(session_->mutex_);
   std::optional<storage::RowBatch::Row> fetched;
   Result<ScanFetch> fetch = ScanFetch::kWaiting;
-  const bool arrived = cluster.wait(lock, *session_->waiter_, [&] {
+  const bool arrived = cluster.wait(lock, *session_->waiter_, cluster.waits_scan_result_, [&] {
     fetch = session_->core_.next_row(scan_id_, &fetched);
     return !fetch.ok() || *fetch != ScanFetch::kWaiting;
   });

@@ -90,6 +90,14 @@ std::string effective_tls_search_path(const std::string& configured);
 class Session;
 class Transaction;
 
+// Waits of user threads for the cluster (NDB's Ndb_api_wait_*_count): one per blocking
+// call that had to sleep for an answer, i.e. the round trips a caller paid for.
+struct WaitCounts {
+  uint64_t exec_complete = 0;  // Transaction::execute
+  uint64_t scan_result = 0;    // ScanCursor::next, for a batch of rows
+  uint64_t meta_request = 0;   // the synchronous dictionary calls
+};
+
 class Cluster {
  public:
   // Sessions one Cluster may have open at once: each is a block instance (16 bits, 0 is
@@ -134,6 +142,9 @@ class Cluster {
   // The engines' counters, summed over the Cluster's own and every session's (those of
   // sessions already closed included).
   ApiCoreStats stats();
+  WaitCounts wait_counts() const;
+  // Bytes written to and read from the data node links.
+  transport::TransporterStats transporter_stats() const;
 
   // A thread waiting for the cluster (defined in the .cc; internal).
   struct Waiter;
@@ -166,8 +177,9 @@ class Cluster {
   void on_link_event(const transport::LinkEvent& event);
   // Waits (with `lock` held on entry and exit: the mutex guarding what `done` reads)
   // until done() or the request timeout; false on timeout. Polls the transporter itself
-  // while nobody else does.
-  bool wait(std::unique_lock<std::mutex>& lock, Waiter& waiter, const std::function<bool()>& done);
+  // while nobody else does. Counts one wait in `waits` if done() was not true at once.
+  bool wait(std::unique_lock<std::mutex>& lock, Waiter& waiter, std::atomic<uint64_t>& waits,
+            const std::function<bool()>& done);
   // Returns once `waiter` has news, `deadline_ns` passed, or it is asked to take over
   // polling; the caller re-checks what it waits for.
   void wait_for_news(Waiter& waiter, uint64_t deadline_ns);
@@ -195,6 +207,10 @@ class Cluster {
   std::unique_ptr<transport::Transporter> transporter_;
   // api_tx of every transaction of this API node, whichever engine begins it.
   std::atomic<uint64_t> api_tx_counter_{0};
+  // WaitCounts, atomic (relaxed) so that they need no lock.
+  std::atomic<uint64_t> waits_exec_complete_{0};
+  std::atomic<uint64_t> waits_scan_result_{0};
+  std::atomic<uint64_t> waits_meta_request_{0};
 
   // Node state. Lock order: mutex_, then dict_mutex_ or sessions_mutex_, then a
   // session's mutex; a thread holding a later one never takes an earlier one.

@@ -151,6 +151,9 @@ TEST(Cluster, ConnectTakesAnApiNodeIdAndDisconnectFreesIt) {
   std::unique_ptr<Session> session = (*cluster)->new_session();
   EXPECT_EQ(session->begin().status().code(), ErrorCode::kTemporary);
   EXPECT_EQ((*cluster)->get_table("t").status().code(), ErrorCode::kTemporary);
+  // Refused at once: nobody waited for the cluster (SHOW STATUS Ndb_api_wait_*_count).
+  const WaitCounts waits = (*cluster)->wait_counts();
+  EXPECT_EQ(waits.exec_complete + waits.scan_result + waits.meta_request, 0u);
   session.reset();
 
   // The session stays alive across several status polls.

@@ -247,13 +247,22 @@ server::StatementResult show_status(StatementContext& context, const ShowStateme
       SessionRegistry::instance().status(context.session);
   // NDB's counters of this server's cluster connection (every session's, as NDB's global
   // ones): how many scans and round trips statements made, e.g. to see that a lookup by
-  // a key or a unique index scanned nothing.
-  const api::ApiCoreStats api = context.catalog.cluster().stats();
+  // a key or a unique index scanned nothing. Ndb_api_wait_*_count count the times a
+  // session thread waited for the cluster (an execute, a scan batch, a dictionary
+  // request): their sum per statement is the round trips tools/bench reports.
+  api::Cluster& cluster = context.catalog.cluster();
+  const api::ApiCoreStats api = cluster.stats();
+  const api::WaitCounts waits = cluster.wait_counts();
+  const transport::TransporterStats links = cluster.transporter_stats();
+  status.emplace_back("Ndb_api_bytes_received_count", std::to_string(links.bytes_read));
+  status.emplace_back("Ndb_api_bytes_sent_count", std::to_string(links.bytes_written));
   status.emplace_back("Ndb_api_scan_batch_count", std::to_string(api.scan_batches_received));
   status.emplace_back("Ndb_api_trans_abort_count", std::to_string(api.transactions_aborted));
   status.emplace_back("Ndb_api_trans_commit_count", std::to_string(api.transactions_committed));
   status.emplace_back("Ndb_api_trans_start_count", std::to_string(api.transactions_begun));
-  status.emplace_back("Ndb_api_wait_exec_complete_count", std::to_string(api.batches_executed));
+  status.emplace_back("Ndb_api_wait_exec_complete_count", std::to_string(waits.exec_complete));
+  status.emplace_back("Ndb_api_wait_meta_request_count", std::to_string(waits.meta_request));
+  status.emplace_back("Ndb_api_wait_scan_result_count", std::to_string(waits.scan_result));
   status.emplace_back("Ndb_scan_count", std::to_string(api.scans_started));
   // MySQL lists status variables case-insensitively by name.
   std::sort(status.begin(), status.end(), [](const auto& a, const auto& b) {
