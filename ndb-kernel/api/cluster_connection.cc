@@ -323,6 +323,10 @@ void Cluster::disconnect() {
     io_stop_ = true;
   }
   io_wake_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(poll_mutex_);  // the receive thread may wait there
+    poll_released_.notify_all();
+  }
   if (transporter_) transporter_->wake_poller();
   if (io_thread_.joinable()) io_thread_.join();
   // No thread may poll from here on; wait for the one that does to let go.
@@ -449,7 +453,8 @@ bool Cluster::try_take_poll_right() {
 void Cluster::release_poll_right() {
   std::lock_guard<std::mutex> lock(poll_mutex_);
   poll_owned_ = false;
-  if (poll_closed_) {
+  if (poll_closed_ || recv_thread_active_) {
+    // disconnect() or the receive thread waits for it.
     poll_released_.notify_all();
     return;
   }
@@ -476,15 +481,23 @@ void Cluster::poll_turn(uint64_t max_wait_ms, Waiter* self) {
 void Cluster::wait_for_news(Waiter& waiter, uint64_t deadline_ns) {
   last_wait_ns_.store(now_ns(), std::memory_order_relaxed);
   bool owner = false;
+  bool activate = false;
   {
     std::lock_guard<std::mutex> lock(poll_mutex_);
-    if (!poll_owned_ && !poll_closed_) {
+    if (!poll_owned_ && !poll_closed_ && !recv_thread_active_) {
       poll_owned_ = true;
       owner = true;
     } else {
       poll_waiters_.push_back(&waiter);
+      // Waiters and the owner: enough of them make the receive thread worth its wake-ups.
+      if (!recv_thread_active_ && !poll_closed_ &&
+          poll_waiters_.size() + 1 >= options_.recv_thread_activation_threshold) {
+        recv_thread_active_ = true;
+        activate = true;
+      }
     }
   }
+  if (activate) io_wake_.notify_all();
   if (owner) {
     // This thread reads the sockets until its own answer is in.
     for (;;) {
@@ -524,13 +537,36 @@ bool Cluster::wait(std::unique_lock<std::mutex>& lock, Waiter& waiter,
 }
 
 void Cluster::run_io_thread() {
+  if (options_.recv_thread_activation_threshold == 0) {
+    std::lock_guard<std::mutex> lock(poll_mutex_);
+    recv_thread_active_ = true;
+  }
   std::unique_lock<std::mutex> lock(io_mutex_);
   while (!io_stop_) {
+    bool receive_thread = false;
+    {
+      std::lock_guard<std::mutex> poll_lock(poll_mutex_);
+      receive_thread = recv_thread_active_;
+    }
+    if (receive_thread) {
+      lock.unlock();
+      run_receive_thread();
+      lock.lock();
+      continue;
+    }
     const bool sessions_active =
         now_ns() - last_wait_ns_.load(std::memory_order_relaxed) < 2 * kBusyTickMs * kNanosPerMilli;
     if (sessions_active) {
-      // Sessions read the sockets themselves; only look now and then.
-      io_wake_.wait_for(lock, std::chrono::milliseconds(kBusyTickMs), [this] { return io_stop_; });
+      // Sessions read the sockets themselves; only look now and then (or become the
+      // receive thread when many wait: wait_for_news wakes us).
+      io_wake_.wait_for(lock, std::chrono::milliseconds(kBusyTickMs),
+                        [this] { return io_stop_.load() || recv_thread_active_.load(); });
+      if (recv_thread_active_) {
+        lock.unlock();
+        run_receive_thread();
+        lock.lock();
+        continue;
+      }
       if (io_stop_) return;
     }
     lock.unlock();
@@ -543,6 +579,35 @@ void Cluster::run_io_thread() {
     }
     lock.lock();
   }
+}
+
+void Cluster::run_receive_thread() {
+  // Deactivates after this long with fewer waiters than the threshold.
+  constexpr uint64_t kQuietNs = 50 * kNanosPerMilli;
+  {
+    std::unique_lock<std::mutex> lock(poll_mutex_);
+    poll_released_.wait(lock, [this] { return !poll_owned_ || poll_closed_ || io_stop_; });
+    if (poll_closed_ || io_stop_) return;
+    poll_owned_ = true;
+  }
+  uint64_t busy_until_ns = now_ns() + kQuietNs;
+  while (!io_stop_) {
+    poll_turn(kIdlePollMs, nullptr);
+    std::lock_guard<std::mutex> lock(poll_mutex_);
+    if (poll_closed_) break;
+    const uint64_t now = now_ns();
+    if (options_.recv_thread_activation_threshold == 0 ||
+        poll_waiters_.size() >= options_.recv_thread_activation_threshold / 2) {
+      busy_until_ns = now + kQuietNs;
+    } else if (now >= busy_until_ns) {
+      break;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(poll_mutex_);
+    if (options_.recv_thread_activation_threshold != 0) recv_thread_active_ = false;
+  }
+  release_poll_right();  // hands over to a waiter, as any poll owner
 }
 
 void Cluster::run_mgm_poller() {

@@ -26,7 +26,10 @@
 // thread. The transporter's own thread only dials and handles links while the API is
 // idle (it then polls, blocking up to kIdlePollMs), and otherwise looks at the sockets
 // every kBusyTickMs without waiting, so that nothing arriving for a session that is not
-// waiting (a schema event, a node failure report) sits there for long.
+// waiting (a schema event, a node failure report) sits there for long. With many threads
+// waiting at once (ClusterOptions::recv_thread_activation_threshold) it becomes a
+// receive thread and keeps the poll right: past a few waiters, handing the poll right
+// from thread to thread costs more wake-ups than one thread delivering to all.
 //
 // Every wait is bounded by ClusterOptions::request_timeout_ms; a transaction that times
 // out is closed (rolled back at its coordinator) and fails with kTemporary.
@@ -67,6 +70,12 @@ struct ClusterOptions {
   uint64_t mgm_poll_interval_ms = 1000;
   // Longest wait of any blocking call (execute, dictionary requests, scan rows).
   uint64_t request_timeout_ms = 30000;
+  // NDB's ndb_recv_thread_activation_threshold: with this many threads waiting for the
+  // cluster at once, the transporter's thread becomes a receive thread — it keeps the
+  // poll right and waiting threads only sleep — until fewer wait again for a while.
+  // Below it, waiting threads poll themselves (no hand-off for a lone waiter). 0: the
+  // receive thread always polls; 16 (NDB's maximum) or more: only threads that wait.
+  uint32_t recv_thread_activation_threshold = 8;
   size_t send_buffer_bytes_max = 4 * 1024 * 1024;  // per data node link
   // TLS on the links (docs/formats/transport.md, TLS): used when this API node's section
   // or any data node's has RequireTls=1 (such a data node refuses plaintext), or when
@@ -190,6 +199,9 @@ class Cluster {
   // current delivery stretch, if the calling thread is in one).
   static void notify(const std::shared_ptr<Waiter>& waiter);
   bool try_take_poll_right();
+  // The transporter's thread as the receive thread: takes the poll right as soon as it
+  // is free and keeps it until few threads wait any more.
+  void run_receive_thread();
   // Gives the poll right up and wakes one waiter without news to take it over.
   void release_poll_right();
 
@@ -238,6 +250,9 @@ class Cluster {
   std::mutex poll_mutex_;
   std::condition_variable poll_released_;   // for disconnect(): the owner let go
   bool poll_owned_ = false;                 // GUARDED_BY(poll_mutex_)
+  // The transporter's thread is the receive thread (see the threshold above). Changed
+  // under poll_mutex_; atomic for the transporter's thread's idle wait.
+  std::atomic<bool> recv_thread_active_{false};
   bool poll_closed_ = false;                // GUARDED_BY(poll_mutex_): disconnecting
   std::vector<Waiter*> poll_waiters_;       // GUARDED_BY(poll_mutex_)
   // When a thread last started to wait for the cluster (steady ns): the transporter's
@@ -248,7 +263,7 @@ class Cluster {
   std::thread io_thread_;
   std::mutex io_mutex_;
   std::condition_variable io_wake_;
-  bool io_stop_ = false;  // GUARDED_BY(io_mutex_)
+  std::atomic<bool> io_stop_{false};  // set under io_mutex_ (and its waits' mutexes notified)
 
   // The mgmd session: the poller thread's, after connect().
   mgm::ConnectString mgm_target_;

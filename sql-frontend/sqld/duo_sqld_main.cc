@@ -70,6 +70,8 @@ struct Options {
   std::string ssl_cert;
   std::string ssl_key;
   bool ssl = true;
+  // MySQL's ndb_recv_thread_activation_threshold (NDB's default 8, range 0..16).
+  uint32_t recv_thread_activation_threshold = 8;
 };
 
 void print_usage() {
@@ -77,6 +79,8 @@ void print_usage() {
       "Usage: duo_sqld [options]\n"
       "  -c, --ndb-connectstring=HOST:PORT  management server (default localhost:1186)\n"
       "  --ndb-nodeid=N               API node id to take (default: any free one)\n"
+      "  --ndb-recv-thread-activation-threshold=N  waiting sessions from which a receive\n"
+      "                               thread reads the cluster for all (0..16, default 8)\n"
       "  -P, --port=N                 MySQL port (default 3306)\n"
       "  --bind-address=ADDR          listen address (default 127.0.0.1)\n"
       "  --datadir=DIR                pid file and log directory (default .)\n"
@@ -108,6 +112,12 @@ bool parse_args(int argc, char** argv, Options* options) {
       auto id = mgm::parse_uint_arg(value, 255);
       if (!id || *id == 0) return false;
       options->node_id = static_cast<uint32_t>(*id);
+    } else if (arg == "--ndb-recv-thread-activation-threshold" ||
+               arg == "--ndb_recv_thread_activation_threshold") {
+      if (!take_value()) return false;
+      auto threshold = mgm::parse_uint_arg(value, 16);
+      if (!threshold) return false;
+      options->recv_thread_activation_threshold = static_cast<uint32_t>(*threshold);
     } else if (arg == "-P" || arg == "--port") {
       if (!take_value()) return false;
       auto port = mgm::parse_uint_arg(value, 65535);
@@ -257,6 +267,7 @@ int run_sqld(int argc, char** argv) {
   cluster_options.connect_string = options.connect_string;
   cluster_options.node_id = options.node_id;
   cluster_options.name = "duo_sqld";
+  cluster_options.recv_thread_activation_threshold = options.recv_thread_activation_threshold;
   Result<std::unique_ptr<api::Cluster>> cluster = api::Cluster::connect(cluster_options);
   if (!cluster.ok()) {
     DUO_LOG(ERROR, kLog) << "cannot connect to the cluster: " << cluster.status().message();

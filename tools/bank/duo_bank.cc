@@ -106,6 +106,8 @@ struct Options {
   int64_t gap_report_ms = 300;
   int64_t rate = 0;         // transfers per second, all threads together; 0 = unlimited
   int64_t ack_gci_max = 0;  // 0: every acknowledged transfer is required
+  // ClusterOptions::recv_thread_activation_threshold (the fault tests run both modes).
+  int64_t recv_thread_activation_threshold = 8;
   std::string ack_file;
 };
 
@@ -153,7 +155,8 @@ bool parse(int argc, char** argv, Options* options) {
       {"--seconds", {&options->seconds, 0}},      {"--threads", {&options->threads, 1}},
       {"--seed", {&options->seed, 0}},            {"--first-id", {&options->first_id, 0}},
       {"--gap-report-ms", {&options->gap_report_ms, 0}}, {"--rate", {&options->rate, 0}},
-      {"--ack-gci-max", {&options->ack_gci_max, 0}}};
+      {"--ack-gci-max", {&options->ack_gci_max, 0}},
+      {"--recv-thread-activation-threshold", {&options->recv_thread_activation_threshold, 0}}};
   for (ArgCursor args(argc - 1, argv + 1); args.next();) {
     const std::string& name = args.name();
     bool ok = false;
@@ -738,6 +741,7 @@ int run_command(int argc, char** argv) {
                  "usage: duo_bank setup  --accounts N --balance B\n"
                  "       duo_bank run    --seconds S --threads T --seed X --first-id F "
                  "--ack-file PATH [--gap-report-ms G] [--rate R]\n"
+                 "                       [--recv-thread-activation-threshold N]\n"
                  "       duo_bank verify --accounts N --balance B --ack-file PATH "
                  "[--ack-gci-max G]\n"
                  "       (each takes --connect HOST:PORT)\n");
@@ -747,6 +751,8 @@ int run_command(int argc, char** argv) {
   api::ClusterOptions cluster_options;
   cluster_options.connect_string = options.connect;
   cluster_options.name = "duo_bank";
+  cluster_options.recv_thread_activation_threshold =
+      static_cast<uint32_t>(options.recv_thread_activation_threshold);
   if (options.command == "run") cluster_options.request_timeout_ms = kRunRequestTimeoutMs;
   Result<std::unique_ptr<api::Cluster>> cluster = api::Cluster::connect(cluster_options);
   if (!cluster.ok()) {
