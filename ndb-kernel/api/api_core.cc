@@ -569,7 +569,15 @@ Result<uint64_t> ApiCore::begin(const TableDef* hint_table, const storage::AttrV
     }
     const protocol::FragmentPlacement placement =
         protocol::place_fragment_live(topology_, hash % hint_table->fragment_count, unreachable);
-    if (!placement.replicas.empty()) coordinator = placement.replicas.front();
+    if (!placement.replicas.empty()) {
+      // A read-backup table is read at the coordinator's own replica, so any replica
+      // will do: the key's hash picks one (spreading reads over the node group, the same
+      // key always at the same node). Writes go to the primary from any coordinator.
+      const bool any_replica = (hint_table->flags & protocol::kTableReadBackup) != 0;
+      const size_t pick =
+          any_replica ? (hash / hint_table->fragment_count) % placement.replicas.size() : 0;
+      coordinator = placement.replicas[pick];
+    }
   }
   if (coordinator == 0) coordinator = next_node_round_robin();
   if (coordinator == 0) return Status(ErrorCode::kTemporary, "no data node connected");

@@ -222,7 +222,9 @@ class ApiCore {
   // the table's primary key columns), the coordinator is the node holding the primary
   // replica of the key's fragment among the connected nodes (a dead primary's backup
   // has taken over), so the coordinator's first hop is local (NDB's distribution
-  // awareness); without one, connected data nodes take turns. kTemporary when no data
+  // awareness) — or, for a READ_BACKUP table, at one of the key's live replicas chosen
+  // by its hash, where the coordinator reads locally; without one, connected data nodes
+  // take turns. kTemporary when no data
   // node is connected or transactions_open_max transactions are open.
   Result<uint64_t> begin(const TableDef* hint_table = nullptr,
                          const storage::AttrValues* hint_key = nullptr);

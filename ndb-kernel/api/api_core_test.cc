@@ -949,6 +949,39 @@ TEST_F(ApiCoreTest, HintedBeginPicksThePrimaryReplicaOfTheKeysFragment) {
   EXPECT_EQ(core_.begin(&table_, &no_key).status().code(), ErrorCode::kInvalidArgument);
 }
 
+TEST_F(ApiCoreTest, HintedBeginOnAReadBackupTablePicksAnyLiveReplicaByTheKey) {
+  connect_all();
+  const protocol::ClusterTopology topology = test_topology();
+  TableDef read_backup = table_;
+  read_backup.flags |= protocol::kTableReadBackup;
+  std::map<uint32_t, std::set<uint16_t>> per_fragment;
+  for (int64_t id = 0; id < 400; ++id) {
+    const storage::AttrValues key = key_of(read_backup, id);
+    const uint64_t first = *core_.begin(&read_backup, &key);
+    const uint64_t second = *core_.begin(&read_backup, &key);
+    const uint32_t fragment =
+        *protocol::distribution_hash(read_backup.schema, key) % read_backup.fragment_count;
+    const std::vector<uint16_t> replicas = protocol::place_fragment(topology, fragment).replicas;
+    const uint16_t chosen = *core_.coordinator_of(first);
+    EXPECT_NE(std::find(replicas.begin(), replicas.end(), chosen), replicas.end()) << id;
+    EXPECT_EQ(*core_.coordinator_of(second), chosen) << "the same key, the same node";
+    per_fragment[fragment].insert(chosen);
+    core_.close(first);
+    core_.close(second);
+  }
+  for (const auto& [fragment, nodes] : per_fragment) {
+    EXPECT_EQ(nodes.size(), 2u) << "fragment " << fragment << ": reads spread over its replicas";
+  }
+  // Never a node that is not connected.
+  core_.set_node_connected(2, false);
+  for (int64_t id = 0; id < 100; ++id) {
+    const storage::AttrValues key = key_of(read_backup, id);
+    const uint64_t tx = *core_.begin(&read_backup, &key);
+    EXPECT_NE(*core_.coordinator_of(tx), 2);
+    core_.close(tx);
+  }
+}
+
 // ---- Robustness ----
 
 TEST_F(ApiCoreTest, MalformedAndUnknownSignalsAreCountedNotFatal) {
