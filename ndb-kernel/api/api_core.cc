@@ -247,17 +247,16 @@ void ApiCore::set_node_connected(uint16_t node, bool connected) {
 
 // ---- Signals ----
 
-void ApiCore::on_signal(Signal& signal) {
+bool ApiCore::on_signal(Signal& signal) {
   switch (signal.id()) {
     case protocol::kTcKeyConf:
-      on_tc_key_conf(signal);
-      return;
+      return on_tc_key_conf(signal);
     case protocol::kScanTabConf:
       on_scan_tab_conf(signal);
-      return;
+      return true;
     case protocol::kScanTabRef:
       on_scan_tab_ref(signal);
-      return;
+      return true;
     case protocol::kCreateTableConf:
     case protocol::kCreateTableRef:
     case protocol::kDropTableConf:
@@ -268,35 +267,36 @@ void ApiCore::on_signal(Signal& signal) {
     case protocol::kAlterTableConf:
     case protocol::kAlterTableRef:
       on_dict_answer(signal);
-      return;
+      return true;
     case protocol::kSchemaEvent:
       on_schema_event(signal);
-      return;
+      return true;
     case protocol::kDbinfoScanConf:
       on_dbinfo_scan_conf(signal);
-      return;
+      return true;
     case protocol::kNodeFailRep:
       // A data node told us the cluster declared a data node dead: its link may still
       // be up (a frozen process), but it coordinates nothing any more. It is used
       // again only after its link went down and came back (a restart).
       set_node_connected(static_cast<uint16_t>(signal.word(0)), false);
-      return;
+      return true;
     case protocol::kPackedSignals: {
       Result<std::vector<Signal>> inner = protocol::unpack_signals(signal);
       if (!inner.ok()) {
         ++stats_.malformed_signals;
         DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": "
                                << inner.status().message();
-        return;
+        return false;
       }
-      for (Signal& one : *inner) on_signal(one);
-      return;
+      bool progressed = false;
+      for (Signal& one : *inner) progressed |= on_signal(one);
+      return progressed;
     }
     default:
       ++stats_.malformed_signals;
       DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": unexpected signal "
                              << signal.describe();
-      return;
+      return false;
   }
 }
 
@@ -834,19 +834,19 @@ void ApiCore::abort_transaction(Transaction& tx, Status why) {
   ++stats_.transactions_aborted;
 }
 
-void ApiCore::on_tc_key_conf(Signal& signal) {
+bool ApiCore::on_tc_key_conf(Signal& signal) {
   Result<protocol::TcKeyConfView> decoded = protocol::TcKeyConfView::parse(signal);
   if (!decoded.ok()) {
     ++stats_.malformed_signals;
     DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": " << decoded.status().message();
-    return;
+    return false;
   }
   const protocol::TcKeyConfView& conf = *decoded;
-  if (released_.erase(conf.api_tx) != 0) return;  // a released read-only transaction
+  if (released_.erase(conf.api_tx) != 0) return false;  // a released read-only transaction
   auto it = transactions_.find(conf.api_tx);
   if (it == transactions_.end() || it->second->state != TxState::kExecuting) {
     ++stats_.stray_signals;
-    return;
+    return false;
   }
   Transaction& tx = *it->second;
   for (const protocol::TcKeyConfView::OpResult& result : conf.results) {
@@ -875,7 +875,7 @@ void ApiCore::on_tc_key_conf(Signal& signal) {
       }
     }
   }
-  if ((conf.flags & protocol::kTcBatchDone) == 0) return;
+  if ((conf.flags & protocol::kTcBatchDone) == 0) return false;  // the rest of the batch follows
 
   if ((conf.flags & protocol::kTcAborted) != 0) {
     Status why;
@@ -885,15 +885,16 @@ void ApiCore::on_tc_key_conf(Signal& signal) {
       why = Status(ErrorCode::kInternal, "transaction aborted by the coordinator without a reason");
     }
     finish_execute(tx, std::move(why), false);
-    return;
+    return true;
   }
   if (tx.executing == ExecType::kCommit && (conf.flags & protocol::kTcCommitted) == 0) {
     finish_execute(
         tx, Status(ErrorCode::kInternal, "coordinator ended a commit without committing"), false);
-    return;
+    return true;
   }
   if ((conf.flags & protocol::kTcCommitted) != 0) tx.commit_gci = conf.gci;
   finish_execute(tx, Status::OK(), (conf.flags & protocol::kTcCommitted) != 0);
+  return true;
 }
 
 void ApiCore::finish_execute(Transaction& tx, Status status, bool committed) {

@@ -175,8 +175,10 @@ class ApiCore {
   // ---- Fed by the host ----
 
   // Handles one received signal (TC_KEYCONF, SCAN_TABCONF/REF, dictionary answers,
-  // SCHEMA_EVENT). Unknown, stray and malformed signals are counted and dropped.
-  void on_signal(kernel::Signal& signal);
+  // SCHEMA_EVENT). Unknown, stray and malformed signals are counted and dropped. Returns
+  // false when nothing a caller may wait for changed (a stray, the dropped answer to a
+  // released read-only transaction's commit), so the host need not wake anybody.
+  bool on_signal(kernel::Signal& signal);
   // A link to data node `node` came up / went down. Down fails every transaction, scan
   // and dictionary request whose coordinator is `node` with kTemporary: "node failure
   // caused abort of transaction" (NDB 4010), except a transaction whose commit was in
@@ -309,7 +311,8 @@ class ApiCore {
 
   Result<uint32_t> define(uint64_t api_tx, const TableDef& table, OpType type, LockMode lock,
                           protocol::OpBody body, OpOptions options);
-  void on_tc_key_conf(kernel::Signal& signal);
+  // False when the answer changed nothing (released, stray or malformed).
+  bool on_tc_key_conf(kernel::Signal& signal);
   // Completes the transaction's execute: state, results, callback.
   void finish_execute(Transaction& tx, Status status, bool committed);
   void abort_transaction(Transaction& tx, Status why);

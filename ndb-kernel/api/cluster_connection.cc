@@ -374,11 +374,14 @@ Status Cluster::on_receive(kernel::Signal& signal) {
   std::shared_lock<std::shared_mutex> sessions(sessions_mutex_);
   Session* session = instance < sessions_.size() ? sessions_[instance] : nullptr;
   if (session == nullptr) return Status::OK();  // an answer for a session that is gone
+  bool progressed = false;
   {
     std::lock_guard<std::mutex> lock(session->mutex_);
-    session->core_.on_signal(signal);
+    progressed = session->core_.on_signal(signal);
   }
-  notify(session->waiter_);
+  // A wake-up for nothing (the dropped answer to a released read-only transaction's
+  // commit, say) would cost the session a context switch.
+  if (progressed) notify(session->waiter_);
   return Status::OK();
 }
 
@@ -462,6 +465,7 @@ void Cluster::release_poll_right() {
   // whose answer has not come yet takes over (those with news wake up anyway).
   for (Waiter* waiter : poll_waiters_) {
     if (!waiter->news.load(std::memory_order_acquire)) {
+      handoffs_.fetch_add(1, std::memory_order_relaxed);
       waiter->wakeup.release();
       return;
     }
@@ -469,6 +473,7 @@ void Cluster::release_poll_right() {
 }
 
 void Cluster::poll_turn(uint64_t max_wait_ms, Waiter* self) {
+  (self != nullptr ? owner_turns_ : io_thread_turns_).fetch_add(1, std::memory_order_relaxed);
   std::vector<std::shared_ptr<Waiter>> wakes;
   t_wakes = &wakes;
   transporter_->poll(max_wait_ms).ignore_error();  // fails only once stopped
@@ -497,7 +502,10 @@ void Cluster::wait_for_news(Waiter& waiter, uint64_t deadline_ns) {
       }
     }
   }
-  if (activate) io_wake_.notify_all();
+  if (activate) {
+    receive_thread_activations_.fetch_add(1, std::memory_order_relaxed);
+    io_wake_.notify_all();
+  }
   if (owner) {
     // This thread reads the sockets until its own answer is in.
     for (;;) {
@@ -514,6 +522,7 @@ void Cluster::wait_for_news(Waiter& waiter, uint64_t deadline_ns) {
     release_poll_right();
     return;
   }
+  sleeps_.fetch_add(1, std::memory_order_relaxed);
   waiter.wakeup.wait_until(deadline_ns);
   std::lock_guard<std::mutex> lock(poll_mutex_);
   std::erase(poll_waiters_, &waiter);
@@ -700,6 +709,13 @@ WaitCounts Cluster::wait_counts() const {
   return {waits_exec_complete_.load(std::memory_order_relaxed),
           waits_scan_result_.load(std::memory_order_relaxed),
           waits_meta_request_.load(std::memory_order_relaxed)};
+}
+
+PollCounts Cluster::poll_counts() const {
+  return {owner_turns_.load(std::memory_order_relaxed),
+          io_thread_turns_.load(std::memory_order_relaxed),
+          sleeps_.load(std::memory_order_relaxed), handoffs_.load(std::memory_order_relaxed),
+          receive_thread_activations_.load(std::memory_order_relaxed)};
 }
 
 transport::TransporterStats Cluster::transporter_stats() const {

@@ -107,6 +107,16 @@ struct WaitCounts {
   uint64_t meta_request = 0;   // the synchronous dictionary calls
 };
 
+// Who read the sockets, and what waiting cost (SHOW STATUS Duo_api_poll_*): per
+// statement they show the thread hand-offs the poll right saves or costs.
+struct PollCounts {
+  uint64_t owner_turns = 0;     // transporter loop turns run by a waiting thread itself
+  uint64_t io_thread_turns = 0;  // turns run by the transporter's thread
+  uint64_t sleeps = 0;           // a waiting thread slept until woken (not polling)
+  uint64_t handoffs = 0;         // the poll right handed to a sleeping waiter
+  uint64_t receive_thread_activations = 0;
+};
+
 class Cluster {
  public:
   // Sessions one Cluster may have open at once: each is a block instance (16 bits, 0 is
@@ -152,6 +162,7 @@ class Cluster {
   // sessions already closed included).
   ApiCoreStats stats();
   WaitCounts wait_counts() const;
+  PollCounts poll_counts() const;
   // Bytes written to and read from the data node links.
   transport::TransporterStats transporter_stats() const;
 
@@ -223,6 +234,12 @@ class Cluster {
   std::atomic<uint64_t> waits_exec_complete_{0};
   std::atomic<uint64_t> waits_scan_result_{0};
   std::atomic<uint64_t> waits_meta_request_{0};
+  // PollCounts, relaxed.
+  std::atomic<uint64_t> owner_turns_{0};
+  std::atomic<uint64_t> io_thread_turns_{0};
+  std::atomic<uint64_t> sleeps_{0};
+  std::atomic<uint64_t> handoffs_{0};
+  std::atomic<uint64_t> receive_thread_activations_{0};
 
   // Node state. Lock order: mutex_, then dict_mutex_ or sessions_mutex_, then a
   // session's mutex; a thread holding a later one never takes an earlier one.

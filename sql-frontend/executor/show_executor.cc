@@ -264,6 +264,14 @@ server::StatementResult show_status(StatementContext& context, const ShowStateme
   status.emplace_back("Ndb_api_wait_meta_request_count", std::to_string(waits.meta_request));
   status.emplace_back("Ndb_api_wait_scan_result_count", std::to_string(waits.scan_result));
   status.emplace_back("Ndb_scan_count", std::to_string(api.scans_started));
+  // DuoDB's own: who read the cluster's sockets (the client library's poll right).
+  const api::PollCounts polls = cluster.poll_counts();
+  status.emplace_back("Duo_api_poll_handoff_count", std::to_string(polls.handoffs));
+  status.emplace_back("Duo_api_poll_io_thread_turn_count", std::to_string(polls.io_thread_turns));
+  status.emplace_back("Duo_api_poll_owner_turn_count", std::to_string(polls.owner_turns));
+  status.emplace_back("Duo_api_poll_receive_thread_activation_count",
+                      std::to_string(polls.receive_thread_activations));
+  status.emplace_back("Duo_api_poll_sleep_count", std::to_string(polls.sleeps));
   // MySQL lists status variables case-insensitively by name.
   std::sort(status.begin(), status.end(), [](const auto& a, const auto& b) {
     return std::lexicographical_compare(a.first.begin(), a.first.end(), b.first.begin(),
