@@ -415,7 +415,12 @@ bool ThreadRuntime::spin_for_work(BlockThread& thread) {
   if (options_.idle_spin_ns == 0) return false;
   const uint64_t until_ns = saturating_add(clock_.now_ns(), options_.idle_spin_ns);
   do {
-    std::this_thread::yield();
+    // The receive thread looks at the network too (what arrives lands on its queue).
+    if (thread.poller != nullptr) {
+      thread.poller->poll(0);
+    } else {
+      std::this_thread::yield();
+    }
     if (!thread.queue.consumer_sees_empty()) return true;
     if (stop_requested_.load(std::memory_order_acquire)) return true;
   } while (clock_.now_ns() < until_ns);

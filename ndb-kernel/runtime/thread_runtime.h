@@ -82,7 +82,8 @@ struct ThreadRuntimeOptions {
   // waiting) at least this often, so a busy queue cannot hold up the network.
   uint64_t busy_poll_interval_ns = 50 * kNanosPerMicro;
   // How long a thread whose queue ran empty keeps looking for a signal (yielding the
-  // core in between) before it sleeps: NDB's SchedulerSpinTimer. 0 (NDB's default):
+  // core in between; a thread with a poller polls it without waiting instead) before it
+  // sleeps: NDB's SchedulerSpinTimer. 0 (NDB's default):
   // sleep at once. Spinning saves the sleep/wake trip per signal when cores are spare,
   // and costs throughput when they are not (2-core machines running clients too).
   uint64_t idle_spin_ns = 0;
