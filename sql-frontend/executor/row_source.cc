@@ -62,14 +62,20 @@ bool read_batches(StatementContext& context, const ::duo::protocol::TableDef& ta
                   Found found) {
   for (size_t begin = 0; begin < keys.size(); begin += kLockedReadBatch) {
     const size_t end = std::min(keys.size(), begin + kLockedReadBatch);
-    api::Transaction& tx = context.transaction(&table, &keys[begin]);
+    api::Transaction& tx = context.read_transaction(lock, &table, &keys[begin]);
     std::vector<uint32_t> ops;
+    ops.reserve(end - begin);
     for (size_t k = begin; k < end; ++k) {
       ops.push_back(check(tx.read(table, keys[k], {}, lock, api::OpOptions{.ignore_error = true})));
     }
-    context.execute(false);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      api::OpResult result = check(tx.result(ops[i]));
+    context.execute_reads();
+    // Taken before `found` runs: it may start the next batch, which replaces a
+    // transaction this batch committed (StatementContext::read_transaction).
+    std::vector<api::OpResult> results;
+    results.reserve(ops.size());
+    for (uint32_t op : ops) results.push_back(check(tx.result(op)));
+    for (size_t i = 0; i < results.size(); ++i) {
+      const api::OpResult& result = results[i];
       if (result.status.is(ErrorCode::kNotFound)) continue;  // deleted meanwhile
       check(result.status);
       if (!found(begin + i, result.values)) return false;
@@ -135,13 +141,14 @@ void read_unique_entries(StatementContext& context, const std::vector<UniqueProb
   // One batch per round trip, whatever the indexes: reads of several tables mix freely.
   for (size_t begin = 0; begin < probes.size(); begin += kLockedReadBatch) {
     const size_t end = std::min(probes.size(), begin + kLockedReadBatch);
-    api::Transaction& tx = context.transaction(&probes[begin].index->def, probes[begin].value);
+    api::Transaction& tx =
+        context.read_transaction(lock, &probes[begin].index->def, probes[begin].value);
     std::vector<uint32_t> ops;
     for (size_t p = begin; p < end; ++p) {
       ops.push_back(check(tx.read(probes[p].index->def, *probes[p].value, {}, lock,
                                   api::OpOptions{.ignore_error = true})));
     }
-    context.execute(false);
+    context.execute_reads();
     for (size_t i = 0; i < ops.size(); ++i) {
       api::OpResult result = check(tx.result(ops[i]));
       if (result.status.is(ErrorCode::kNotFound)) continue;  // no row holds the value
