@@ -2,6 +2,7 @@
 #include "sql-frontend/protocol/packet_endpoint.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "sql-frontend/protocol/mysql_constants.h"
 
@@ -10,31 +11,38 @@ namespace duo::sql::protocol {
 namespace {
 // Read granularity: big enough that headers and small packets come in one recv().
 constexpr size_t kReadChunkBytes = 16 * 1024;
+// An input buffer grown beyond this for one large packet is given back once drained.
+constexpr size_t kInputKeepBytesMax = 1024 * 1024;
 }  // namespace
 
 void PacketEndpoint::set_transport(Transport* transport) {
   transport_ = transport;
-  in_.clear();
   in_pos_ = 0;
+  in_end_ = 0;
 }
 
 bool PacketEndpoint::fill(size_t length) {
-  if (in_.size() - in_pos_ >= length) return true;
+  if (in_end_ - in_pos_ >= length) return true;
   // Compact before growing so a long-lived session does not keep consumed bytes.
   if (in_pos_ > 0) {
-    in_.erase(0, in_pos_);
+    std::memmove(in_.data(), in_.data() + in_pos_, in_end_ - in_pos_);
+    in_end_ -= in_pos_;
     in_pos_ = 0;
   }
-  while (in_.size() < length) {
-    size_t old_size = in_.size();
-    size_t want = read_ahead_ ? std::max(length - old_size, kReadChunkBytes) : length - old_size;
-    in_.resize(old_size + want);
-    Result<size_t> got = transport_->read_some(in_.data() + old_size, want);
-    if (!got.ok()) {
-      in_.resize(old_size);
-      return false;
-    }
-    in_.resize(old_size + *got);
+  // The buffer keeps its size between reads: only growth writes (zeroes) new bytes,
+  // not every read, which used to clear 16 KiB per packet.
+  const size_t wanted_size = std::max(length, read_ahead_ ? kReadChunkBytes : size_t{0});
+  if (in_.size() > kInputKeepBytesMax && wanted_size <= kReadChunkBytes &&
+      in_end_ <= kReadChunkBytes) {
+    in_.resize(kReadChunkBytes);
+    in_.shrink_to_fit();
+  }
+  if (in_.size() < wanted_size) in_.resize(wanted_size);
+  while (in_end_ < length) {
+    const size_t want = read_ahead_ ? in_.size() - in_end_ : length - in_end_;
+    Result<size_t> got = transport_->read_some(in_.data() + in_end_, want);
+    if (!got.ok()) return false;
+    in_end_ += *got;
   }
   return true;
 }

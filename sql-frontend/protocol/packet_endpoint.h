@@ -76,7 +76,7 @@ class PacketEndpoint {
   void set_sequence(uint8_t id) { sequence_id_ = id; }
 
   // Bytes received but not yet consumed by read_packet (for the TLS upgrade check).
-  size_t buffered_input_bytes() const { return in_.size() - in_pos_; }
+  size_t buffered_input_bytes() const { return in_end_ - in_pos_; }
 
  private:
   // Ensures `length` unread bytes are buffered; false if the stream ended.
@@ -85,8 +85,11 @@ class PacketEndpoint {
 
   Transport* transport_;
   uint8_t sequence_id_ = 0;
+  // Input: bytes [in_pos_, in_end_) of in_ are received and not yet consumed; in_'s
+  // size is the buffer's room, not what was received.
   std::string in_;
   size_t in_pos_ = 0;
+  size_t in_end_ = 0;
   bool read_ahead_ = true;
   std::string out_;
 };

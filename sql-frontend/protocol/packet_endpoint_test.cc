@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "sql-frontend/protocol/mysql_constants.h"
 
@@ -166,6 +167,57 @@ TEST(PacketEndpointTest, SplitPacketOverLimitDetectedOnLaterPiece) {
   std::string got;
   EXPECT_EQ(reader.read_packet(&got, kPacketPayloadBytesMax + 9),
             PacketEndpoint::ReadResult::kTooLarge);
+}
+
+// Without read-ahead a packet's bytes are read and nothing behind them (the TLS
+// ClientHello behind an SSLRequest); with it, what follows is buffered.
+TEST(PacketEndpointTest, ReadAheadOffTakesOnlyThePacket) {
+  MemoryTransport out;
+  PacketEndpoint writer(&out);
+  ASSERT_TRUE(writer.write_packet("first").ok());
+  ASSERT_TRUE(writer.write_packet("second").ok());
+  ASSERT_TRUE(writer.flush().ok());
+  MemoryTransport in;
+  in.input = out.output;
+  in.chunk_bytes = 1 << 20;
+  PacketEndpoint reader(&in);
+  reader.set_read_ahead(false);
+  std::string payload;
+  ASSERT_EQ(reader.read_packet(&payload, 1024), PacketEndpoint::ReadResult::kOk);
+  EXPECT_EQ(payload, "first");
+  EXPECT_EQ(in.read_pos, 4 + 5u);
+  EXPECT_EQ(reader.buffered_input_bytes(), 0u);
+  reader.set_read_ahead(true);
+  ASSERT_EQ(reader.read_packet(&payload, 1024), PacketEndpoint::ReadResult::kOk);
+  EXPECT_EQ(payload, "second");
+  EXPECT_EQ(reader.buffered_input_bytes(), 0u);
+}
+
+// The input buffer keeps its room between packets and takes a large packet and the
+// small ones around it, in any chunking.
+TEST(PacketEndpointTest, LargePacketBetweenSmallOnes) {
+  const std::vector<size_t> lengths = {3, 2 << 20, 1, 0, 40000, 7, 5 << 20, 2};
+  MemoryTransport out;
+  PacketEndpoint writer(&out);
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    writer.reset_sequence();
+    ASSERT_TRUE(writer.write_packet(pattern(lengths[i] + i).substr(i)).ok());
+  }
+  ASSERT_TRUE(writer.flush().ok());
+  for (size_t chunk : {size_t{5}, size_t{4096}, size_t{1} << 22}) {
+    MemoryTransport in;
+    in.input = out.output;
+    in.chunk_bytes = chunk;
+    PacketEndpoint reader(&in);
+    std::string payload;
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      reader.reset_sequence();
+      ASSERT_EQ(reader.read_packet(&payload, 16u << 20), PacketEndpoint::ReadResult::kOk);
+      EXPECT_EQ(payload, pattern(lengths[i] + i).substr(i)) << i << " chunk " << chunk;
+    }
+    EXPECT_EQ(reader.buffered_input_bytes(), 0u);
+    EXPECT_EQ(reader.read_packet(&payload, 16u << 20), PacketEndpoint::ReadResult::kClosed);
+  }
 }
 
 }  // namespace
