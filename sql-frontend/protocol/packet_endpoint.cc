@@ -101,12 +101,53 @@ Status PacketEndpoint::write_packet(std::string_view payload) {
     out_.append(header, kPacketHeaderBytes);
     out_.append(payload.substr(offset, length));
     offset += length;
-    if (out_.size() >= kFlushBytes) DUO_RETURN_IF_ERROR(flush());
+    if (out_.size() >= kFlushBytes && !in_result_) DUO_RETURN_IF_ERROR(flush());
     // A piece of exactly the maximum length says "more follows", so a payload that
     // is a multiple of it ends with an empty packet.
     if (length < kPacketPayloadBytesMax) break;
   }
   return Status::OK();
+}
+
+std::string& PacketEndpoint::start_packet() {
+  packet_start_ = out_.size();
+  out_.append(kPacketHeaderBytes, '\0');
+  return out_;
+}
+
+Status PacketEndpoint::end_packet() {
+  const size_t length = out_.size() - packet_start_ - kPacketHeaderBytes;
+  if (length >= kPacketPayloadBytesMax) {
+    // Rare (a row of 16 MiB): split it as any payload.
+    std::string payload = out_.substr(packet_start_ + kPacketHeaderBytes);
+    out_.resize(packet_start_);
+    return write_packet(payload);
+  }
+  char* header = out_.data() + packet_start_;
+  header[0] = static_cast<char>(length & 0xff);
+  header[1] = static_cast<char>((length >> 8) & 0xff);
+  header[2] = static_cast<char>((length >> 16) & 0xff);
+  header[3] = static_cast<char>(sequence_id_++);
+  if (out_.size() >= kFlushBytes && !in_result_) return flush();
+  return Status::OK();
+}
+
+void PacketEndpoint::begin_result() {
+  in_result_ = true;
+  result_start_ = out_.size();
+  result_sequence_ = sequence_id_;
+}
+
+Status PacketEndpoint::end_result() {
+  in_result_ = false;
+  if (out_.size() >= kFlushBytes) return flush();
+  return Status::OK();
+}
+
+void PacketEndpoint::abandon_result() {
+  in_result_ = false;
+  out_.resize(result_start_);
+  sequence_id_ = result_sequence_;
 }
 
 Status PacketEndpoint::flush() {

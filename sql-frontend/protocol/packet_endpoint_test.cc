@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sql-frontend/protocol/mysql_constants.h"
+#include "sql-frontend/protocol/wire_buffer.h"
 
 namespace duo::sql::protocol {
 namespace {
@@ -217,6 +218,66 @@ TEST(PacketEndpointTest, LargePacketBetweenSmallOnes) {
     }
     EXPECT_EQ(reader.buffered_input_bytes(), 0u);
     EXPECT_EQ(reader.read_packet(&payload, 16u << 20), PacketEndpoint::ReadResult::kClosed);
+  }
+}
+
+// A packet encoded in place gets the header write_packet() gives it; a result is held
+// back (even past kFlushBytes) until it ends, and abandon_result() takes it back whole
+// with its sequence ids.
+TEST(PacketEndpointTest, InPlacePacketsAndResults) {
+  MemoryTransport out;
+  PacketEndpoint endpoint(&out);
+  {
+    std::string& buffer = endpoint.start_packet();
+    PacketWriter writer(&buffer);
+    writer.write_lenenc_string("abc");
+    ASSERT_TRUE(endpoint.end_packet().ok());
+  }
+  ASSERT_TRUE(endpoint.write_packet("second").ok());
+  ASSERT_TRUE(endpoint.flush().ok());
+  MemoryTransport expected;
+  PacketEndpoint reference(&expected);
+  ASSERT_TRUE(reference
+                  .write_packet(std::string("\x03"
+                                            "abc"))
+                  .ok());
+  ASSERT_TRUE(reference.write_packet("second").ok());
+  ASSERT_TRUE(reference.flush().ok());
+  EXPECT_EQ(out.output, expected.output);
+
+  // A result larger than kFlushBytes is not sent before it ends ...
+  out.output.clear();
+  endpoint.begin_result();
+  const std::string row(1000, 'r');
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(endpoint.write_packet(row).ok());
+  EXPECT_TRUE(out.output.empty());
+  // ... and taken back whole, sequence ids included.
+  const uint8_t sequence = endpoint.sequence_id();
+  endpoint.abandon_result();
+  EXPECT_EQ(endpoint.sequence_id(), static_cast<uint8_t>(sequence - 100));
+  ASSERT_TRUE(endpoint.flush().ok());
+  EXPECT_TRUE(out.output.empty());
+  endpoint.begin_result();
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(endpoint.write_packet(row).ok());
+  ASSERT_TRUE(endpoint.end_result().ok());
+  EXPECT_EQ(out.output.size(), 100 * (row.size() + 4));
+
+  // An in-place payload of 2^24-1 bytes or more is split as write_packet() splits it.
+  for (size_t length : {kPacketPayloadBytesMax - 1, kPacketPayloadBytesMax}) {
+    MemoryTransport big;
+    PacketEndpoint writer(&big);
+    std::string& buffer = writer.start_packet();
+    buffer.append(length, 'b');
+    ASSERT_TRUE(writer.end_packet().ok());
+    ASSERT_TRUE(writer.flush().ok());
+    MemoryTransport in;
+    in.input = big.output;
+    in.chunk_bytes = 1 << 20;
+    PacketEndpoint reader(&in);
+    std::string payload;
+    ASSERT_EQ(reader.read_packet(&payload, 32u << 20), PacketEndpoint::ReadResult::kOk);
+    EXPECT_EQ(payload.size(), length);
+    EXPECT_EQ(reader.buffered_input_bytes(), 0u);
   }
 }
 
