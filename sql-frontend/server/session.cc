@@ -575,7 +575,10 @@ void Session::write_result(const StatementResult& result, bool binary, uint16_t 
       queue_in_place([&](protocol::PacketWriter& writer) { column.write(writer); });
     }
   }
-  if (!deprecate_eof()) queue(protocol::encode(protocol::EofPacket{0, status}));
+  if (!deprecate_eof()) {
+    const protocol::EofPacket eof{0, status};
+    queue_in_place([&](protocol::PacketWriter& writer) { eof.write(writer); });
+  }
   for (const std::vector<Value>& row : set.rows) {
     if (row.size() != columns.size()) throw std::logic_error("row width differs from columns");
     queue_in_place([&](protocol::PacketWriter& writer) {
@@ -593,7 +596,8 @@ void Session::write_result(const StatementResult& result, bool binary, uint16_t 
     end.warnings = set.warnings;
     queue_in_place([&](protocol::PacketWriter& writer) { end.write(writer); });
   } else {
-    queue(protocol::encode(protocol::EofPacket{set.warnings, status}));
+    const protocol::EofPacket eof{set.warnings, status};
+    queue_in_place([&](protocol::PacketWriter& writer) { eof.write(writer); });
   }
 }
 
