@@ -84,6 +84,7 @@ std::unique_ptr<PreparedPlan> PreparedPlan::bind_select(StatementContext& contex
   auto select =
       std::make_unique<BoundSelect>(bind_select_block(context, block, nullptr, kNoDerivedTables));
   if (select->has_subquery) return plan;
+  restrict_read_columns(*select);
   std::vector<std::pair<std::string, api::TablePtr>> tables;
   for (size_t l = 0; l < select->levels.size(); ++l) {
     const JoinLevel& level = select->levels[l];

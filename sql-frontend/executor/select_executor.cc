@@ -486,6 +486,7 @@ QueryResult QueryRunner::run_block(const SelectBlock& block, const EvalContext* 
                        std::move(derived.table_columns)};
   };
   BoundSelect select = bind_select_block(context_, block, outer, run_derived);
+  restrict_read_columns(select);
   QueryResult result;
   describe_outputs(select, &result);
   result.rows = BlockRunner(context_, *this, select, outer, correlated).run(rows_max);
