@@ -103,7 +103,7 @@ std::optional<PreparedPlan::Point> PreparedPlan::point_of(const BoundSelect& sel
   const SelectBlock& block = *select.block;
   if (select.levels.size() != 1 || select.grouped || !select.aggregates.empty() ||
       !select.order_by.empty() || !select.constant_conditions.empty() || block.distinct ||
-      block.having || block.limit || block.sql_calc_found_rows) {
+      block.having || block.sql_calc_found_rows) {
     return std::nullopt;
   }
   const JoinLevel& level = select.levels[0];
@@ -186,6 +186,11 @@ std::optional<server::StatementResult> PreparedPlan::execute_point(StatementCont
   // for its column; NULL matches nothing; a value without an exact key encoding is left
   // to the general path, which then scans — with the warnings of this attempt undone,
   // since it evaluates the values again.
+  // LIMIT [offset,] count as the block runner takes it, before any row is read: one row
+  // at most, so it is there with offset 0 and a count above 0.
+  const std::optional<Limit>& limit = select_->block->limit;
+  const bool limited_away = limit && (limit_value(limit->offset.get(), context) > 0 ||
+                                      limit_value(limit->count.get(), context) == 0);
   const size_t warnings_before = context.warnings.size();
   const uint64_t warning_count_before = context.warning_count;
   const EvalContext eval = context.eval(&table);
@@ -207,7 +212,7 @@ std::optional<server::StatementResult> PreparedPlan::execute_point(StatementCont
   }
   server::ResultSet result;
   result.encoded_columns = outputs_.encoded;
-  if (!matches_nothing) {
+  if (!matches_nothing && !limited_away) {
 #ifndef NDEBUG
     check_key_against_planner(context, table, level.pushed, key);
 #endif

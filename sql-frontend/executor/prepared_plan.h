@@ -3,8 +3,8 @@
 // execution only reads rows (issue 14): the bound block (its tables, scopes, outputs,
 // where each condition is evaluated), the result metadata encoded once, and — for a
 // point SELECT, `SELECT <columns> FROM t WHERE <each primary-key column> = <? or
-// literal>` without anything else — the key builder and the columns to read, so the
-// row is fetched by one key read of just those columns, without planning.
+// literal> [LIMIT ...]` without anything else — the key builder and the columns to
+// read, so the row is fetched by one key read of just those columns, without planning.
 //
 // Validity: a plan is used only while what it was computed from holds: the session's
 // current database, and the cluster TableDef of every table it bound (one client-library
