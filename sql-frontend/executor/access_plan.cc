@@ -456,6 +456,14 @@ void plan_filter(const catalog::SqlTable& table, const std::vector<const Expr*>&
 
 }  // namespace
 
+std::optional<uint16_t> planned_column(const ColumnExpr& column, const catalog::SqlTable& table) {
+  return plan_column(column, table);
+}
+
+bool exact_key_encoding(const catalog::SqlColumn& column, const SqlValue& value, std::string* out) {
+  return exact_encoding(column, value, out);
+}
+
 AccessPlan plan_access(const catalog::SqlTable& table, const Expr* where,
                        const EvalContext& context,
                        const std::vector<storage::IndexDef>& ordered_indexes,

@@ -37,6 +37,7 @@
 // Thread-safety: pure function.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +84,15 @@ struct AccessPlan {
   std::vector<const Expr*> residual;  // conjuncts to evaluate in sqld
   size_t pushed_conjuncts = 0;        // how many went into the filter
 };
+
+// The planner's reading of one condition, for callers that build keys themselves (a
+// prepared point SELECT, prepared_plan.h) and must agree with plan_access():
+// the column `column` names in `table`, nullopt when it is qualified with another table's
+// name (throws 1054 for an unknown column of this table) ...
+std::optional<uint16_t> planned_column(const ColumnExpr& column, const catalog::SqlTable& table);
+// ... and the storage encoding of `value` as a key of `column` when it converts exactly
+// (false: the planner gives no key for it, and scans).
+bool exact_key_encoding(const catalog::SqlColumn& column, const SqlValue& value, std::string* out);
 
 // `context` supplies parameters and the session for evaluating constants;
 // `ordered_indexes` are the table's (bound.table_def->schema.ordered_indexes), empty for

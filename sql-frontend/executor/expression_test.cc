@@ -288,6 +288,23 @@ TEST(SqlValueTest, StorageConversionsAreStrict) {
   }
 }
 
+// A CHAR value comes back without its pad spaces, as storage::format_value gives it,
+// whatever the padding (sqld strips it eight bytes at a time).
+TEST(SqlValueTest, CharValuesLoseExactlyTheirPadding) {
+  const catalog::SqlColumn c = column("char(30)");
+  for (const std::string text : {"", "a", "ab cd", " lead", "x       y", "12345678", "é ü"}) {
+    const std::string stored = to_storage(c, SqlValue::of_string(text), 1);
+    EXPECT_EQ(from_storage(c, stored).s, storage::format_value(c.storage, stored)) << text;
+    EXPECT_EQ(from_storage(c, stored).s, text) << text;
+    for (size_t pad = 0; pad <= 17; ++pad) {
+      const std::string padded = text + std::string(pad, ' ');
+      EXPECT_EQ(from_storage(c, padded).s, storage::format_value(c.storage, padded))
+          << text << " + " << pad;
+    }
+  }
+  EXPECT_EQ(from_storage(c, std::string(40, ' ')).s, "");
+}
+
 // YEAR as MySQL's Field_year::store: numbers 0..69 / 70..99 map to 2000s / 1900s but 0
 // stays 0000; strings of 1..3 digits map '0' to 2000; 4 digits are taken as they are.
 TEST(SqlValueTest, YearValuesMapAsMysqlStoresThem) {

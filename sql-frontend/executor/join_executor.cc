@@ -34,15 +34,18 @@ bool JoinExecutor::run(const std::function<bool()>& emit) {
     // The single-table path: rows go from the row source to `emit` without a copy.
     Scope& scope = select_.scopes[0];
     bool stopped = false;
-    for_each_row(context_, *first.bound, first.pushed, lock_, [&](Row& row) {
-      scope.row = &row;
-      if (!all_pass(first.local, "where clause") || !all_pass(first.match, "where clause") ||
-          !all_pass(first.after, "where clause")) {
-        return true;
-      }
-      if (!emit()) stopped = true;
-      return !stopped;
-    });
+    for_each_row(
+        context_, *first.bound, first.pushed, lock_,
+        [&](Row& row) {
+          scope.row = &row;
+          if (!all_pass(first.local, "where clause") || !all_pass(first.match, "where clause") ||
+              !all_pass(first.after, "where clause")) {
+            return true;
+          }
+          if (!emit()) stopped = true;
+          return !stopped;
+        },
+        first.read_columns);
     scope.row = nullptr;
     return !stopped;
   }
@@ -56,11 +59,14 @@ const std::vector<Row>& JoinExecutor::level_rows(size_t index) {
   const JoinLevel& level = select_.levels[index];
   std::vector<Row>& rows = level_rows_[index];
   if (level.bound) {
-    for_each_row(context_, *level.bound, level.pushed, lock_, [&](Row& row) {
-      if (rows.size() >= kStatementRowsMax) throw_too_many_rows();
-      rows.push_back(std::move(row));
-      return true;
-    });
+    for_each_row(
+        context_, *level.bound, level.pushed, lock_,
+        [&](Row& row) {
+          if (rows.size() >= kStatementRowsMax) throw_too_many_rows();
+          rows.push_back(std::move(row));
+          return true;
+        },
+        level.read_columns);
     return rows;
   }
   // In memory (system view, derived table): its own conditions evaluated here.
@@ -124,11 +130,13 @@ bool JoinExecutor::join_level(size_t index, std::vector<Partial>& batch) {
   };
   if (level.bound && !level.equalities.empty()) {
     if (!sets.empty()) {
-      for_each_row_batched(context_, *level.bound, level.pushed, lock_, sets,
-                           [&](size_t set, Row& row) {
-                             hold(set_owner[set], std::move(row));
-                             return true;
-                           });
+      for_each_row_batched(
+          context_, *level.bound, level.pushed, lock_, sets,
+          [&](size_t set, Row& row) {
+            hold(set_owner[set], std::move(row));
+            return true;
+          },
+          level.read_columns);
     }
   } else {
     const std::vector<Row>& rows = level_rows(index);

@@ -119,12 +119,18 @@ bool is_own_password_change(const server::SessionState& session, const UserRecor
 }  // namespace
 
 catalog::UserCatalog& shared_user_catalog(api::Cluster& cluster) {
-  // One per cluster connection (a process has one; tests may have several).
+  // One per cluster connection (a process has one; tests may have several). Catalogs
+  // live as long as the process, so each thread may remember the last one it used.
+  thread_local api::Cluster* last_cluster = nullptr;
+  thread_local catalog::UserCatalog* last_catalog = nullptr;
+  if (last_cluster == &cluster) return *last_catalog;
   static std::mutex mutex;
   static std::map<api::Cluster*, std::unique_ptr<catalog::UserCatalog>> catalogs;
   std::lock_guard lock(mutex);
   std::unique_ptr<catalog::UserCatalog>& entry = catalogs[&cluster];
   if (!entry) entry = std::make_unique<catalog::UserCatalog>(&cluster);
+  last_cluster = &cluster;
+  last_catalog = entry.get();
   return *entry;
 }
 
@@ -165,9 +171,37 @@ void check_use_database(StatementContext& context, const std::string& db) {
   }
 }
 
-void check_privileges(StatementContext& context, const Statement& statement) {
-  const std::optional<UserRecord> found = session_account(context);
-  const UserRecord* account = found ? &*found : nullptr;
+namespace {
+
+void check_privileges_of(StatementContext& context, const Statement& statement,
+                         const UserRecord* account);
+
+}  // namespace
+
+void check_privileges(StatementContext& context, const Statement& statement,
+                      PrivilegeCheckCache* cache) {
+  std::shared_ptr<const std::vector<UserRecord>> accounts =
+      shared_user_catalog(context.catalog.cluster()).accounts_snapshot(context.api_session);
+  const server::SessionState& session = context.session;
+  if (cache != nullptr && cache->snapshot == accounts && cache->user == session.user &&
+      cache->host == session.host && cache->database == session.database) {
+    return;
+  }
+  // `accounts` keeps the record alive while it is checked against.
+  check_privileges_of(context, statement,
+                      catalog::match_account(*accounts, session.user, session.host));
+  if (cache != nullptr) {
+    cache->snapshot = std::move(accounts);
+    cache->user = session.user;
+    cache->host = session.host;
+    cache->database = session.database;
+  }
+}
+
+namespace {
+
+void check_privileges_of(StatementContext& context, const Statement& statement,
+                         const UserRecord* account) {
   // The common case of an administrator: nothing to look at.
   if (account != nullptr &&
       account->has_global(catalog::all_privileges(catalog::PrivilegeLevel::kGlobal))) {
@@ -313,6 +347,8 @@ void check_privileges(StatementContext& context, const Statement& statement) {
   }
   check_accesses(context, account, collect.accesses());
 }
+
+}  // namespace
 
 std::vector<ProcessInfo> visible_processes(StatementContext& context) {
   const std::optional<catalog::UserRecord> account = session_account(context);

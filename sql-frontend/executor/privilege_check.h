@@ -20,8 +20,22 @@
 
 namespace duo::sql::executor {
 
-// Throws the MySQL error when the session's account may not run `statement`.
-void check_privileges(StatementContext& context, const Statement& statement);
+// A passed privilege check of one prepared statement: reused while it was made against
+// the same accounts snapshot (user_catalog.h: a GRANT/REVOKE/DROP USER through this sqld
+// replaces it at once, through another within kAccountsSnapshotTtlMs — as for every
+// statement), for the same user, client host and current database.
+struct PrivilegeCheckCache {
+  std::shared_ptr<const std::vector<catalog::UserRecord>> snapshot;
+  std::string user;
+  std::string host;
+  std::string database;
+};
+
+// Throws the MySQL error when the session's account may not run `statement`. With a
+// `cache` (a prepared statement's), a pass it holds for the current snapshot is taken
+// as is, and a new pass is recorded in it.
+void check_privileges(StatementContext& context, const Statement& statement,
+                      PrivilegeCheckCache* cache = nullptr);
 
 // 1044 unless the session's account has some privilege in `db` (USE, COM_INIT_DB, the
 // handshake's database).

@@ -59,17 +59,24 @@ namespace {
 template <typename Found>
 bool read_batches(StatementContext& context, const ::duo::protocol::TableDef& table,
                   const std::vector<storage::AttrValues>& keys, storage::LockMode lock,
-                  Found found) {
+                  const std::vector<uint16_t>& columns, Found found) {
   for (size_t begin = 0; begin < keys.size(); begin += kLockedReadBatch) {
     const size_t end = std::min(keys.size(), begin + kLockedReadBatch);
-    api::Transaction& tx = context.transaction(&table, &keys[begin]);
+    api::Transaction& tx = context.read_transaction(lock, &table, &keys[begin]);
     std::vector<uint32_t> ops;
+    ops.reserve(end - begin);
     for (size_t k = begin; k < end; ++k) {
-      ops.push_back(check(tx.read(table, keys[k], {}, lock, api::OpOptions{.ignore_error = true})));
+      ops.push_back(
+          check(tx.read(table, keys[k], columns, lock, api::OpOptions{.ignore_error = true})));
     }
-    context.execute(false);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      api::OpResult result = check(tx.result(ops[i]));
+    context.execute_reads();
+    // Taken before `found` runs: it may start the next batch, which replaces a
+    // transaction this batch committed (StatementContext::read_transaction).
+    std::vector<api::OpResult> results;
+    results.reserve(ops.size());
+    for (uint32_t op : ops) results.push_back(check(tx.result(op)));
+    for (size_t i = 0; i < results.size(); ++i) {
+      const api::OpResult& result = results[i];
       if (result.status.is(ErrorCode::kNotFound)) continue;  // deleted meanwhile
       check(result.status);
       if (!found(begin + i, result.values)) return false;
@@ -84,8 +91,8 @@ bool read_batches(StatementContext& context, const ::duo::protocol::TableDef& ta
 template <typename Matches, typename Visit>
 bool read_keys(StatementContext& context, const catalog::BoundTable& bound,
                const std::vector<storage::AttrValues>& keys, storage::LockMode lock,
-               Matches matches, Visit visit) {
-  return read_batches(context, *bound.table_def, keys, lock,
+               const std::vector<uint16_t>& columns, Matches matches, Visit visit) {
+  return read_batches(context, *bound.table_def, keys, lock, columns,
                       [&](size_t k, const storage::AttrValues& values) {
                         Row row = to_row(bound.sql, values);
                         return !matches(k, row) || visit(k, row);
@@ -135,13 +142,14 @@ void read_unique_entries(StatementContext& context, const std::vector<UniqueProb
   // One batch per round trip, whatever the indexes: reads of several tables mix freely.
   for (size_t begin = 0; begin < probes.size(); begin += kLockedReadBatch) {
     const size_t end = std::min(probes.size(), begin + kLockedReadBatch);
-    api::Transaction& tx = context.transaction(&probes[begin].index->def, probes[begin].value);
+    api::Transaction& tx =
+        context.read_transaction(lock, &probes[begin].index->def, probes[begin].value);
     std::vector<uint32_t> ops;
     for (size_t p = begin; p < end; ++p) {
       ops.push_back(check(tx.read(probes[p].index->def, *probes[p].value, {}, lock,
                                   api::OpOptions{.ignore_error = true})));
     }
-    context.execute(false);
+    context.execute_reads();
     for (size_t i = 0; i < ops.size(); ++i) {
       api::OpResult result = check(tx.result(ops[i]));
       if (result.status.is(ErrorCode::kNotFound)) continue;  // no row holds the value
@@ -185,10 +193,11 @@ void check_killed(const StatementContext& context) {
 // Returns false when stopped early.
 template <typename Candidate>
 bool scan_rows(StatementContext& context, const catalog::BoundTable& bound, const AccessPlan& plan,
-               const IndexRange* range, Candidate candidate) {
+               const IndexRange* range, const std::vector<uint16_t>& columns, Candidate candidate) {
   api::Transaction& tx = context.transaction();
   api::ScanSpec spec;
   spec.filter = plan.filter;
+  spec.columns = columns;
   if (range != nullptr) {
     spec.index = plan.index;
     spec.low = range->low;
@@ -211,7 +220,8 @@ bool scan_rows(StatementContext& context, const catalog::BoundTable& bound, cons
 // Returns false when stopped early.
 bool run_plan(StatementContext& context, const catalog::BoundTable& bound, const Expr* where,
               const AccessPlan& plan, const FixedColumns& fixed, storage::LockMode lock,
-              UniqueIndexes& unique_indexes, const std::function<bool(Row&)>& visit) {
+              const std::vector<uint16_t>& columns, UniqueIndexes& unique_indexes,
+              const std::function<bool(Row&)>& visit) {
   const catalog::SqlTable& table = bound.sql;
   auto passes_residual = [&](const Row& row) {
     if (!matches_fixed(row, fixed)) return false;
@@ -224,7 +234,7 @@ bool run_plan(StatementContext& context, const catalog::BoundTable& bound, const
   };
   if (plan.kind == AccessPlan::Kind::kKeyLookup) {
     return read_keys(
-        context, bound, plan.keys, lock,
+        context, bound, plan.keys, lock, columns,
         [&](size_t, const Row& row) { return passes_residual(row); },
         [&](size_t, Row& row) { return visit(row); });
   }
@@ -239,7 +249,7 @@ bool run_plan(StatementContext& context, const catalog::BoundTable& bound, const
     std::vector<size_t> key_probe;
     read_unique_entries(context, probes, lock, &keys, &key_probe);
     return read_keys(
-        context, bound, keys, lock,
+        context, bound, keys, lock, columns,
         [&](size_t k, const Row& row) {
           return holds_unique_value(table, *probes[key_probe[k]].index, row,
                                     *probes[key_probe[k]].value) &&
@@ -257,9 +267,9 @@ bool run_plan(StatementContext& context, const catalog::BoundTable& bound, const
   };
   if (plan.kind == AccessPlan::Kind::kIndexScan) {
     for (const IndexRange& range : plan.ranges) {
-      if (!scan_rows(context, bound, plan, &range, candidate)) return false;
+      if (!scan_rows(context, bound, plan, &range, columns, candidate)) return false;
     }
-  } else if (!scan_rows(context, bound, plan, nullptr, candidate)) {
+  } else if (!scan_rows(context, bound, plan, nullptr, columns, candidate)) {
     return false;
   }
   if (keys.empty()) return true;
@@ -269,7 +279,7 @@ bool run_plan(StatementContext& context, const catalog::BoundTable& bound, const
     eval.clause = "where clause";
     return passes(where, eval);
   };
-  return read_keys(context, bound, keys, lock, passes_where,
+  return read_keys(context, bound, keys, lock, columns, passes_where,
                    [&](size_t, Row& row) { return visit(row); });
 }
 
@@ -282,16 +292,18 @@ AccessPlan plan_for(StatementContext& context, const catalog::BoundTable& bound,
 }  // namespace
 
 void for_each_row(StatementContext& context, const catalog::BoundTable& bound, const Expr* where,
-                  storage::LockMode lock, const std::function<bool(Row&)>& visit) {
+                  storage::LockMode lock, const std::function<bool(Row&)>& visit,
+                  const std::vector<uint16_t>& columns) {
   const AccessPlan plan = plan_for(context, bound, where, {});
   UniqueIndexes unique_indexes(bound);
-  run_plan(context, bound, where, plan, {}, lock, unique_indexes, visit);
+  run_plan(context, bound, where, plan, {}, lock, columns, unique_indexes, visit);
 }
 
 void for_each_row_batched(StatementContext& context, const catalog::BoundTable& bound,
                           const Expr* where, storage::LockMode lock,
                           const std::vector<FixedColumns>& sets,
-                          const std::function<bool(size_t set, Row&)>& visit) {
+                          const std::function<bool(size_t set, Row&)>& visit,
+                          const std::vector<uint16_t>& columns) {
   const catalog::SqlTable& table = bound.sql;
   UniqueIndexes unique_indexes(bound);
   auto is_lookup = [](const AccessPlan& plan) {
@@ -302,8 +314,8 @@ void for_each_row_batched(StatementContext& context, const catalog::BoundTable& 
   while (set < sets.size()) {
     AccessPlan plan = plan_for(context, bound, where, sets[set]);
     if (!is_lookup(plan)) {
-      const bool go_on = run_plan(context, bound, where, plan, sets[set], lock, unique_indexes,
-                                  [&](Row& row) { return visit(set, row); });
+      const bool go_on = run_plan(context, bound, where, plan, sets[set], lock, columns,
+                                  unique_indexes, [&](Row& row) { return visit(set, row); });
       if (!go_on) return;
       ++set;
       continue;
@@ -357,7 +369,7 @@ void for_each_row_batched(StatementContext& context, const catalog::BoundTable& 
     }
     std::vector<std::vector<Row>> rows(lookups.size());
     read_keys(
-        context, bound, keys, lock,
+        context, bound, keys, lock, columns,
         [&](size_t k, const Row& row) {
           const Lookup& lookup = lookups[key_lookup[k]];
           if (!matches_fixed(row, sets[lookup.set])) return false;

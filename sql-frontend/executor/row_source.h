@@ -50,9 +50,11 @@ bool holds_unique_value(const catalog::SqlTable& table,
                         const storage::AttrValues& value);
 
 // Calls `visit(row)` for every row of `bound` that `where` selects, until it returns
-// false.
+// false. `columns` (empty: all) are the columns read; the others are NULL in the rows, so
+// they must hold every column `where` and the caller look at, and the primary key.
 void for_each_row(StatementContext& context, const catalog::BoundTable& bound, const Expr* where,
-                  storage::LockMode lock, const std::function<bool(Row&)>& visit);
+                  storage::LockMode lock, const std::function<bool(Row&)>& visit,
+                  const std::vector<uint16_t>& columns = {});
 
 // For each set of fixed columns, the rows of `bound` that `where` selects and whose
 // columns equal the set's values: `visit(set_index, row)` until it returns false.
@@ -61,9 +63,11 @@ void for_each_row(StatementContext& context, const catalog::BoundTable& bound, c
 // values' hidden-table entries first, in one more round trip); the others get one index
 // scan (the fixed columns as bounds) or one full scan (the fixed columns pushed in the
 // filter) each, one after the other. Rows are visited in set order.
+// `columns` as for for_each_row(), with the unique indexes' columns too.
 void for_each_row_batched(StatementContext& context, const catalog::BoundTable& bound,
                           const Expr* where, storage::LockMode lock,
                           const std::vector<FixedColumns>& sets,
-                          const std::function<bool(size_t set, Row&)>& visit);
+                          const std::function<bool(size_t set, Row&)>& visit,
+                          const std::vector<uint16_t>& columns = {});
 
 }  // namespace duo::sql::executor

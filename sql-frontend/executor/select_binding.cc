@@ -36,6 +36,68 @@ bool resolves_outside(const ColumnExpr& column, const EvalContext* outer, const 
   return false;
 }
 
+// The column names a query could read (lower case is not needed: SqlTable::find_column
+// matches as names match); `*all` when it cannot be told by names (`*`, NATURAL JOIN).
+// Over-approximates: a name is collected wherever it appears, in whatever scope.
+void collect_query_names(const QueryExpr& query, std::set<std::string>* names, bool* all);
+
+void collect_names(const Expr& expr, std::set<std::string>* names, bool* all) {
+  switch (expr.kind) {
+    case ExprKind::kColumn:
+      names->insert(expr.as<ColumnExpr>().column.name);
+      return;
+    case ExprKind::kStar:
+      *all = true;
+      return;
+    case ExprKind::kInSubquery:
+      collect_query_names(*expr.as<InSubqueryExpr>().query, names, all);
+      break;
+    case ExprKind::kExists:
+      collect_query_names(*expr.as<ExistsExpr>().query, names, all);
+      return;
+    case ExprKind::kSubquery:
+      collect_query_names(*expr.as<SubqueryExpr>().query, names, all);
+      return;
+    default:
+      break;
+  }
+  for_each_child(expr, [&](const Expr& child) { collect_names(child, names, all); });
+}
+
+void collect_ref_names(const TableRef& ref, std::set<std::string>* names, bool* all) {
+  if (ref.kind == TableRefKind::kDerived) {
+    collect_query_names(*ref.query, names, all);
+  } else if (ref.kind == TableRefKind::kJoin) {
+    collect_ref_names(*ref.left, names, all);
+    collect_ref_names(*ref.right, names, all);
+    if (ref.on) collect_names(*ref.on, names, all);
+    for (const Identifier& name : ref.using_) names->insert(name.name);
+    if (ref.natural) *all = true;
+  }
+}
+
+void collect_block_names(const SelectBlock& block, std::set<std::string>* names, bool* all) {
+  auto walk = [&](const Expr* expr) {
+    if (expr != nullptr) collect_names(*expr, names, all);
+  };
+  for (const SelectItem& item : block.items) walk(item.expr.get());
+  for (const TableRefPtr& ref : block.from) collect_ref_names(*ref, names, all);
+  walk(block.where.get());
+  for (const ExprPtr& expr : block.group_by) walk(expr.get());
+  walk(block.having.get());
+  for (const OrderItem& item : block.order_by) walk(item.expr.get());
+}
+
+void collect_query_names(const QueryExpr& query, std::set<std::string>* names, bool* all) {
+  if (query.is_union()) {
+    collect_query_names(*query.left, names, all);
+    collect_query_names(*query.right, names, all);
+  } else {
+    collect_block_names(*query.select, names, all);
+  }
+  for (const OrderItem& item : query.order_by) collect_names(*item.expr, names, all);
+}
+
 // A condition from WHERE or ON, with what it reads.
 struct Condition {
   const Expr* expr = nullptr;
@@ -663,6 +725,33 @@ class Binder {
 };
 
 }  // namespace
+
+void restrict_read_columns(BoundSelect& select) {
+  std::set<std::string> names;
+  bool all = false;
+  collect_block_names(*select.block, &names, &all);
+  if (all) return;
+  for (JoinLevel& level : select.levels) {
+    if (!level.bound) continue;
+    const catalog::SqlTable& table = level.bound->sql;
+    std::vector<bool> read(table.columns.size(), false);
+    for (const catalog::SqlIndex& index : table.indexes) {
+      if (index.kind == catalog::SqlIndexKind::kKey) continue;  // no row source needs it
+      for (uint16_t column : index.columns) {
+        if (column < read.size()) read[column] = true;
+      }
+    }
+    for (const std::string& name : names) {
+      const int column = table.find_column(name);
+      if (column >= 0) read[column] = true;
+    }
+    std::vector<uint16_t> columns;
+    for (uint16_t c = 0; c < read.size(); ++c) {
+      if (read[c]) columns.push_back(c);
+    }
+    if (columns.size() < table.columns.size()) level.read_columns = std::move(columns);
+  }
+}
 
 BoundSelect bind_select_block(StatementContext& context, const SelectBlock& select,
                               const EvalContext* outer, const RunDerived& run_derived) {

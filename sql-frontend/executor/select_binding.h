@@ -60,6 +60,9 @@ struct JoinLevel {
   std::vector<const Expr*> match;
   // Checked after NULL extension (WHERE conditions on a LEFT JOIN's table).
   std::vector<const Expr*> after;
+  // The columns of `bound` its row source reads (restrict_read_columns()); empty: every
+  // column. The others stay NULL in the rows.
+  std::vector<uint16_t> read_columns;
 
   const catalog::SqlTable& table() const { return bound ? bound->sql : *memory_table; }
 };
@@ -106,7 +109,17 @@ using RunDerived = std::function<DerivedRows(const QueryExpr& query)>;
 
 // Binds `select`. `outer` (null for a top-level SELECT) is the enclosing query's
 // context, so a correlated reference binds to it; `run_derived` reads a derived table.
+// Every level reads every column of its table.
 BoundSelect bind_select_block(StatementContext& context, const SelectBlock& select,
                               const EvalContext* outer, const RunDerived& run_derived);
+
+// For a block whose rows nothing but the block itself looks at (a SELECT's outputs,
+// conditions, grouping, ordering and subqueries — not a multi-table UPDATE's SET):
+// its levels read only the columns a name anywhere in the block (its subqueries
+// included) could mean, and every primary-key and UNIQUE column (the row sources'
+// locking re-reads by key and unique re-checks); every column when `*` or NATURAL JOIN
+// is used. Reading fewer columns saves
+// the data nodes' and sqld's work on rows of wide tables (a range SELECT of one column).
+void restrict_read_columns(BoundSelect& select);
 
 }  // namespace duo::sql::executor

@@ -31,9 +31,7 @@ struct QueryResult {
 };
 
 storage::LockMode lock_of(const SelectBlock& select) {
-  return select.lock == LockMode::kForUpdate ? storage::LockMode::kExclusive
-         : select.lock == LockMode::kShare   ? storage::LockMode::kShared
-                                             : storage::LockMode::kCommittedRead;
+  return select_lock_mode(select);
 }
 
 // A derived table's BIT(M) column (select_binding.h DerivedRows) stays BIT, as its
@@ -488,6 +486,7 @@ QueryResult QueryRunner::run_block(const SelectBlock& block, const EvalContext* 
                        std::move(derived.table_columns)};
   };
   BoundSelect select = bind_select_block(context_, block, outer, run_derived);
+  restrict_read_columns(select);
   QueryResult result;
   describe_outputs(select, &result);
   result.rows = BlockRunner(context_, *this, select, outer, correlated).run(rows_max);
@@ -507,7 +506,71 @@ QueryResult describe_query(StatementContext& context, const QueryExpr& query) {
   return result;
 }
 
+// The result set of `rows` under outputs `labels` / `table_columns` (`encoded`: their
+// metadata when every output is a table column).
+server::ResultSet result_set(const std::vector<std::string>& labels,
+                             const std::vector<std::optional<server::ColumnDefinition41>>& columns,
+                             const std::shared_ptr<const server::EncodedColumns>& encoded,
+                             const std::vector<Row>& rows) {
+  server::ResultSet result;
+  if (encoded != nullptr) {
+    result.encoded_columns = encoded;
+  } else {
+    for (size_t c = 0; c < labels.size(); ++c) {
+      result.columns.push_back(
+          columns[c] ? *columns[c] : computed_column_definition(labels[c], infer_type(rows, c)));
+    }
+  }
+  const std::vector<server::ColumnDefinition41>& defs = result.column_definitions();
+  result.rows.reserve(rows.size());
+  for (const Row& row : rows) {
+    std::vector<server::Value> cells;
+    cells.reserve(row.size());
+    for (size_t c = 0; c < row.size(); ++c) {
+      cells.push_back(to_protocol(row[c], defs[c].type, defs[c].column_length));
+    }
+    result.rows.push_back(std::move(cells));
+  }
+  return result;
+}
+
 }  // namespace
+
+storage::LockMode select_lock_mode(const SelectBlock& block) {
+  return block.lock == LockMode::kForUpdate ? storage::LockMode::kExclusive
+         : block.lock == LockMode::kShare   ? storage::LockMode::kShared
+                                            : storage::LockMode::kCommittedRead;
+}
+
+BoundOutputs describe_bound_select(const BoundSelect& select) {
+  QueryResult described;
+  describe_outputs(select, &described);
+  BoundOutputs outputs;
+  outputs.labels = std::move(described.labels);
+  outputs.table_columns = std::move(described.table_columns);
+  bool all_table_columns = true;
+  std::vector<server::ColumnDefinition41> columns;
+  for (const auto& column : outputs.table_columns) {
+    if (!column) {
+      all_table_columns = false;
+      break;
+    }
+    columns.push_back(*column);
+  }
+  if (all_table_columns) outputs.encoded = server::EncodedColumns::of(std::move(columns));
+  return outputs;
+}
+
+server::StatementResult execute_bound_select(StatementContext& context, BoundSelect& select,
+                                             const BoundOutputs& outputs) {
+  // A previous execution (or its failure) may have left rows set in the scopes.
+  for (Scope& scope : select.scopes) scope.row = nullptr;
+  QueryRunner runner(context);
+  const std::vector<Row> rows =
+      BlockRunner(context, runner, select, nullptr, nullptr).run(SIZE_MAX);
+  context.finish();
+  return result_set(outputs.labels, outputs.table_columns, outputs.encoded, rows);
+}
 
 std::vector<server::ColumnDefinition41> describe_select(StatementContext& context,
                                                         const SelectStatement& statement) {
@@ -537,24 +600,7 @@ server::StatementResult execute_select(StatementContext& context,
   QueryRunner runner(context);
   QueryResult query = runner.run(*statement.query, nullptr, SIZE_MAX, nullptr);
   context.finish();
-
-  server::ResultSet result;
-  for (size_t c = 0; c < query.labels.size(); ++c) {
-    result.columns.push_back(
-        query.table_columns[c]
-            ? *query.table_columns[c]
-            : computed_column_definition(query.labels[c], infer_type(query.rows, c)));
-  }
-  result.rows.reserve(query.rows.size());
-  for (const Row& row : query.rows) {
-    std::vector<server::Value> cells;
-    cells.reserve(row.size());
-    for (size_t c = 0; c < row.size(); ++c) {
-      cells.push_back(to_protocol(row[c], result.columns[c].type, result.columns[c].column_length));
-    }
-    result.rows.push_back(std::move(cells));
-  }
-  return result;
+  return result_set(query.labels, query.table_columns, nullptr, query.rows);
 }
 
 }  // namespace duo::sql::executor

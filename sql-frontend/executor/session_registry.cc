@@ -94,12 +94,12 @@ void SessionRegistry::statement_started(const server::SessionState& session, Sta
   entry.info.db = session.database;
   entry.info.command = "Query";
   entry.info.state = "executing";
-  entry.info.info = std::string(text);
+  entry.text.assign(text);
   entry.since = Clock::now();
   entry.running = true;
   ++questions_;
   highest_connection_id_ = std::max(highest_connection_id_, session.connection_id);
-  if (const char* com = com_name(kind)) ++com_counters_[com];
+  ++statements_by_kind_[static_cast<uint8_t>(kind)];
 }
 
 void SessionRegistry::statement_finished(const server::SessionState& session) {
@@ -110,7 +110,6 @@ void SessionRegistry::statement_finished(const server::SessionState& session) {
   entry.info.db = session.database;  // USE changes it
   entry.info.command = "Sleep";
   entry.info.state.clear();
-  entry.info.info.reset();
   entry.since = Clock::now();
   entry.running = false;
 }
@@ -135,6 +134,7 @@ std::vector<ProcessInfo> SessionRegistry::list(const server::SessionState& self,
   for (const auto& [id, entry] : entries_) {
     if (id == self.connection_id) continue;
     ProcessInfo info = entry.info;
+    if (entry.running) info.info = entry.text;
     info.time_s = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::seconds>(now - entry.since).count());
     out.push_back(std::move(info));
@@ -161,7 +161,14 @@ std::vector<std::pair<std::string, std::string>> SessionRegistry::status(
   size_t running = 1;  // this statement
   for (const auto& [id, entry] : entries_) running += entry.running && id != self.connection_id;
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [name, count] : com_counters_) out.emplace_back(name, std::to_string(count));
+  std::map<std::string, uint64_t> com_counters;  // the kinds run so far, by Com_ name
+  for (size_t kind = 0; kind < statements_by_kind_.size(); ++kind) {
+    const char* com = com_name(static_cast<StatementKind>(kind));
+    if (statements_by_kind_[kind] != 0 && com != nullptr) {
+      com_counters[com] += statements_by_kind_[kind];
+    }
+  }
+  for (const auto& [name, count] : com_counters) out.emplace_back(name, std::to_string(count));
   const uint64_t uptime_s = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(now - started_).count());
   out.emplace_back("Connections",

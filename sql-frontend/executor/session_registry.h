@@ -10,6 +10,7 @@
 // Thread-safety: every method is safe from any thread (one mutex).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -59,7 +60,10 @@ class SessionRegistry {
 
  private:
   struct Entry {
-    ProcessInfo info;
+    ProcessInfo info;  // info.info unused: `text` while running
+    // The running statement's text; kept (not freed) between statements, so reporting
+    // one costs no allocation once the connection's statements fit.
+    std::string text;
     std::chrono::steady_clock::time_point since;
     bool running = false;
   };
@@ -67,10 +71,11 @@ class SessionRegistry {
 
   const Clock::time_point started_ = Clock::now();
   std::mutex mutex_;
-  std::map<uint32_t, Entry> entries_;             // GUARDED_BY(mutex_)
-  uint64_t questions_ = 0;                        // GUARDED_BY(mutex_)
-  uint32_t highest_connection_id_ = 0;            // GUARDED_BY(mutex_)
-  std::map<std::string, uint64_t> com_counters_;  // GUARDED_BY(mutex_)
+  std::map<uint32_t, Entry> entries_;   // GUARDED_BY(mutex_)
+  uint64_t questions_ = 0;              // GUARDED_BY(mutex_)
+  uint32_t highest_connection_id_ = 0;  // GUARDED_BY(mutex_)
+  // Statements run, by kind (the Com_* counters).
+  std::array<uint64_t, 256> statements_by_kind_{};  // GUARDED_BY(mutex_)
 };
 
 // Reports one statement to the registry for its lifetime.

@@ -92,7 +92,8 @@ std::vector<server::StatementResult> SqlEngine::query(server::SessionState& sess
 server::StatementResult SqlEngine::run_statement(server::SessionState& session,
                                                  const Statement& statement,
                                                  std::string_view source,
-                                                 const std::vector<SqlValue>& params) {
+                                                 const std::vector<SqlValue>& params,
+                                                 Prepared* prepared) {
   Connection& c = connection(session);
   StatementActivity activity(session, statement.kind, source);
   // SHOW WARNINGS / SHOW ERRORS read the diagnostics area and leave it as it is.
@@ -107,7 +108,7 @@ server::StatementResult SqlEngine::run_statement(server::SessionState& session,
   try {
     return run_with_retry(statement_retry_safe(statement, session), [&] {
       if (c.retry_auto_increment) c.retry_auto_increment->reusable = true;
-      return dispatch(session, c, statement, source, params, previous);
+      return dispatch(session, c, statement, source, params, previous, prepared);
     });
   } catch (const SqlException& e) {
     c.row_count = -1;
@@ -131,7 +132,7 @@ server::StatementResult SqlEngine::run_statement(server::SessionState& session,
 server::StatementResult SqlEngine::dispatch(
     server::SessionState& session, Connection& c, const Statement& statement,
     std::string_view source, const std::vector<SqlValue>& params,
-    const std::vector<StatementContext::Warning>& previous_diagnostics) {
+    const std::vector<StatementContext::Warning>& previous_diagnostics, Prepared* prepared) {
   if (statement.kind == StatementKind::kTransaction) {
     return transaction_statement(session, c, statement.as<TransactionStatement>());
   }
@@ -182,11 +183,12 @@ server::StatementResult SqlEngine::dispatch(
     context.open_transaction = &c.transaction;
     context.autocommit_statement = false;
   }
-  check_privileges(context, statement);
+  check_privileges(context, statement, prepared != nullptr ? &prepared->privileges : nullptr);
   server::StatementResult result;
   switch (statement.kind) {
     case StatementKind::kSelect:
-      result = execute_select(context, statement.as<SelectStatement>());
+      result = execute_select_planned(context, statement.as<SelectStatement>(),
+                                      prepared != nullptr ? &prepared->plan : nullptr);
       break;
     case StatementKind::kInsert:
       result = execute_insert(context, statement.as<InsertStatement>());
@@ -376,9 +378,11 @@ server::StatementResult SqlEngine::execute(server::SessionState& session, uint64
     return server::SqlError{1243, "HY000", "Unknown prepared statement handler given to EXECUTE"};
   }
   std::vector<SqlValue> values;
+  values.reserve(params.size());
   for (const server::BoundParameter& p : params)
     values.push_back(from_protocol(p.value, p.type.type));
-  return run_statement(session, *it->second.statement, it->second.text, values);
+  Prepared& prepared = it->second;
+  return run_statement(session, *prepared.statement, prepared.text, values, &prepared);
 }
 
 void SqlEngine::close_statement(server::SessionState& session, uint64_t handler_token) {

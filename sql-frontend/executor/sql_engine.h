@@ -5,7 +5,9 @@
 //
 // Per connection it keeps an api::Session (the session thread is its only user), the
 // open cluster transaction (BEGIN/START TRANSACTION, or any statement with
-// autocommit=0, opens one; COMMIT/ROLLBACK end it), and its prepared statements.
+// autocommit=0, opens one; COMMIT/ROLLBACK end it), and its prepared statements, each
+// with what its executions reuse: the plan of a SELECT (prepared_plan.h) and its last
+// passed privilege check.
 // A cluster error inside a transaction aborts the whole cluster transaction, as in
 // NDB: the error is returned and the transaction is over (rolled back).
 //
@@ -25,6 +27,8 @@
 
 #include "ndb-kernel/api/cluster_connection.h"
 #include "sql-frontend/catalog/catalog.h"
+#include "sql-frontend/executor/prepared_plan.h"
+#include "sql-frontend/executor/privilege_check.h"
 #include "sql-frontend/executor/sql_value.h"
 #include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/parser/parser.h"
@@ -58,17 +62,21 @@ class SqlEngine : public server::QueryHandler {
   struct Prepared {
     std::string text;  // owns what `statement` was parsed from
     StatementPtr statement;
+    // What its executions keep: the SELECT's plan (bound at the first execution) and
+    // the last passed privilege check.
+    std::unique_ptr<PreparedPlan> plan;
+    PrivilegeCheckCache privileges;
   };
   struct Connection {
     std::unique_ptr<api::Session> api_session;
     std::unique_ptr<api::Transaction> transaction;  // open BEGIN ... COMMIT, or null
-    std::map<uint64_t, Prepared> prepared;  // COM_STMT_PREPARE
+    std::map<uint64_t, Prepared> prepared;          // COM_STMT_PREPARE
     uint64_t next_token = 1;
-    std::map<std::string, Prepared> sql_prepared;  // PREPARE name: by lower-case name
+    std::map<std::string, Prepared> sql_prepared;    // PREPARE name: by lower-case name
     std::map<std::string, SqlValue> user_variables;  // @name: by lower-case name
     uint64_t last_insert_id = 0;
-    int64_t row_count = -1;    // ROW_COUNT() of the next statement
-    uint64_t found_rows = 0;   // FOUND_ROWS() of the next statement
+    int64_t row_count = -1;   // ROW_COUNT() of the next statement
+    uint64_t found_rows = 0;  // FOUND_ROWS() of the next statement
     // The last statement's warnings or error (MySQL's diagnostics area), kept until the
     // next statement that is not SHOW WARNINGS / SHOW ERRORS.
     std::vector<StatementContext::Warning> diagnostics;
@@ -80,14 +88,18 @@ class SqlEngine : public server::QueryHandler {
   Connection& connection(server::SessionState& session);
   // Runs one parsed statement; never throws SqlException.
   // `source` is the whole text the statement was parsed from.
+  // `prepared`: the prepared statement being executed (its plan and privilege check are
+  // kept there), or null.
   server::StatementResult run_statement(server::SessionState& session, const Statement& statement,
                                         std::string_view source,
-                                        const std::vector<SqlValue>& params);
+                                        const std::vector<SqlValue>& params,
+                                        Prepared* prepared = nullptr);
   // `previous_diagnostics`: the diagnostics area before this statement.
   server::StatementResult dispatch(
       server::SessionState& session, Connection& connection, const Statement& statement,
       std::string_view source, const std::vector<SqlValue>& params,
-      const std::vector<StatementContext::Warning>& previous_diagnostics);
+      const std::vector<StatementContext::Warning>& previous_diagnostics,
+      Prepared* prepared = nullptr);
   server::StatementResult transaction_statement(server::SessionState& session,
                                                 Connection& connection,
                                                 const TransactionStatement& statement);

@@ -41,8 +41,8 @@ server::StatementResult SqlEngine::prepare_sql(Connection& c, const PrepareState
     prepared.text = *statement.text;
   } else {
     auto it = c.user_variables.find(ascii_lower(*statement.from_variable));
-    prepared.text = it == c.user_variables.end() || it->second.is_null() ? "NULL"
-                                                                          : it->second.to_text();
+    prepared.text =
+        it == c.user_variables.end() || it->second.is_null() ? "NULL" : it->second.to_text();
   }
   ParsedStatement parsed = parse_statement(prepared.text);
   if (!parsed.ok()) {
@@ -62,7 +62,7 @@ server::StatementResult SqlEngine::execute_sql(
     const std::vector<StatementContext::Warning>& previous_diagnostics) {
   auto it = c.sql_prepared.find(ascii_lower(statement.name.name));
   if (it == c.sql_prepared.end()) throw_unknown(statement.name, "EXECUTE");
-  const Prepared& prepared = it->second;
+  Prepared& prepared = it->second;
   if (statement.using_variables.size() != prepared.statement->placeholder_count) {
     throw SqlException(1210, "HY000", "Incorrect arguments to EXECUTE");
   }
@@ -71,7 +71,8 @@ server::StatementResult SqlEngine::execute_sql(
     auto found = c.user_variables.find(ascii_lower(name));
     values.push_back(found == c.user_variables.end() ? SqlValue::null() : found->second);
   }
-  return dispatch(session, c, *prepared.statement, prepared.text, values, previous_diagnostics);
+  return dispatch(session, c, *prepared.statement, prepared.text, values, previous_diagnostics,
+                  &prepared);
 }
 
 server::StatementResult SqlEngine::deallocate_sql(Connection& c,

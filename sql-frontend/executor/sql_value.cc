@@ -193,8 +193,7 @@ namespace {
 // A SET column's value: members separated by ',' (each one of the set's, matched
 // case-insensitively; repeats and order do not matter), or the bit set as a number.
 // Stored as the members in declared order.
-std::string set_to_storage(const catalog::SqlColumn& column, const SqlValue& value,
-                           uint64_t row) {
+std::string set_to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row) {
   const std::vector<std::string>& members = column.enum_values;
   uint64_t bits = 0;
   if (value.kind == SqlValue::Kind::kInt || value.kind == SqlValue::Kind::kUInt) {
@@ -226,8 +225,7 @@ std::string set_to_storage(const catalog::SqlColumn& column, const SqlValue& val
 // An ENUM column's value: one of its values (case-insensitively, trailing spaces
 // ignored, stored as declared), or its 1-based position as a number; anything else is
 // strict mode's 1265.
-std::string enum_to_storage(const catalog::SqlColumn& column, const SqlValue& value,
-                            uint64_t row) {
+std::string enum_to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row) {
   const std::vector<std::string>& values = column.enum_values;
   if (column.is_set) return set_to_storage(column, value, row);
   const std::string* chosen = nullptr;
@@ -422,8 +420,27 @@ std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, 
                          "' for column '" + column.name + "' at row " + std::to_string(row));
 }
 
+namespace {
+
+// A CHAR value without its trailing pad spaces (storage::format_value's rule), eight
+// bytes at a time: a CHAR(n) of utf8mb4 is stored padded to 4n bytes, so a short value
+// has hundreds of them.
+std::string_view strip_char_padding(std::string_view value) {
+  static constexpr char kSpaces[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+  while (value.size() >= 8 && std::memcmp(value.data() + value.size() - 8, kSpaces, 8) == 0) {
+    value.remove_suffix(8);
+  }
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  return value;
+}
+
+}  // namespace
+
 SqlValue from_storage(const catalog::SqlColumn& column, std::string_view value) {
   const storage::ColumnDef& def = column.storage;
+  if (def.type == storage::ColumnType::kChar && column.enum_values.empty()) {
+    return SqlValue::of_string(std::string(strip_char_padding(value)));
+  }
   if (storage::is_integer(def.type)) {
     return def.is_unsigned ? SqlValue::of_uint(storage::decode_uint(def, value))
                            : SqlValue::of_int(storage::decode_int(def, value));

@@ -14,8 +14,45 @@ api::Transaction& StatementContext::transaction(const ::duo::protocol::TableDef*
     throw_if_aborted_meanwhile(**open_transaction);
     return **open_transaction;
   }
+  retire_committed_reads();
   if (!own_) own_ = check(api_session.begin(hint, hint_key));
+  own_reads_only_ = false;
   return *own_;
+}
+
+api::Transaction& StatementContext::read_transaction(storage::LockMode lock,
+                                                     const ::duo::protocol::TableDef* hint,
+                                                     const storage::AttrValues* hint_key) {
+  if (open_transaction != nullptr || !autocommit_statement ||
+      lock != storage::LockMode::kCommittedRead) {
+    return transaction(hint, hint_key);
+  }
+  retire_committed_reads();
+  if (!own_) {
+    own_ = check(api_session.begin(hint, hint_key));
+    own_reads_only_ = true;
+  }
+  return *own_;
+}
+
+void StatementContext::execute_reads() {
+  if (own_ == nullptr || !own_reads_only_ || own_committed_by_reads_ ||
+      open_transaction != nullptr || !autocommit_statement) {
+    execute(false);
+    return;
+  }
+  // Not commit_checked(): a temporary failure here committed nothing that matters.
+  check(own_->execute(api::ExecType::kCommit));
+  committed_ = true;
+  own_committed_by_reads_ = true;
+}
+
+void StatementContext::retire_committed_reads() {
+  if (!own_committed_by_reads_) return;
+  own_.reset();
+  committed_ = false;
+  own_reads_only_ = false;
+  own_committed_by_reads_ = false;
 }
 
 void throw_if_aborted_meanwhile(api::Transaction& tx) {

@@ -8,6 +8,15 @@
 // in the same round trip). Inside BEGIN ... COMMIT (or with autocommit=0) the
 // statement uses the connection's open transaction and never commits it.
 //
+// Batches of committed reads (read_transaction() + execute_reads()) in an autocommit
+// statement are cluster transactions of their own when nothing else of the statement
+// used the transaction yet: the batch goes out with its commit (one request, one answer;
+// the coordinator releases its record at once) and the next batch begins a new
+// transaction at its own first key. Committed reads take no locks and see committed rows
+// only (READ COMMITTED), so splitting them changes nothing a statement can observe, and
+// a temporary error of such a commit stays retryable (nothing was written). Locking reads
+// and every other use (writes, scans) share one transaction, committed at the end.
+//
 // A failed statement inside an open transaction (decided from what the kernel does): an
 // operation error aborts the whole cluster transaction unless the operation ran with
 // OpOptions.ignore_error, which leaves the transaction open and the error in the
@@ -117,6 +126,15 @@ struct StatementContext {
   }
   // Runs the operations defined so far; `last` in an autocommit statement also commits.
   void execute(bool last);
+  // The transaction to define one batch of key reads with `lock` in, to be run by
+  // execute_reads() (see the top of this file). Results must be taken before the next
+  // batch starts: a committed batch's transaction is then replaced.
+  api::Transaction& read_transaction(storage::LockMode lock,
+                                     const ::duo::protocol::TableDef* hint = nullptr,
+                                     const storage::AttrValues* hint_key = nullptr);
+  // Runs the batch of read_transaction(): with its commit when it is a batch of committed
+  // reads of its own, else as execute(false).
+  void execute_reads();
   // Commits the statement's own transaction if it has not been committed yet.
   void finish();
 
@@ -140,8 +158,15 @@ struct StatementContext {
   // Commits `tx`; a temporary failure becomes CommitOutcomeUnknown.
   void commit_checked(api::Transaction& tx);
 
+  // Drops own_ when a batch of committed reads committed it: the next use begins anew.
+  void retire_committed_reads();
+
   std::unique_ptr<api::Transaction> own_;
   bool committed_ = false;
+  // own_ holds only batches of committed reads (read_transaction()), so far.
+  bool own_reads_only_ = false;
+  // own_ was committed by execute_reads(): replaced at its next use.
+  bool own_committed_by_reads_ = false;
 };
 
 // Throws MySQL 1297 when the cluster aborted `tx` while the session was not using it

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <string>
 #include <vector>
 
 namespace duo::sql {
@@ -35,6 +37,28 @@ TEST(LexerTest, KeywordsAreCaseInsensitive) {
   EXPECT_EQ(lookup_keyword("sql_calc_found_rows"), Keyword::kSqlCalcFoundRows);
   EXPECT_TRUE(is_reserved(Keyword::kSelect));
   EXPECT_FALSE(is_reserved(Keyword::kStatus));
+}
+
+// The hashed lookup finds every keyword of the list in any case, and nothing else.
+TEST(LexerTest, EveryKeywordLooksUpToItself) {
+  const Keyword all[] = {
+#define X(enumerator, spelling, reserved) Keyword::enumerator,
+#include "sql-frontend/parser/keyword_list.inc"
+#undef X
+  };
+  for (Keyword keyword : all) {
+    const std::string spelling(keyword_spelling(keyword));
+    std::string lower = spelling;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(lookup_keyword(spelling), keyword) << spelling;
+    EXPECT_EQ(lookup_keyword(lower), keyword) << lower;
+    EXPECT_EQ(lookup_keyword(spelling + "X"), Keyword::kNone) << spelling;
+    EXPECT_EQ(lookup_keyword(spelling.substr(1)) == keyword, false) << spelling;
+  }
+  for (const char* word : {"", "sbtest1", "id", "c", "k", "selec", "selectt", "_", "é",
+                           "a_very_long_identifier_beyond_any_keyword"}) {
+    EXPECT_EQ(lookup_keyword(word), Keyword::kNone) << word;
+  }
 }
 
 TEST(LexerTest, Numbers) {

@@ -1,6 +1,7 @@
 // Text and binary encodings of MySQL values; see mysql_value.h.
 #include "sql-frontend/protocol/mysql_value.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -164,6 +165,27 @@ std::string format_text_value(const Value& value, FieldType type, uint8_t decima
   if (auto* v = std::get_if<std::string>(&value)) return *v;
   if (auto* v = std::get_if<MysqlTime>(&value)) return format_time(*v, type, decimals);
   throw std::invalid_argument("NULL has no text form");
+}
+
+void write_text_value(PacketWriter& writer, const Value& value, FieldType type, uint8_t decimals) {
+  if (auto* s = std::get_if<std::string>(&value)) {
+    writer.write_lenenc_string(*s);
+    return;
+  }
+  if (type != FieldType::kYear) {
+    char buffer[24];
+    std::to_chars_result written{buffer, std::errc()};
+    if (auto* v = std::get_if<int64_t>(&value)) {
+      written = std::to_chars(buffer, buffer + sizeof buffer, *v);
+    } else if (auto* u = std::get_if<uint64_t>(&value)) {
+      written = std::to_chars(buffer, buffer + sizeof buffer, *u);
+    }
+    if (written.ptr != buffer) {
+      writer.write_lenenc_string(std::string_view(buffer, written.ptr - buffer));
+      return;
+    }
+  }
+  writer.write_lenenc_string(format_text_value(value, type, decimals));
 }
 
 void write_binary_value(PacketWriter& writer, FieldType type, const Value& value) {

@@ -55,6 +55,11 @@ inline constexpr uint8_t kDecimalsNotFixed = 31;
 std::string format_text_value(const Value& value, FieldType type,
                               uint8_t decimals = kDecimalsNotFixed);
 
+// format_text_value() as a length-encoded string (a text-protocol cell), written
+// without building the text first where it can (strings, integers).
+void write_text_value(PacketWriter& writer, const Value& value, FieldType type,
+                      uint8_t decimals = kDecimalsNotFixed);
+
 // A DOUBLE as MySQL's my_gcvt prints it: the shortest digits that read back as the
 // same value, in fixed notation unless the point is more than 15 digits right of the
 // digits ("1e20", "1.5e16") or more than 14 zeros left of them ("1e-16"); the exponent

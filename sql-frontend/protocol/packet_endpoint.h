@@ -15,7 +15,11 @@
 //
 // Writes are buffered: write_packet() appends to an output buffer, which is sent when
 // it grows past kFlushBytes or on flush(). The session flushes once per command, so a
-// result set of many small rows costs few system calls.
+// result set of many small rows costs few system calls. A packet can also be encoded in
+// place (start_packet() / end_packet()), straight into that buffer. Between
+// begin_result() and end_result() nothing is sent, so abandon_result() can take back a
+// result that failed half-way (a value that does not encode): the peer never sees half
+// a result set.
 //
 // Thread-safety: thread-compatible; one session thread owns an endpoint.
 #pragma once
@@ -68,6 +72,17 @@ class PacketEndpoint {
 
   // Queues one logical packet, split as needed.
   Status write_packet(std::string_view payload);
+  // A packet encoded in place: start_packet() returns the output buffer with room for
+  // the header reserved; the caller appends the payload (PacketWriter(&buffer)), then
+  // end_packet() writes the header (splitting a payload of 2^24-1 bytes or more as
+  // write_packet() does). Nothing else may be queued in between.
+  std::string& start_packet();
+  Status end_packet();
+  // The output from here on is one result: not sent before end_result(), dropped by
+  // abandon_result() (which also takes back the sequence ids it used).
+  void begin_result();
+  Status end_result();
+  void abandon_result();
   Status flush();
 
   // The next sequence id to read or write; a command starts at 0.
@@ -76,7 +91,7 @@ class PacketEndpoint {
   void set_sequence(uint8_t id) { sequence_id_ = id; }
 
   // Bytes received but not yet consumed by read_packet (for the TLS upgrade check).
-  size_t buffered_input_bytes() const { return in_.size() - in_pos_; }
+  size_t buffered_input_bytes() const { return in_end_ - in_pos_; }
 
  private:
   // Ensures `length` unread bytes are buffered; false if the stream ended.
@@ -85,10 +100,17 @@ class PacketEndpoint {
 
   Transport* transport_;
   uint8_t sequence_id_ = 0;
+  // Input: bytes [in_pos_, in_end_) of in_ are received and not yet consumed; in_'s
+  // size is the buffer's room, not what was received.
   std::string in_;
   size_t in_pos_ = 0;
+  size_t in_end_ = 0;
   bool read_ahead_ = true;
   std::string out_;
+  size_t packet_start_ = 0;  // where start_packet() put the header
+  bool in_result_ = false;   // between begin_result() and end_result()
+  size_t result_start_ = 0;  // out_'s size at begin_result()
+  uint8_t result_sequence_ = 0;
 };
 
 }  // namespace duo::sql::protocol

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "sql-frontend/protocol/mysql_constants.h"
+#include "sql-frontend/protocol/wire_buffer.h"
 
 namespace duo::sql::protocol {
 namespace {
@@ -166,6 +168,117 @@ TEST(PacketEndpointTest, SplitPacketOverLimitDetectedOnLaterPiece) {
   std::string got;
   EXPECT_EQ(reader.read_packet(&got, kPacketPayloadBytesMax + 9),
             PacketEndpoint::ReadResult::kTooLarge);
+}
+
+// Without read-ahead a packet's bytes are read and nothing behind them (the TLS
+// ClientHello behind an SSLRequest); with it, what follows is buffered.
+TEST(PacketEndpointTest, ReadAheadOffTakesOnlyThePacket) {
+  MemoryTransport out;
+  PacketEndpoint writer(&out);
+  ASSERT_TRUE(writer.write_packet("first").ok());
+  ASSERT_TRUE(writer.write_packet("second").ok());
+  ASSERT_TRUE(writer.flush().ok());
+  MemoryTransport in;
+  in.input = out.output;
+  in.chunk_bytes = 1 << 20;
+  PacketEndpoint reader(&in);
+  reader.set_read_ahead(false);
+  std::string payload;
+  ASSERT_EQ(reader.read_packet(&payload, 1024), PacketEndpoint::ReadResult::kOk);
+  EXPECT_EQ(payload, "first");
+  EXPECT_EQ(in.read_pos, 4 + 5u);
+  EXPECT_EQ(reader.buffered_input_bytes(), 0u);
+  reader.set_read_ahead(true);
+  ASSERT_EQ(reader.read_packet(&payload, 1024), PacketEndpoint::ReadResult::kOk);
+  EXPECT_EQ(payload, "second");
+  EXPECT_EQ(reader.buffered_input_bytes(), 0u);
+}
+
+// The input buffer keeps its room between packets and takes a large packet and the
+// small ones around it, in any chunking.
+TEST(PacketEndpointTest, LargePacketBetweenSmallOnes) {
+  const std::vector<size_t> lengths = {3, 2 << 20, 1, 0, 40000, 7, 5 << 20, 2};
+  MemoryTransport out;
+  PacketEndpoint writer(&out);
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    writer.reset_sequence();
+    ASSERT_TRUE(writer.write_packet(pattern(lengths[i] + i).substr(i)).ok());
+  }
+  ASSERT_TRUE(writer.flush().ok());
+  for (size_t chunk : {size_t{5}, size_t{4096}, size_t{1} << 22}) {
+    MemoryTransport in;
+    in.input = out.output;
+    in.chunk_bytes = chunk;
+    PacketEndpoint reader(&in);
+    std::string payload;
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      reader.reset_sequence();
+      ASSERT_EQ(reader.read_packet(&payload, 16u << 20), PacketEndpoint::ReadResult::kOk);
+      EXPECT_EQ(payload, pattern(lengths[i] + i).substr(i)) << i << " chunk " << chunk;
+    }
+    EXPECT_EQ(reader.buffered_input_bytes(), 0u);
+    EXPECT_EQ(reader.read_packet(&payload, 16u << 20), PacketEndpoint::ReadResult::kClosed);
+  }
+}
+
+// A packet encoded in place gets the header write_packet() gives it; a result is held
+// back (even past kFlushBytes) until it ends, and abandon_result() takes it back whole
+// with its sequence ids.
+TEST(PacketEndpointTest, InPlacePacketsAndResults) {
+  MemoryTransport out;
+  PacketEndpoint endpoint(&out);
+  {
+    std::string& buffer = endpoint.start_packet();
+    PacketWriter writer(&buffer);
+    writer.write_lenenc_string("abc");
+    ASSERT_TRUE(endpoint.end_packet().ok());
+  }
+  ASSERT_TRUE(endpoint.write_packet("second").ok());
+  ASSERT_TRUE(endpoint.flush().ok());
+  MemoryTransport expected;
+  PacketEndpoint reference(&expected);
+  ASSERT_TRUE(reference
+                  .write_packet(std::string("\x03"
+                                            "abc"))
+                  .ok());
+  ASSERT_TRUE(reference.write_packet("second").ok());
+  ASSERT_TRUE(reference.flush().ok());
+  EXPECT_EQ(out.output, expected.output);
+
+  // A result larger than kFlushBytes is not sent before it ends ...
+  out.output.clear();
+  endpoint.begin_result();
+  const std::string row(1000, 'r');
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(endpoint.write_packet(row).ok());
+  EXPECT_TRUE(out.output.empty());
+  // ... and taken back whole, sequence ids included.
+  const uint8_t sequence = endpoint.sequence_id();
+  endpoint.abandon_result();
+  EXPECT_EQ(endpoint.sequence_id(), static_cast<uint8_t>(sequence - 100));
+  ASSERT_TRUE(endpoint.flush().ok());
+  EXPECT_TRUE(out.output.empty());
+  endpoint.begin_result();
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(endpoint.write_packet(row).ok());
+  ASSERT_TRUE(endpoint.end_result().ok());
+  EXPECT_EQ(out.output.size(), 100 * (row.size() + 4));
+
+  // An in-place payload of 2^24-1 bytes or more is split as write_packet() splits it.
+  for (size_t length : {kPacketPayloadBytesMax - 1, kPacketPayloadBytesMax}) {
+    MemoryTransport big;
+    PacketEndpoint writer(&big);
+    std::string& buffer = writer.start_packet();
+    buffer.append(length, 'b');
+    ASSERT_TRUE(writer.end_packet().ok());
+    ASSERT_TRUE(writer.flush().ok());
+    MemoryTransport in;
+    in.input = big.output;
+    in.chunk_bytes = 1 << 20;
+    PacketEndpoint reader(&in);
+    std::string payload;
+    ASSERT_EQ(reader.read_packet(&payload, 32u << 20), PacketEndpoint::ReadResult::kOk);
+    EXPECT_EQ(payload.size(), length);
+    EXPECT_EQ(reader.buffered_input_bytes(), 0u);
+  }
 }
 
 }  // namespace

@@ -345,16 +345,42 @@ BinaryResultRow BinaryResultRow::read(PacketReader& reader,
 
 void BinaryResultRow::write(PacketWriter& writer,
                             const std::vector<ColumnDefinition41>& columns) const {
+  write_binary_row(writer, values, columns);
+}
+
+void write_binary_row(PacketWriter& writer, std::span<const Value> values,
+                      const std::vector<ColumnDefinition41>& columns) {
   if (values.size() != columns.size())
     throw std::invalid_argument("row width differs from columns");
   writer.write_u8(0x00);
-  std::string bitmap((columns.size() + 7 + 2) / 8, '\0');
+  // The NULL bitmap (offset 2); on the stack for up to 1022 columns.
+  const size_t bitmap_bytes = (columns.size() + 7 + 2) / 8;
+  char small[128] = {};
+  std::string large;
+  char* bitmap = small;
+  if (bitmap_bytes > sizeof small) {
+    large.assign(bitmap_bytes, '\0');
+    bitmap = large.data();
+  }
   for (size_t i = 0; i < values.size(); ++i) {
     if (is_null(values[i])) bitmap[(i + 2) / 8] |= static_cast<char>(1u << ((i + 2) % 8));
   }
-  writer.write_bytes(bitmap);
+  writer.write_bytes(std::string_view(bitmap, bitmap_bytes));
   for (size_t i = 0; i < values.size(); ++i) {
     if (!is_null(values[i])) write_binary_value(writer, columns[i].type, values[i]);
+  }
+}
+
+void write_text_row(PacketWriter& writer, std::span<const Value> values,
+                    const std::vector<ColumnDefinition41>& columns) {
+  if (values.size() != columns.size())
+    throw std::invalid_argument("row width differs from columns");
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (is_null(values[i])) {
+      writer.write_u8(0xfb);
+    } else {
+      write_text_value(writer, values[i], columns[i].type, columns[i].decimals);
+    }
   }
 }
 

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -183,6 +184,15 @@ struct BinaryResultRow {
   void write(PacketWriter& writer, const std::vector<ColumnDefinition41>& columns) const;
   size_t size(const std::vector<ColumnDefinition41>& columns) const;
 };
+
+// Result rows written from values the caller keeps (no row object is built): the
+// binary protocol's (BinaryResultRow's layout) and the text protocol's (each value in
+// its text form, format_text_value(); NULL as 0xfb). Both throw std::invalid_argument
+// when a value does not fit its column's type, or the widths differ.
+void write_binary_row(PacketWriter& writer, std::span<const Value> values,
+                      const std::vector<ColumnDefinition41>& columns);
+void write_text_row(PacketWriter& writer, std::span<const Value> values,
+                    const std::vector<ColumnDefinition41>& columns);
 
 struct StmtPrepareOk {
   uint32_t statement_id = 0;

@@ -443,6 +443,59 @@ TEST(PacketsTest, StmtExecuteRefusesBadTypesAndLengths) {
   EXPECT_NO_THROW(decode(execute_with(static_cast<uint8_t>(FieldType::kLong), "\x01\x02\x03\x04")));
 }
 
+// The row writers over values the caller keeps produce exactly the packets of
+// BinaryResultRow / TextResultRow with format_text_value(), also into a buffer that
+// already holds bytes (a connection's output).
+TEST(PacketsTest, RowWritersMatchTheRowPackets) {
+  auto columns = columns_of({{FieldType::kLongLong, false},
+                             {FieldType::kLongLong, true},
+                             {FieldType::kYear, true},
+                             {FieldType::kDouble, false},
+                             {FieldType::kFloat, false},
+                             {FieldType::kVarString, false},
+                             {FieldType::kDateTime, false},
+                             {FieldType::kNewDecimal, false},
+                             {FieldType::kLong, false}});
+  columns[6].decimals = 3;
+  const std::vector<Value> values = {Value(int64_t{INT64_MIN}),
+                                     Value(uint64_t{UINT64_MAX}),
+                                     Value(uint64_t{0}),
+                                     Value(0.1),
+                                     Value(static_cast<double>(1.5f)),
+                                     Value(std::string(300, 's')),
+                                     Value(MysqlTime{false, 2024, 1, 2, 0, 3, 4, 5, 120000}),
+                                     Value(std::string("-12.50")),
+                                     Value()};
+  PacketWriter binary;
+  BinaryResultRow{values}.write(binary, columns);
+  TextResultRow text;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (is_null(values[i])) {
+      text.cells.emplace_back(std::nullopt);
+    } else {
+      text.cells.emplace_back(format_text_value(values[i], columns[i].type, columns[i].decimals));
+    }
+  }
+  EXPECT_EQ(text.cells[2], "0000");
+  EXPECT_EQ(text.cells[6], "2024-01-02 03:04:05.120");
+  std::string out = "prefix";
+  PacketWriter into(&out);
+  write_binary_row(into, values, columns);
+  EXPECT_EQ(into.size(), binary.buffer().size());
+  EXPECT_EQ(out, "prefix" + binary.buffer());
+  std::string text_out = "x";
+  PacketWriter text_into(&text_out);
+  write_text_row(text_into, values, columns);
+  EXPECT_EQ(text_out, "x" + encode(text));
+  // A row of the wrong width, or a value its type cannot carry, is refused.
+  PacketWriter refused;
+  EXPECT_THROW(write_binary_row(refused, std::span(values).first(3), columns),
+               std::invalid_argument);
+  EXPECT_THROW(write_binary_row(refused, std::vector<Value>{Value(std::string("x"))},
+                                columns_of({{FieldType::kLong, false}})),
+               std::invalid_argument);
+}
+
 TEST(PacketsTest, TextFormatting) {
   EXPECT_EQ(format_text_value(Value(int64_t{-3}), FieldType::kLong), "-3");
   EXPECT_EQ(format_text_value(Value(uint64_t{UINT64_MAX}), FieldType::kLongLong),

@@ -120,7 +120,7 @@ void PacketWriter::append(const void* data, size_t length) {
   if (count_only_) {
     counted_ += length;
   } else {
-    buffer_.append(static_cast<const char*>(data), length);
+    out().append(static_cast<const char*>(data), length);
   }
 }
 
@@ -199,7 +199,7 @@ void PacketWriter::write_zeros(size_t count) {
   if (count_only_) {
     counted_ += count;
   } else {
-    buffer_.append(count, '\0');
+    out().append(count, '\0');
   }
 }
 

@@ -9,7 +9,9 @@
 // SQL layer sees these exceptions.
 //
 // A PacketWriter can be built in counting mode: it then stores nothing and only adds
-// up sizes, which gives every packet type its size() from the same code as write().
+// up sizes, which gives every packet type its size() from the same code as write(). It
+// can also append to a string it does not own (a connection's output buffer, where a
+// result row is encoded in place).
 //
 // Thread-safety: thread-compatible value types.
 #pragma once
@@ -82,9 +84,16 @@ class PacketWriter {
  public:
   enum Mode { kStore, kCountOnly };
   explicit PacketWriter(Mode mode = kStore) : count_only_(mode == kCountOnly) {}
+  // Appends to `*target`, which must outlive the writer; the bytes already there are
+  // kept and not counted. buffer() and take() are not for this mode.
+  explicit PacketWriter(std::string* target)
+      : count_only_(false), target_(target), target_base_(target->size()) {}
 
   // Bytes written (or counted) so far.
-  size_t size() const { return count_only_ ? counted_ : buffer_.size(); }
+  size_t size() const {
+    if (count_only_) return counted_;
+    return target_ != nullptr ? target_->size() - target_base_ : buffer_.size();
+  }
   const std::string& buffer() const { return buffer_; }
   std::string take() { return std::move(buffer_); }
 
@@ -104,9 +113,13 @@ class PacketWriter {
  private:
   void append(const void* data, size_t length);
 
+  std::string& out() { return target_ != nullptr ? *target_ : buffer_; }
+
   bool count_only_;
   size_t counted_ = 0;
   std::string buffer_;
+  std::string* target_ = nullptr;  // not owned; null: buffer_
+  size_t target_base_ = 0;
 };
 
 }  // namespace duo::sql::protocol

@@ -245,6 +245,24 @@ StatementResult EchoQueryHandler::run_one(SessionState& session, std::string_vie
   if (key == "SELECT * FROM MISSING") {
     return SqlError{1146, "42S02", "Table '" + session.database + ".missing' doesn't exist"};
   }
+  if (key == "SELECT ENCODED") {
+    ResultSet set;
+    set.encoded_columns =
+        EncodedColumns::of({column("i", FieldType::kLongLong), column("s", FieldType::kVarString)});
+    set.rows.push_back({Value(int64_t{7}), Value(std::string("seven"))});
+    return set;
+  }
+  if (starts_with(key, "SELECT BADROWS(") && key.back() == ')') {
+    uint64_t count = std::stoull(key.substr(15, key.size() - 16));
+    ResultSet set;
+    set.columns = {column("i", FieldType::kLongLong), column("s", FieldType::kVarString)};
+    for (uint64_t i = 0; i < count; ++i) {
+      set.rows.push_back({Value(static_cast<int64_t>(i)), Value(std::string(100, 'x'))});
+    }
+    // A string in a BIGINT column: the binary protocol cannot encode it.
+    set.rows.push_back({Value(std::string("not a number")), Value(std::string("y"))});
+    return set;
+  }
   if (starts_with(key, "SELECT ROWS(") && key.back() == ')') {
     uint64_t count = std::stoull(key.substr(12, key.size() - 13));
     ResultSet set;

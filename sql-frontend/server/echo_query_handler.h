@@ -6,6 +6,9 @@
 //   SELECT ROWS(n)               n rows of (i BIGINT, s VARCHAR)
 //   SELECT CONNECTION_ID(), SELECT DATABASE(), SELECT @@version_comment [LIMIT 1]
 //   SELECT * FROM missing        error 1146
+//   SELECT ENCODED               one row, with its metadata as EncodedColumns
+//   SELECT BADROWS(n)            n good rows (over 64 KiB for large n), then a value its
+//                                column type cannot carry in the binary protocol
 //   INSERT ... / UPDATE ...      OK packets with affected rows, insert id, warnings, info
 //   USE db, SET autocommit=0|1, BEGIN, COMMIT, ROLLBACK, KILL n
 //   THROW                        the handler throws (the session must survive)

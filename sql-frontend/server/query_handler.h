@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,10 +49,34 @@ struct OkResult {
   std::string info;
 };
 
+// A result set's column definitions with their encoded packets, built once and
+// shared: a prepared statement's plan hands the same object to every execution, so its
+// metadata is not built and encoded again each time. Immutable once made.
+struct EncodedColumns {
+  std::vector<ColumnDefinition41> columns;
+  std::vector<std::string> packets;  // protocol::encode(columns[i])
+
+  static std::shared_ptr<const EncodedColumns> of(std::vector<ColumnDefinition41> columns) {
+    auto encoded = std::make_shared<EncodedColumns>();
+    encoded->packets.reserve(columns.size());
+    for (const ColumnDefinition41& column : columns) {
+      encoded->packets.push_back(protocol::encode(column));
+    }
+    encoded->columns = std::move(columns);
+    return encoded;
+  }
+};
+
 struct ResultSet {
   std::vector<ColumnDefinition41> columns;
-  std::vector<std::vector<Value>> rows;  // each row has columns.size() values
+  // Set by a handler that keeps its metadata encoded: used instead of `columns`.
+  std::shared_ptr<const EncodedColumns> encoded_columns;
+  std::vector<std::vector<Value>> rows;  // each row has one value per column
   uint16_t warnings = 0;
+
+  const std::vector<ColumnDefinition41>& column_definitions() const {
+    return encoded_columns != nullptr ? encoded_columns->columns : columns;
+  }
 };
 
 using StatementResult = std::variant<OkResult, ResultSet, SqlError>;

@@ -540,13 +540,18 @@ void Session::send_end_of_metadata_or_rows(uint16_t warnings, uint16_t status, b
   }
 }
 
-std::vector<std::string> Session::encode_result(const StatementResult& result, bool binary,
-                                                uint16_t status) const {
-  std::vector<std::string> packets;
+template <typename Write>
+void Session::queue_in_place(const Write& write) {
+  if (io_failed_) return;
+  protocol::PacketWriter writer(&endpoint_.start_packet());
+  write(writer);
+  if (!endpoint_.end_packet().ok()) io_failed_ = true;
+}
+
+void Session::write_result(const StatementResult& result, bool binary, uint16_t status) {
   if (auto* error = std::get_if<SqlError>(&result)) {
-    packets.push_back(
-        protocol::encode(protocol::ErrPacket{error->code, error->sql_state, error->message}));
-    return packets;
+    queue(protocol::encode(protocol::ErrPacket{error->code, error->sql_state, error->message}));
+    return;
   }
   if (auto* ok = std::get_if<OkResult>(&result)) {
     protocol::OkPacket packet;
@@ -555,45 +560,45 @@ std::vector<std::string> Session::encode_result(const StatementResult& result, b
     packet.status_flags = status;
     packet.warnings = ok->warnings;
     packet.info = ok->info;
-    packets.push_back(protocol::encode(packet));
-    return packets;
+    queue_in_place([&](protocol::PacketWriter& writer) { packet.write(writer); });
+    return;
   }
   const ResultSet& set = std::get<ResultSet>(result);
-  if (set.columns.empty()) throw std::logic_error("result set without columns");
-  packets.reserve(set.rows.size() + set.columns.size() + 3);
-  packets.push_back(protocol::encode(protocol::ColumnCount{set.columns.size()}));
-  for (const ColumnDefinition41& column : set.columns) packets.push_back(protocol::encode(column));
-  if (!deprecate_eof()) packets.push_back(protocol::encode(protocol::EofPacket{0, status}));
-  for (const std::vector<Value>& row : set.rows) {
-    if (row.size() != set.columns.size()) throw std::logic_error("row width differs from columns");
-    if (binary) {
-      protocol::PacketWriter writer;
-      protocol::BinaryResultRow{row}.write(writer, set.columns);
-      packets.push_back(writer.take());
-    } else {
-      protocol::TextResultRow text;
-      text.cells.reserve(row.size());
-      for (size_t i = 0; i < row.size(); ++i) {
-        if (protocol::is_null(row[i])) {
-          text.cells.emplace_back(std::nullopt);
-        } else {
-          text.cells.emplace_back(
-              protocol::format_text_value(row[i], set.columns[i].type, set.columns[i].decimals));
-        }
-      }
-      packets.push_back(protocol::encode(text));
+  const std::vector<ColumnDefinition41>& columns = set.column_definitions();
+  if (columns.empty()) throw std::logic_error("result set without columns");
+  queue_in_place(
+      [&](protocol::PacketWriter& writer) { protocol::ColumnCount{columns.size()}.write(writer); });
+  if (set.encoded_columns != nullptr) {
+    for (const std::string& packet : set.encoded_columns->packets) queue(packet);
+  } else {
+    for (const ColumnDefinition41& column : columns) {
+      queue_in_place([&](protocol::PacketWriter& writer) { column.write(writer); });
     }
+  }
+  if (!deprecate_eof()) {
+    const protocol::EofPacket eof{0, status};
+    queue_in_place([&](protocol::PacketWriter& writer) { eof.write(writer); });
+  }
+  for (const std::vector<Value>& row : set.rows) {
+    if (row.size() != columns.size()) throw std::logic_error("row width differs from columns");
+    queue_in_place([&](protocol::PacketWriter& writer) {
+      if (binary) {
+        protocol::write_binary_row(writer, row, columns);
+      } else {
+        protocol::write_text_row(writer, row, columns);
+      }
+    });
   }
   if (deprecate_eof()) {
     protocol::OkPacket end;
     end.header = protocol::kEofHeader;
     end.status_flags = status;
     end.warnings = set.warnings;
-    packets.push_back(protocol::encode(end));
+    queue_in_place([&](protocol::PacketWriter& writer) { end.write(writer); });
   } else {
-    packets.push_back(protocol::encode(protocol::EofPacket{set.warnings, status}));
+    const protocol::EofPacket eof{set.warnings, status};
+    queue_in_place([&](protocol::PacketWriter& writer) { eof.write(writer); });
   }
-  return packets;
 }
 
 void Session::send_results(std::vector<StatementResult> results, bool binary) {
@@ -603,7 +608,16 @@ void Session::send_results(std::vector<StatementResult> results, bool binary) {
     bool more = !is_error && i + 1 < results.size();
     uint16_t status =
         static_cast<uint16_t>(status_flags() | (more ? protocol::kServerMoreResultsExists : 0));
-    for (const std::string& packet : encode_result(results[i], binary, status)) queue(packet);
+    // Encoded straight into the output buffer, and taken back if a value fails to encode:
+    // the command then answers with an ERR alone.
+    endpoint_.begin_result();
+    try {
+      write_result(results[i], binary, status);
+    } catch (...) {
+      endpoint_.abandon_result();
+      throw;
+    }
+    if (!endpoint_.end_result().ok()) io_failed_ = true;
     // An error ends a multi-statement: what follows it was never run.
     if (is_error) break;
   }

@@ -14,8 +14,10 @@
 // bytes" is sent first, as MySQL does, because the rest of the stream can no longer
 // be trusted). A bad handshake ends the connection with ERR 1043.
 //
-// Results are encoded completely before any of their bytes are queued, so a value
-// that cannot be encoded turns into a clean ERR instead of half a result set.
+// Results are encoded straight into the connection's output buffer and sent once per
+// command (or per 64 KiB between results); a result whose value cannot be encoded is
+// taken back out of the buffer before anything of it was sent, so it turns into a clean
+// ERR instead of half a result set.
 //
 // Limits: max_allowed_packet on every command packet and on accumulated
 // COM_STMT_SEND_LONG_DATA per parameter, 64 KiB on commands without SQL or data and
@@ -122,10 +124,14 @@ class Session {
   void send_error(uint16_t code, const char* sql_state, const std::string& message);
   void send_end_of_metadata_or_rows(uint16_t warnings, uint16_t status, bool rows_end);
   void send_results(std::vector<StatementResult> results, bool binary);
-  // All packets of one result; throws if a value cannot be encoded.
-  std::vector<std::string> encode_result(const StatementResult& result, bool binary,
-                                         uint16_t status) const;
+  // Queues all packets of one result, encoded in place; throws if a value cannot be
+  // encoded (send_results then takes back what was queued).
+  void write_result(const StatementResult& result, bool binary, uint16_t status);
   void queue(const std::string& payload);
+  // Queues one packet whose payload `write(PacketWriter&)` encodes straight into the
+  // output buffer.
+  template <typename Write>
+  void queue_in_place(const Write& write);
 
   void close_all_statements();
 

@@ -203,5 +203,50 @@ TEST_F(SessionTest, SetOptionAndFieldListEndings) {
   }
 }
 
+// A result is encoded straight into the output buffer; one whose value cannot be
+// encoded is taken back whole, even past the 64 KiB flush threshold: the client gets the
+// ERR alone, and the connection carries on.
+TEST_F(SessionTest, ResultThatFailsToEncodeIsTakenBackWhole) {
+  for (uint64_t good_rows : {uint64_t{0}, uint64_t{2000}}) {
+    SCOPED_TRACE(good_rows);
+    RawClient raw(server_.port());
+    ASSERT_TRUE(raw.login("root", "", protocol::kClientDeprecateEof));
+    const std::string sql = "SELECT BADROWS(" + std::to_string(good_rows) + ")";
+    auto ok = parse<protocol::StmtPrepareOk>(raw.command("\x16" + sql));
+    EXPECT_EQ(ok.num_params, 0);
+    ASSERT_EQ(ok.num_columns, 2);
+    for (int i = 0; i < ok.num_columns; ++i) parse<ColumnDefinition41>(raw.receive());
+    std::string execute("\x17", 1);
+    for (int i = 0; i < 4; ++i) execute += static_cast<char>((ok.statement_id >> (8 * i)) & 0xff);
+    execute += std::string("\x00\x01\x00\x00\x00", 5);  // no cursor, iteration count 1
+    auto error = parse<protocol::ErrPacket>(raw.command(execute));
+    EXPECT_EQ(error.error_code, 1105);
+    EXPECT_TRUE(raw.ping());  // nothing of the result was left behind
+    // The text protocol can show the same value.
+    auto count = parse<protocol::ColumnCount>(raw.command("\x03" + sql));
+    EXPECT_EQ(count.count, 2u);
+  }
+}
+
+TEST_F(SessionTest, EncodedColumnsAreSentAsGiven) {
+  for (bool deprecate : {false, true}) {
+    RawClient raw(server_.port());
+    ASSERT_TRUE(raw.login("root", "", deprecate ? protocol::kClientDeprecateEof : 0));
+    auto count = parse<protocol::ColumnCount>(raw.command("\x03SELECT ENCODED"));
+    EXPECT_EQ(count.count, 2u);
+    EXPECT_EQ(parse<protocol::ColumnDefinition41>(raw.receive()).name, "i");
+    EXPECT_EQ(parse<protocol::ColumnDefinition41>(raw.receive()).name, "s");
+    if (!deprecate) parse<protocol::EofPacket>(raw.receive());
+    std::optional<std::string> row_payload = raw.receive();
+    ASSERT_TRUE(row_payload);
+    PacketReader row_reader(*row_payload);
+    auto row = protocol::TextResultRow::read(row_reader, 2);
+    EXPECT_EQ(row.cells[0], "7");
+    EXPECT_EQ(row.cells[1], "seven");
+    EXPECT_EQ(first_byte(raw.receive()), 0xfe);
+    EXPECT_TRUE(raw.ping());
+  }
+}
+
 }  // namespace
 }  // namespace duo::sql::server

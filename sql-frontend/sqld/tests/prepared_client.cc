@@ -1,8 +1,9 @@
 // duo_sqld_prepared_client: the prepared-statement part of sqld_cluster_test.py — a
 // libmariadb client that uses COM_STMT_PREPARE/EXECUTE with bound parameters of several
 // types (integers, strings, a DOUBLE, a DATE, NULL) and reads binary result rows (also
-// YEAR and BIT columns, with their metadata), against a running duo_sqld. Prints one
-// line per check and exits non-zero on the first failure.
+// YEAR and BIT columns, with their metadata), and re-executes a prepared SELECT after
+// schema, database and privilege changes, against a running duo_sqld. Prints one line
+// per check and exits non-zero if any failed.
 //
 // Usage: duo_sqld_prepared_client PORT DATABASE
 #include <mysql.h>
@@ -28,6 +29,101 @@ MYSQL_STMT* prepare(MYSQL* mysql, const char* sql) {
     std::exit(1);
   }
   return stmt;
+}
+
+// Executes `stmt` (one BIGINT parameter) with `key` and returns its first column of its
+// one row as text ("" for no row, "NULL"); on error, "error <errno>".
+std::string execute_one(MYSQL_STMT* stmt, long long key) {
+  MYSQL_BIND param{};
+  param.buffer_type = MYSQL_TYPE_LONGLONG;
+  param.buffer = &key;
+  mysql_stmt_bind_param(stmt, &param);
+  if (mysql_stmt_execute(stmt) != 0) return "error " + std::to_string(mysql_stmt_errno(stmt));
+  char out[64] = {0};
+  unsigned long length = 0;
+  my_bool is_null = 0;
+  MYSQL_BIND result{};
+  result.buffer_type = MYSQL_TYPE_STRING;
+  result.buffer = out;
+  result.buffer_length = sizeof(out);
+  result.length = &length;
+  result.is_null = &is_null;
+  mysql_stmt_bind_result(stmt, &result);
+  const int fetched = mysql_stmt_fetch(stmt);
+  std::string text = fetched == MYSQL_NO_DATA ? ""
+                     : fetched != 0           ? "fetch error " + std::to_string(fetched)
+                     : is_null                ? "NULL"
+                                              : std::string(out, length);
+  mysql_stmt_free_result(stmt);
+  return text;
+}
+
+bool query(MYSQL* mysql, const std::string& sql) {
+  if (mysql_query(mysql, sql.c_str()) == 0) return true;
+  std::printf("FAILED %s: %s\n", sql.c_str(), mysql_error(mysql));
+  return false;
+}
+
+// A prepared point SELECT keeps its plan across executions (prepared_plan.h): executed
+// again after ALTER TABLE, DROP + CREATE of another shape, a change of the current
+// database (COM_INIT_DB) to one with a same-named table, and REVOKE/GRANT, it answers
+// what a statement prepared afresh would.
+void plan_invalidation(MYSQL* mysql, const char* database, int port) {
+  if (!query(mysql, "CREATE TABLE prep_plan (id BIGINT PRIMARY KEY, v VARCHAR(10))") ||
+      !query(mysql, "INSERT INTO prep_plan VALUES (1, 'a'), (2, 'b')")) {
+    ++g_failures;
+    return;
+  }
+  MYSQL_STMT* one = prepare(mysql, "SELECT v FROM prep_plan WHERE id = ?");
+  expect(execute_one(one, 1) == "a" && execute_one(one, 2) == "b" && execute_one(one, 3).empty(),
+         "plan: point reads");
+  query(mysql, "ALTER TABLE prep_plan ADD COLUMN w INT DEFAULT 7");
+  expect(execute_one(one, 1) == "a", "plan: after ADD COLUMN");
+  query(mysql, "ALTER TABLE prep_plan DROP COLUMN v");
+  std::string result = execute_one(one, 1);
+  expect(result == "error 1054", "plan: after DROP COLUMN: " + result);
+  query(mysql, "DROP TABLE prep_plan");
+  result = execute_one(one, 1);
+  expect(result == "error 1146", "plan: after DROP TABLE: " + result);
+  query(mysql, "CREATE TABLE prep_plan (v INT, id BIGINT PRIMARY KEY)");
+  query(mysql, "INSERT INTO prep_plan VALUES (42, 1), (NULL, 2)");
+  result = execute_one(one, 1);
+  expect(result == "42", "plan: after DROP + CREATE with v INT: " + result);
+  expect(execute_one(one, 2) == "NULL", "plan: NULL in the new shape");
+
+  // COM_INIT_DB to a database with its own prep_plan, and back.
+  query(mysql, "CREATE DATABASE prep_other");
+  query(mysql, "CREATE TABLE prep_other.prep_plan (id BIGINT PRIMARY KEY, v VARCHAR(10))");
+  query(mysql, "INSERT INTO prep_other.prep_plan VALUES (1, 'other')");
+  expect(mysql_select_db(mysql, "prep_other") == 0, "plan: select_db prep_other");
+  result = execute_one(one, 1);
+  expect(result == "other", "plan: after changing database: " + result);
+  expect(mysql_select_db(mysql, database) == 0, "plan: select_db back");
+  result = execute_one(one, 1);
+  expect(result == "42", "plan: back in the first database: " + result);
+  query(mysql, "DROP DATABASE prep_other");
+
+  // REVOKE / GRANT seen by the next execution of another account's statement.
+  query(mysql, "CREATE USER prep_u IDENTIFIED BY 'pw'");
+  query(mysql, std::string("GRANT SELECT ON ") + database + ".* TO prep_u");
+  MYSQL* user = mysql_init(nullptr);
+  if (!mysql_real_connect(user, "127.0.0.1", "prep_u", "pw", database, port, nullptr, 0)) {
+    expect(false, std::string("plan: connect prep_u: ") + mysql_error(user));
+  } else {
+    MYSQL_STMT* theirs = prepare(user, "SELECT v FROM prep_plan WHERE id = ?");
+    expect(execute_one(theirs, 1) == "42", "plan: prep_u reads");
+    query(mysql, std::string("REVOKE SELECT ON ") + database + ".* FROM prep_u");
+    result = execute_one(theirs, 1);
+    expect(result == "error 1142", "plan: after REVOKE: " + result);
+    query(mysql, std::string("GRANT SELECT ON ") + database + ".prep_plan TO prep_u");
+    result = execute_one(theirs, 1);
+    expect(result == "42", "plan: after GRANT: " + result);
+    mysql_stmt_close(theirs);
+  }
+  mysql_close(user);
+  query(mysql, "DROP USER prep_u");
+  mysql_stmt_close(one);
+  query(mysql, "DROP TABLE prep_plan");
 }
 
 }  // namespace
@@ -224,6 +320,8 @@ int main(int argc, char** argv) {
   } else {
     expect(false, std::string("text SELECT YEAR/BIT: ") + mysql_error(mysql));
   }
+
+  plan_invalidation(mysql, argv[2], std::atoi(argv[1]));
 
   MYSQL_STMT* missing = mysql_stmt_init(mysql);
   const char* bad = "SELECT * FROM no_such_table WHERE id = ?";
