@@ -130,31 +130,10 @@ class CoordinatorNodeRestartTest : public StandInDistributionTest {
     req.table_id = table_.schema.table_id;
     req.table_version = table_.version;
     EXPECT_TRUE(protocol::ScanBody{}.encode(&req.body).ok());
-    EXPECT_TRUE(client_->send(SimCluster::coordinator(tc), std::move(req).to_signal()).ok());
-    size_t rows = 0;
-    while (true) {
-      EXPECT_TRUE(run_until([&] {
-        return client_->has(protocol::kScanTabConf) || client_->has(protocol::kScanTabRef);
-      }));
-      if (client_->has(protocol::kScanTabRef)) {
-        Signal signal = client_->take(protocol::kScanTabRef);
-        Result<protocol::ScanRef> ref = protocol::ScanRef::from_signal(signal);
-        return Status(ref->error, ref->message);
-      }
-      if (!client_->has(protocol::kScanTabConf)) return Status(ErrorCode::kInternal, "no answer");
-      Signal signal = client_->take(protocol::kScanTabConf);
-      Result<protocol::ScanBatch> batch = protocol::ScanBatch::from_signal(signal);
-      rows += batch->rows;
-      if ((batch->flags & protocol::kScanAllDone) != 0) return rows;
-      if ((batch->flags & protocol::kScanFragmentDone) == 0) {
-        protocol::ScanNextReq next{batch->tx, batch->id, batch->fragment, 0};
-        EXPECT_TRUE(
-            client_->send(SimCluster::coordinator(tc), next.to_signal(protocol::kScanTabNextReq))
-                .ok());
-      }
-    }
+    DUO_ASSIGN_OR_RETURN(ScanOutcome outcome,
+                         client_->scan(SimCluster::coordinator(tc), std::move(req)));
+    return outcome.rows();
   }
-
 
   protocol::TableDef table_;
   uint64_t next_api_tx_ = 1;
