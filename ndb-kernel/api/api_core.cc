@@ -563,8 +563,8 @@ Result<uint64_t> ApiCore::begin(const TableDef* hint_table, const storage::AttrV
     for (uint16_t node : data_nodes_) {
       if (!node_connected(node)) unreachable.push_back(node);
     }
-    const protocol::FragmentPlacement placement =
-        protocol::place_fragment_live(topology_, hash % hint_table->fragment_count, unreachable);
+    const protocol::FragmentPlacement placement = protocol::place_fragment_live(
+        topology_, hash % hint_table->fragment_count, hint_table->fragment_count, unreachable);
     if (!placement.replicas.empty()) coordinator = placement.replicas.front();
   }
   if (coordinator == 0) coordinator = next_node_round_robin();

@@ -953,7 +953,8 @@ TEST_F(ApiCoreTest, HintedBeginPicksThePrimaryReplicaOfTheKeysFragment) {
     ASSERT_TRUE(tx.ok());
     const uint32_t hash = *protocol::distribution_hash(table_.schema, key);
     const uint16_t primary =
-        protocol::place_fragment(topology, hash % table_.fragment_count).replicas.front();
+        protocol::place_fragment(topology, hash % table_.fragment_count, table_.fragment_count)
+            .replicas.front();
     EXPECT_EQ(*core_.coordinator_of(*tx), primary) << "key " << id;
     chosen.insert(primary);
     core_.close(*tx);
@@ -968,7 +969,9 @@ TEST_F(ApiCoreTest, HintedBeginPicksThePrimaryReplicaOfTheKeysFragment) {
     const uint64_t tx = *core_.begin(&table_, &key);
     const uint32_t hash = *protocol::distribution_hash(table_.schema, key);
     const uint16_t live_primary =
-        protocol::place_fragment_live(topology, hash % table_.fragment_count, {1}).replicas.front();
+        protocol::place_fragment_live(topology, hash % table_.fragment_count, table_.fragment_count,
+                                      {1})
+            .replicas.front();
     EXPECT_NE(live_primary, 1);
     EXPECT_EQ(*core_.coordinator_of(tx), live_primary) << "key " << id;
     core_.close(tx);

@@ -235,7 +235,7 @@ Status CoordinatorBlock::send_operation(Transaction& tx, uint32_t tc_op,
   }
   DUO_ASSIGN_OR_RETURN(uint32_t hash, protocol::distribution_hash(def.schema, key_values));
   const uint32_t fragment = hash % def.fragment_count;
-  protocol::FragmentPlacement placement = live_placement(fragment);
+  protocol::FragmentPlacement placement = live_placement(def, fragment);
   if (placement.replicas.empty()) {
     // The distribution block stops the node when a node group dies; until it has, say so.
     return Status(ErrorCode::kTemporary, "no live replica of fragment " +
@@ -666,7 +666,7 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
   uint32_t at_backup = 0;
   const uint32_t fragment_count = table->second.def.fragment_count;
   for (uint32_t f = 0; f < fragment_count; ++f) {
-    const protocol::FragmentPlacement placement = live_placement(f);
+    const protocol::FragmentPlacement placement = live_placement(table->second.def, f);
     if (placement.replicas.empty()) {
       return refuse(ErrorCode::kTemporary, "no live replica of fragment " + std::to_string(f) +
                                                " (node group " +

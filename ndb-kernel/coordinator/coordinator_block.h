@@ -214,8 +214,10 @@ class CoordinatorBlock : public kernel::Block {
   void on_node_starting_rep(kernel::Signal& signal);
   void on_node_started_rep(kernel::Signal& signal);
   bool is_starting(uint16_t node) const;
-  // The replica chain of `fragment` over live and starting nodes (starting ones last).
-  protocol::FragmentPlacement live_placement(uint32_t fragment) const;
+  // The replica chain of `def`'s `fragment` over live and starting nodes (starting ones
+  // last).
+  protocol::FragmentPlacement live_placement(const protocol::TableDef& def,
+                                             uint32_t fragment) const;
   // Where in `placement`'s chain a committed read or a scan of `def` for `tx` (null: a
   // scan outside a transaction) runs: 0 (the primary), or this node's own replica for
   // a read-backup table ("Read backup" above).

@@ -165,17 +165,21 @@ class DataPathTest : public ::testing::Test {
 TEST_F(DataPathTest, CreateTableReachesEveryNodeAndBlock) {
   table_ = create_accounts();
   EXPECT_EQ(table_.schema.name, "bank/def/accounts");
-  EXPECT_EQ(table_.fragment_count, 8u);  // 1 node group x 2 replicas x 4 log parts
+  EXPECT_EQ(table_.fragment_count, 4u);  // 1 node group x 2 replicas x PartitionsPerNode 2
   for (uint16_t node : {1, 2}) {
     auto* dict = cluster_.block<dictionary::DictionaryBlock>(node, protocol::kDictionaryBlock);
     EXPECT_EQ(dict->tables().count(table_.schema.table_id), 1u);
     size_t fragments = 0;
     for (uint16_t part = 0; part < 4; ++part) {
-      fragments += cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part)
-                       ->fragment_ids(table_.schema.table_id)
-                       .size();
+      const size_t here =
+          cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part)
+              ->fragment_ids(table_.schema.table_id)
+              .size();
+      EXPECT_EQ(here, 1u) << "node " << node << " log part " << part
+                          << ": the fragments spread over the log parts";
+      fragments += here;
     }
-    EXPECT_EQ(fragments, 8u) << "node " << node << " holds a replica of every fragment";
+    EXPECT_EQ(fragments, 4u) << "node " << node << " holds a replica of every fragment";
   }
 }
 

@@ -155,7 +155,8 @@ TEST_F(CoordinatorNodeRestartTest, WritesEndAtTheStartingNodeAndNothingElseGoesT
   for (int32_t id = 0; id < kRows; ++id) {
     const protocol::TcKeyConf conf = execute(1, OpType::kInsert, id);
     ASSERT_TRUE(conf.flags & protocol::kTcCommitted) << conf.tx_message;
-    if (protocol::place_fragment(topology_, fragment_of(id)).replicas.front() == 2) {
+    if (protocol::place_fragment(topology_, fragment_of(id), table_.fragment_count)
+            .replicas.front() == 2) {
       ++normally_primary_2;
     }
   }
@@ -211,14 +212,16 @@ TEST_F(CoordinatorNodeRestartTest, WritesEndAtTheStartingNodeAndNothingElseGoesT
   }
   int read_at_2 = 0;
   for (const KeyRequest& req : key_requests_) {
-    EXPECT_EQ(req.receiver, protocol::place_fragment(topology_, req.fragment).replicas.front());
+    EXPECT_EQ(
+        req.receiver,
+        protocol::place_fragment(topology_, req.fragment, table_.fragment_count).replicas.front());
     read_at_2 += req.receiver == 2 ? 1 : 0;
   }
   EXPECT_EQ(read_at_2, normally_primary_2);
   key_requests_.clear();
   ASSERT_TRUE(execute(2, OpType::kInsert, 1000).flags & protocol::kTcCommitted);
   EXPECT_EQ(key_requests_.at(0).chain,
-            protocol::place_fragment(topology_, fragment_of(1000)).replicas);
+            protocol::place_fragment(topology_, fragment_of(1000), table_.fragment_count).replicas);
 }
 
 TEST_F(CoordinatorNodeRestartTest, AStartingNodeThatDiesIsDeadAgain) {

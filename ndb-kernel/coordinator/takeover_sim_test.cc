@@ -271,8 +271,9 @@ void FailoverTest::run(Scenario scenario) {
 
   // No fragment without a live primary that holds it.
   for (uint32_t f = 0; f < bank_.table().fragment_count; ++f) {
-    const protocol::FragmentPlacement placement = protocol::place_fragment_live(
-        cluster_.topology(), f, {bank_.down().begin(), bank_.down().end()});
+    const protocol::FragmentPlacement placement =
+        protocol::place_fragment_live(cluster_.topology(), f, bank_.table().fragment_count,
+                                      {bank_.down().begin(), bank_.down().end()});
     ASSERT_FALSE(placement.replicas.empty()) << "fragment " << f << " has no live replica";
     auto* lqh = cluster_.block<local_query::LocalQueryBlock>(
         placement.replicas.front(), protocol::kLocalQueryBlock, placement.log_part);

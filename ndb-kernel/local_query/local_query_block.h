@@ -152,9 +152,6 @@ struct LocalQueryOptions {
 inline constexpr size_t kScanBatchBytesLimit = 32 * 1024;
 // The smallest batch_bytes a SCAN_FRAGREQ may ask for (smaller requests are raised).
 inline constexpr size_t kScanBatchBytesMin = 1024;
-// Fragments of one table (NDB's MAX_NDB_PARTITIONS is 8160): bounds the placement loop
-// of TABLE_ADDREQ against a corrupt fragment count.
-inline constexpr uint32_t kFragmentsPerTableMax = 8192;
 
 class LocalQueryBlock final : public kernel::Block {
  public:
