@@ -98,17 +98,13 @@ struct ApiCore::Transaction {
 };
 
 struct ApiCore::Scan {
-  struct Batch {
-    uint32_t fragment = 0;
-    uint32_t flags = 0;
-    storage::RowBatch rows;
-  };
   uint32_t scan_id = 0;
   uint64_t api_tx = 0;
   uint16_t coordinator = 0;
   ScanCallback ready;
-  std::deque<Batch> batches;
-  size_t next_row = 0;  // in batches.front()
+  std::deque<storage::RowBatch> batches;  // of the current round, in arrival order
+  size_t next_row = 0;                    // in batches.front()
+  bool round_done = false;  // the round's last SCAN_TABCONF came: the next may be asked
   bool all_done = false;
   bool failed = false;
   Status error;
@@ -252,8 +248,7 @@ bool ApiCore::on_signal(Signal& signal) {
     case protocol::kTcKeyConf:
       return on_tc_key_conf(signal);
     case protocol::kScanTabConf:
-      on_scan_tab_conf(signal);
-      return true;
+      return on_scan_tab_conf(signal);
     case protocol::kScanTabRef:
       on_scan_tab_ref(signal);
       return true;
@@ -567,8 +562,8 @@ Result<uint64_t> ApiCore::begin(const TableDef* hint_table, const storage::AttrV
     for (uint16_t node : data_nodes_) {
       if (!node_connected(node)) unreachable.push_back(node);
     }
-    const protocol::FragmentPlacement placement =
-        protocol::place_fragment_live(topology_, hash % hint_table->fragment_count, unreachable);
+    const protocol::FragmentPlacement placement = protocol::place_fragment_live(
+        topology_, hash % hint_table->fragment_count, hint_table->fragment_count, unreachable);
     if (!placement.replicas.empty()) {
       // A read-backup table is read at the coordinator's own replica, so any replica
       // will do: the key's hash picks one (spreading reads over the node group, the same
@@ -1020,32 +1015,38 @@ Result<uint32_t> ApiCore::scan(uint64_t api_tx, const TableDef& table, const Sca
   return scan_id;
 }
 
-void ApiCore::on_scan_tab_conf(Signal& signal) {
-  Result<protocol::ScanBatch> decoded = protocol::ScanBatch::from_signal(signal);
+bool ApiCore::on_scan_tab_conf(Signal& signal) {
+  Result<protocol::ScanTabConf> decoded = protocol::ScanTabConf::from_signal(signal);
   if (!decoded.ok()) {
     ++stats_.malformed_signals;
-    return;
+    return false;
   }
-  auto it = scans_.find(decoded->id);
-  if (it == scans_.end() || it->second->api_tx != decoded->tx || it->second->failed) {
+  auto it = scans_.find(decoded->scan_id);
+  if (it == scans_.end() || it->second->api_tx != decoded->api_tx || it->second->failed) {
     ++stats_.stray_signals;
-    return;
+    return false;
   }
   Scan& scan = *it->second;
   ++stats_.scan_batches_received;
-  Scan::Batch batch;
-  batch.fragment = decoded->fragment;
-  batch.flags = decoded->flags;
-  Status parsed = protocol::decode_row_batch(protocol::as_view(decoded->batch), &batch.rows);
+  std::vector<protocol::ScanTabConf::Entry> entries;
+  Status parsed = decoded->entries(&entries);
+  for (size_t i = 0; parsed.ok() && i < entries.size(); ++i) {
+    storage::RowBatch rows;
+    parsed = protocol::decode_row_batch(entries[i].batch, &rows);
+    if (parsed.ok() && rows.rows() != 0) scan.batches.push_back(std::move(rows));
+  }
   if (!parsed.ok()) {
     ++stats_.malformed_signals;
     fail_scan(scan, Status(ErrorCode::kInternal, "malformed scan batch: " + parsed.message()));
   } else {
-    if ((batch.flags & protocol::kScanAllDone) != 0) scan.all_done = true;
-    scan.batches.push_back(std::move(batch));
+    if ((decoded->flags & protocol::kScanAllDone) != 0) scan.all_done = true;
+    if ((decoded->flags & protocol::kScanRoundDone) != 0) scan.round_done = true;
+    // Wake the reader once per round, not per signal: a round's rows are all here.
+    if (!scan.round_done && !scan.all_done) return false;
   }
   ScanCallback ready = scan.ready;
   if (ready) ready(scan.scan_id);
+  return true;
 }
 
 void ApiCore::on_scan_tab_ref(Signal& signal) {
@@ -1080,25 +1081,27 @@ Result<ScanFetch> ApiCore::next_row(uint32_t scan_id, std::optional<storage::Row
   }
   Scan& scan = *it->second;
   while (!scan.failed && !scan.batches.empty()) {
-    Scan::Batch& front = scan.batches.front();
-    if (scan.next_row < front.rows.rows()) {
-      *row = front.rows.row(scan.next_row++);
+    const storage::RowBatch& front = scan.batches.front();
+    if (scan.next_row < front.rows()) {
+      *row = front.row(scan.next_row++);
       return ScanFetch::kRow;
     }
-    // The caller is past the batch's last row: only now may the fragment send more.
-    const bool ask_more =
-        (front.flags & (protocol::kScanFragmentDone | protocol::kScanAllDone)) == 0;
-    const uint32_t fragment = front.fragment;
     scan.batches.pop_front();
     scan.next_row = 0;
-    if (ask_more) {
-      protocol::ScanNextReq next;
-      next.tx = scan.api_tx;
-      next.id = scan.scan_id;
-      next.fragment = fragment;
-      Status sent = send_to(scan.coordinator, protocol::kCoordinatorBlock,
-                            next.to_signal(protocol::kScanTabNextReq));
-      if (!sent.ok()) fail_scan(scan, sent);
+  }
+  // The caller is past the round's last row: only now may the fragments send more, all
+  // of them in one request.
+  if (!scan.failed && scan.round_done && !scan.all_done) {
+    scan.round_done = false;
+    protocol::ScanNextReq next;
+    next.tx = scan.api_tx;
+    next.id = scan.scan_id;
+    Status sent = send_to(scan.coordinator, protocol::kCoordinatorBlock,
+                          next.to_signal(protocol::kScanTabNextReq));
+    if (sent.ok()) {
+      ++stats_.scan_next_requests;
+    } else {
+      fail_scan(scan, sent);
     }
   }
   if (scan.failed) return scan.error;

@@ -24,8 +24,9 @@
 // Limits (DESIGN.md §3 "bounded everything"): transactions open at once, scans open at
 // once and dictionary requests in flight are capped by ApiCoreOptions; beyond a cap the
 // request fails with kTemporary (the caller retries). Scan buffering is bounded by
-// protocol: one unconsumed batch per fragment, because the next one is only asked for
-// once the caller consumed it.
+// protocol: one round of batches (at most one per fragment, within the coordinator's
+// per-round byte budget), because the next round is only asked for once the caller
+// consumed this one.
 //
 // Thread-safety: none; one thread (or one mutex holder) at a time.
 #pragma once
@@ -129,7 +130,7 @@ using StatusCallback = std::function<void(const Status& status)>;
 using TableListCallback = std::function<void(Result<std::vector<protocol::TableListEntry>>)>;
 using DbinfoOperationsCallback =
     std::function<void(Result<std::vector<protocol::DbinfoOperation>>)>;
-// Rows arrived for the scan, or it ended (done or failed): call next_row().
+// A round of rows arrived for the scan, or it ended (done or failed): call next_row().
 using ScanCallback = std::function<void(uint32_t scan_id)>;
 
 // A scan of one table: full scan or ordered index range, with a pushed filter.
@@ -156,8 +157,9 @@ struct ApiCoreStats {
   uint64_t transactions_aborted = 0;
   uint64_t batches_executed = 0;
   uint64_t operations_sent = 0;
-  uint64_t scans_started = 0;
-  uint64_t scan_batches_received = 0;
+  uint64_t scans_started = 0;          // SCAN_TABREQs sent
+  uint64_t scan_next_requests = 0;     // SCAN_TABNEXTREQs sent (one per round after the first)
+  uint64_t scan_batches_received = 0;  // SCAN_TABCONFs received (one or more per round)
   uint64_t stray_signals = 0;      // answers for closed transactions/scans/requests
   uint64_t malformed_signals = 0;  // signals that failed to decode (logged)
   uint64_t cache_hits = 0;
@@ -280,12 +282,13 @@ class ApiCore {
   // ---- Scans ----
 
   // Starts a scan of `table` within transaction `api_tx` (at its coordinator). `ready`
-  // runs whenever rows arrive or the scan ends. Returns the scan id.
+  // runs whenever a round of rows has arrived or the scan ends. Returns the scan id.
   Result<uint32_t> scan(uint64_t api_tx, const TableDef& table, const ScanSpec& spec,
                         ScanCallback ready);
-  // The next buffered row. Consuming the last row of a fragment's batch asks the
-  // coordinator for that fragment's next batch (SCAN_TABNEXTREQ). A failed scan returns
-  // its error.
+  // The next buffered row. Consuming the last row of a round asks the coordinator for
+  // the next round from every fragment that has more (one SCAN_TABNEXTREQ). A failed
+  // scan returns its error. `ready` runs once per round (when its last SCAN_TABCONF
+  // came), at the end and on failure.
   Result<ScanFetch> next_row(uint32_t scan_id, std::optional<storage::RowBatch::Row>* row);
   // Stops the scan (SCAN_TABNEXTREQ with kScanClose if rows may still come) and forgets
   // it. Unknown ids are ignored.
@@ -317,7 +320,8 @@ class ApiCore {
   void finish_execute(Transaction& tx, Status status, bool committed);
   void abort_transaction(Transaction& tx, Status why);
 
-  void on_scan_tab_conf(kernel::Signal& signal);
+  // False until a round's rows are all in (nobody need wake before).
+  bool on_scan_tab_conf(kernel::Signal& signal);
   void on_scan_tab_ref(kernel::Signal& signal);
   void fail_scan(Scan& scan, Status why);
 

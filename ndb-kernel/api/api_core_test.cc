@@ -501,18 +501,25 @@ TEST_F(ApiCoreTest, CallbackMayCloseItsTransactionAndBeginAnother) {
 
 // ---- Scans ----
 
-Signal scan_batch(uint64_t api_tx, uint32_t scan_id, uint32_t fragment, uint32_t flags,
-                  const std::vector<std::string>& payloads) {
-  storage::RowBatch rows;
-  for (const std::string& payload : payloads) rows.begin_row().add(1, payload);
-  protocol::ScanBatch batch;
-  batch.tx = api_tx;
-  batch.id = scan_id;
-  batch.fragment = fragment;
-  batch.rows = static_cast<uint32_t>(payloads.size());
-  batch.flags = flags;
-  EXPECT_TRUE(protocol::encode_row_batch(rows, &batch.batch).ok());
-  return std::move(batch).to_signal(protocol::kScanTabConf);
+// A SCAN_TABCONF carrying, per fragment, a batch of rows with column 1 = each payload.
+struct FragmentRows {
+  uint32_t fragment = 0;
+  std::vector<std::string> payloads;
+};
+Signal scan_conf(uint64_t api_tx, uint32_t scan_id, uint32_t flags,
+                 const std::vector<FragmentRows>& fragments) {
+  protocol::ScanTabConf conf;
+  conf.api_tx = api_tx;
+  conf.scan_id = scan_id;
+  conf.flags = flags;
+  for (const FragmentRows& fragment : fragments) {
+    storage::RowBatch rows;
+    for (const std::string& payload : fragment.payloads) rows.begin_row().add(1, payload);
+    protocol::Bytes encoded;
+    EXPECT_TRUE(protocol::encode_row_batch(rows, &encoded).ok());
+    conf.add(fragment.fragment, 0, protocol::as_view(encoded));
+  }
+  return std::move(conf).to_signal();
 }
 
 std::vector<protocol::ScanNextReq> next_reqs(std::vector<Signal> sent) {
@@ -524,7 +531,7 @@ std::vector<protocol::ScanNextReq> next_reqs(std::vector<Signal> sent) {
   return out;
 }
 
-TEST_F(ApiCoreTest, ScanAsksForMoreOnlyAfterABatchIsConsumed) {
+TEST_F(ApiCoreTest, ScanAsksForTheNextRoundOnceOnlyAfterTheRoundIsConsumed) {
   connect_all();
   const uint64_t tx = *core_.begin();
   ScanSpec spec;
@@ -549,34 +556,56 @@ TEST_F(ApiCoreTest, ScanAsksForMoreOnlyAfterABatchIsConsumed) {
   std::optional<storage::RowBatch::Row> out;
   EXPECT_EQ(*core_.next_row(*scan, &out), ScanFetch::kWaiting);
 
-  feed(scan_batch(tx, *scan, 0, 0, {"a", "b"}));
-  feed(scan_batch(tx, *scan, 1, protocol::kScanFragmentDone, {"c"}));
-  EXPECT_EQ(ready_calls, 2);
+  // A round in two signals (the first filled a section): the reader is woken once, by
+  // the round's last one; an empty batch carries nothing.
+  feed(scan_conf(tx, *scan, 0, {{0, {"a", "b"}}}));
+  EXPECT_EQ(ready_calls, 0);
+  feed(scan_conf(tx, *scan, protocol::kScanRoundDone, {{1, {"c"}}, {2, {}}}));
+  EXPECT_EQ(ready_calls, 1);
   EXPECT_TRUE(sink_.sent.empty());
   ASSERT_EQ(*core_.next_row(*scan, &out), ScanFetch::kRow);
   EXPECT_EQ(out->value(0), "a");
   ASSERT_EQ(*core_.next_row(*scan, &out), ScanFetch::kRow);
   EXPECT_EQ(out->value(0), "b");
-  // Fragment 0's batch is handed out but its last row may still be in use: no NEXTREQ.
-  EXPECT_TRUE(sink_.sent.empty());
   ASSERT_EQ(*core_.next_row(*scan, &out), ScanFetch::kRow);
   EXPECT_EQ(out->value(0), "c");
+  // The round's last row is handed out and may still be in use: no NEXTREQ yet.
+  EXPECT_TRUE(sink_.sent.empty());
+  EXPECT_EQ(*core_.next_row(*scan, &out), ScanFetch::kWaiting);
   std::vector<protocol::ScanNextReq> nexts = next_reqs(sink_.take());
-  ASSERT_EQ(nexts.size(), 1u);
-  EXPECT_EQ(nexts[0].fragment, 0u);
+  ASSERT_EQ(nexts.size(), 1u) << "one request for every fragment that has more";
   EXPECT_EQ(nexts[0].id, *scan);
   EXPECT_EQ(nexts[0].flags, 0u);
-  // Fragment 1 is done: consuming it asks for nothing.
+  EXPECT_EQ(core_.stats().scan_next_requests, 1u);
+  // Asked once: waiting again asks nothing more.
   EXPECT_EQ(*core_.next_row(*scan, &out), ScanFetch::kWaiting);
   EXPECT_TRUE(sink_.sent.empty());
-  feed(scan_batch(tx, *scan, 0, protocol::kScanFragmentDone | protocol::kScanAllDone, {"d"}));
+  feed(scan_conf(tx, *scan, protocol::kScanRoundDone | protocol::kScanAllDone, {{0, {"d"}}}));
+  EXPECT_EQ(ready_calls, 2);
   ASSERT_EQ(*core_.next_row(*scan, &out), ScanFetch::kRow);
   EXPECT_EQ(out->value(0), "d");
   EXPECT_EQ(*core_.next_row(*scan, &out), ScanFetch::kDone);
   EXPECT_TRUE(sink_.sent.empty());
+  EXPECT_EQ(core_.stats().scan_batches_received, 3u);
   // A finished scan closes without telling the coordinator.
   core_.close_scan(*scan);
   EXPECT_TRUE(sink_.sent.empty());
+}
+
+TEST_F(ApiCoreTest, MalformedScanTabConfFailsTheScan) {
+  connect_all();
+  const uint64_t tx = *core_.begin();
+  bool ready = false;
+  const uint32_t scan = *core_.scan(tx, table_, ScanSpec{}, [&](uint32_t) { ready = true; });
+  Signal signal = scan_conf(tx, scan, 0, {{0, {"a"}}});
+  signal.set_word(3, 2);  // claims two entries, holds one
+  feed(std::move(signal));
+  EXPECT_TRUE(ready);
+  EXPECT_EQ(core_.stats().malformed_signals, 1u);
+  std::optional<storage::RowBatch::Row> out;
+  Result<ScanFetch> fetched = core_.next_row(scan, &out);
+  ASSERT_FALSE(fetched.ok());
+  EXPECT_EQ(fetched.status().code(), ErrorCode::kInternal);
 }
 
 TEST_F(ApiCoreTest, ClosingARunningScanSendsClose) {
@@ -584,12 +613,12 @@ TEST_F(ApiCoreTest, ClosingARunningScanSendsClose) {
   const uint64_t tx = *core_.begin();
   const uint32_t scan = *core_.scan(tx, table_, ScanSpec{}, nullptr);
   sink_.take();
-  feed(scan_batch(tx, scan, 2, 0, {"a"}));
+  feed(scan_conf(tx, scan, protocol::kScanRoundDone, {{2, {"a"}}}));
   core_.close_scan(scan);
   std::vector<protocol::ScanNextReq> nexts = next_reqs(sink_.take());
   ASSERT_EQ(nexts.size(), 1u);
   EXPECT_EQ(nexts[0].flags, protocol::kScanClose);
-  feed(scan_batch(tx, scan, 2, protocol::kScanAllDone, {}));
+  feed(scan_conf(tx, scan, protocol::kScanRoundDone | protocol::kScanAllDone, {}));
   EXPECT_EQ(core_.stats().stray_signals, 1u);
 }
 
@@ -598,7 +627,7 @@ TEST_F(ApiCoreTest, ScanTabRefFailsTheScan) {
   const uint64_t tx = *core_.begin();
   bool ready = false;
   const uint32_t scan = *core_.scan(tx, table_, ScanSpec{}, [&](uint32_t) { ready = true; });
-  feed(scan_batch(tx, scan, 0, 0, {"a"}));
+  feed(scan_conf(tx, scan, 0, {{0, {"a"}}}));
   protocol::ScanRef ref;
   ref.tx = tx;
   ref.id = scan;
@@ -924,7 +953,8 @@ TEST_F(ApiCoreTest, HintedBeginPicksThePrimaryReplicaOfTheKeysFragment) {
     ASSERT_TRUE(tx.ok());
     const uint32_t hash = *protocol::distribution_hash(table_.schema, key);
     const uint16_t primary =
-        protocol::place_fragment(topology, hash % table_.fragment_count).replicas.front();
+        protocol::place_fragment(topology, hash % table_.fragment_count, table_.fragment_count)
+            .replicas.front();
     EXPECT_EQ(*core_.coordinator_of(*tx), primary) << "key " << id;
     chosen.insert(primary);
     core_.close(*tx);
@@ -939,7 +969,9 @@ TEST_F(ApiCoreTest, HintedBeginPicksThePrimaryReplicaOfTheKeysFragment) {
     const uint64_t tx = *core_.begin(&table_, &key);
     const uint32_t hash = *protocol::distribution_hash(table_.schema, key);
     const uint16_t live_primary =
-        protocol::place_fragment_live(topology, hash % table_.fragment_count, {1}).replicas.front();
+        protocol::place_fragment_live(topology, hash % table_.fragment_count, table_.fragment_count,
+                                      {1})
+            .replicas.front();
     EXPECT_NE(live_primary, 1);
     EXPECT_EQ(*core_.coordinator_of(tx), live_primary) << "key " << id;
     core_.close(tx);
@@ -961,7 +993,8 @@ TEST_F(ApiCoreTest, HintedBeginOnAReadBackupTablePicksAnyLiveReplicaByTheKey) {
     const uint64_t second = *core_.begin(&read_backup, &key);
     const uint32_t fragment =
         *protocol::distribution_hash(read_backup.schema, key) % read_backup.fragment_count;
-    const std::vector<uint16_t> replicas = protocol::place_fragment(topology, fragment).replicas;
+    const std::vector<uint16_t> replicas =
+        protocol::place_fragment(topology, fragment, read_backup.fragment_count).replicas;
     const uint16_t chosen = *core_.coordinator_of(first);
     EXPECT_NE(std::find(replicas.begin(), replicas.end(), chosen), replicas.end()) << id;
     EXPECT_EQ(*core_.coordinator_of(second), chosen) << "the same key, the same node";

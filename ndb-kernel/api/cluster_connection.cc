@@ -115,6 +115,8 @@ struct Cluster::Waiter {
   // Set by notify(), cleared by the waiter before it re-checks: while set, a wake-up
   // is on its way and another notify() need not send one.
   std::atomic<bool> news{false};
+  // It holds the poll right and may be waiting in epoll rather than on `wakeup`.
+  std::atomic<bool> polling{false};
   Wakeup wakeup;
 };
 
@@ -132,9 +134,12 @@ void Cluster::notify(const std::shared_ptr<Waiter>& waiter) {
   if (waiter->news.exchange(true, std::memory_order_acq_rel)) return;  // one is on its way
   if (t_wakes != nullptr) {
     t_wakes->push_back(waiter);
-  } else {
-    waiter->wakeup.release();
+    return;
   }
+  waiter->wakeup.release();
+  // News from a thread that does not poll (the mgmd poller's link changes) for the poll
+  // owner: it looks at its news again once its epoll wait returns.
+  if (waiter->polling.load(std::memory_order_acquire)) transporter_->wake_poller();
 }
 
 std::vector<transport::PeerConfig> data_node_peers(const config::ClusterConfig& config) {
@@ -508,6 +513,7 @@ void Cluster::wait_for_news(Waiter& waiter, uint64_t deadline_ns) {
   }
   if (owner) {
     // This thread reads the sockets until its own answer is in.
+    waiter.polling.store(true, std::memory_order_release);
     for (;;) {
       if (waiter.news.load(std::memory_order_acquire)) break;
       const uint64_t now = now_ns();
@@ -519,6 +525,7 @@ void Cluster::wait_for_news(Waiter& waiter, uint64_t deadline_ns) {
         if (poll_closed_) break;
       }
     }
+    waiter.polling.store(false, std::memory_order_release);
     release_poll_right();
     return;
   }
@@ -784,7 +791,7 @@ Result<TablePtr> Cluster::get_table(const std::string& name) {
   auto pending = std::make_shared<Pending<TablePtr>>();
   auto waiter = std::make_shared<Waiter>();
   std::unique_lock<std::mutex> lock(dict_mutex_);
-  DUO_RETURN_IF_ERROR(dict_core_.get_table(name, [pending, waiter](Result<TablePtr> table) {
+  DUO_RETURN_IF_ERROR(dict_core_.get_table(name, [this, pending, waiter](Result<TablePtr> table) {
     pending->result = std::move(table);
     pending->done = true;
     notify(waiter);
@@ -800,7 +807,7 @@ Result<TablePtr> Cluster::create_table(TableDef table) {
   auto waiter = std::make_shared<Waiter>();
   const std::string name = table.schema.name;
   std::unique_lock<std::mutex> lock(dict_mutex_);
-  DUO_RETURN_IF_ERROR(dict_core_.create_table(std::move(table), [pending, waiter](Result<TablePtr> created) {
+  DUO_RETURN_IF_ERROR(dict_core_.create_table(std::move(table), [this, pending, waiter](Result<TablePtr> created) {
     pending->result = std::move(created);
     pending->done = true;
     notify(waiter);
@@ -816,7 +823,7 @@ Status Cluster::drop_table(const std::string& name) {
   auto pending = std::make_shared<Pending<bool>>();
   auto waiter = std::make_shared<Waiter>();
   std::unique_lock<std::mutex> lock(dict_mutex_);
-  DUO_RETURN_IF_ERROR(dict_core_.drop_table(table->schema.table_id, [pending, waiter](const Status& status) {
+  DUO_RETURN_IF_ERROR(dict_core_.drop_table(table->schema.table_id, [this, pending, waiter](const Status& status) {
     pending->result = status.ok() ? Result<bool>(true) : Result<bool>(status);
     pending->done = true;
     notify(waiter);
@@ -832,7 +839,7 @@ Result<TablePtr> Cluster::alter_table(TableDef table) {
   auto waiter = std::make_shared<Waiter>();
   const std::string name = table.schema.name;
   std::unique_lock<std::mutex> lock(dict_mutex_);
-  DUO_RETURN_IF_ERROR(dict_core_.alter_table(std::move(table), [pending, waiter](Result<TablePtr> altered) {
+  DUO_RETURN_IF_ERROR(dict_core_.alter_table(std::move(table), [this, pending, waiter](Result<TablePtr> altered) {
     pending->result = std::move(altered);
     pending->done = true;
     notify(waiter);
@@ -880,7 +887,7 @@ Result<std::vector<protocol::TableListEntry>> Cluster::list_tables() {
   auto pending = std::make_shared<Pending<Tables>>();
   auto waiter = std::make_shared<Waiter>();
   std::unique_lock<std::mutex> lock(dict_mutex_);
-  DUO_RETURN_IF_ERROR(dict_core_.list_tables([pending, waiter](Result<Tables> tables) {
+  DUO_RETURN_IF_ERROR(dict_core_.list_tables([this, pending, waiter](Result<Tables> tables) {
     pending->result = std::move(tables);
     pending->done = true;
     notify(waiter);
@@ -896,7 +903,7 @@ Result<std::vector<protocol::DbinfoOperation>> Cluster::dbinfo_operations() {
   auto pending = std::make_shared<Pending<Rows>>();
   auto waiter = std::make_shared<Waiter>();
   std::unique_lock<std::mutex> lock(dict_mutex_);
-  DUO_RETURN_IF_ERROR(dict_core_.dbinfo_operations([pending, waiter](Result<Rows> rows) {
+  DUO_RETURN_IF_ERROR(dict_core_.dbinfo_operations([this, pending, waiter](Result<Rows> rows) {
     pending->result = std::move(rows);
     pending->done = true;
     notify(waiter);

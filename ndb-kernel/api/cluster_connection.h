@@ -207,8 +207,9 @@ class Cluster {
   // waiters that got news, except `self`.
   void poll_turn(uint64_t max_wait_ms, Waiter* self);
   // Tells `waiter` something it may wait for changed: wakes it (at the end of the
-  // current delivery stretch, if the calling thread is in one).
-  static void notify(const std::shared_ptr<Waiter>& waiter);
+  // current delivery stretch, if the calling thread is in one; out of epoll, if it is
+  // the poll owner).
+  void notify(const std::shared_ptr<Waiter>& waiter);
   bool try_take_poll_right();
   // The transporter's thread as the receive thread: takes the poll right as soon as it
   // is free and keeps it until few threads wait any more.

@@ -235,7 +235,7 @@ Status CoordinatorBlock::send_operation(Transaction& tx, uint32_t tc_op,
   }
   DUO_ASSIGN_OR_RETURN(uint32_t hash, protocol::distribution_hash(def.schema, key_values));
   const uint32_t fragment = hash % def.fragment_count;
-  protocol::FragmentPlacement placement = live_placement(fragment);
+  protocol::FragmentPlacement placement = live_placement(def, fragment);
   if (placement.replicas.empty()) {
     // The distribution block stops the node when a node group dies; until it has, say so.
     return Status(ErrorCode::kTemporary, "no live replica of fragment " +
@@ -666,7 +666,7 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
   uint32_t at_backup = 0;
   const uint32_t fragment_count = table->second.def.fragment_count;
   for (uint32_t f = 0; f < fragment_count; ++f) {
-    const protocol::FragmentPlacement placement = live_placement(f);
+    const protocol::FragmentPlacement placement = live_placement(table->second.def, f);
     if (placement.replicas.empty()) {
       return refuse(ErrorCode::kTemporary, "no live replica of fragment " + std::to_string(f) +
                                                " (node group " +
@@ -684,6 +684,13 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
   }
   ++stats_.scans;
   stats_.backup_scan_fragments += at_backup;
+  scan->batch_rows = req.batch_rows != 0 ? req.batch_rows : options_.scan_batch_rows_default;
+  // One round (every fragment's batch) within the round budget; local_query raises a
+  // share too small to be useful and always sends at least one row.
+  const uint32_t batch_bytes =
+      std::max<uint32_t>(options_.scan_round_bytes_max / std::max<uint32_t>(fragment_count, 1), 1);
+  scan->pending.api_tx = req.api_tx;
+  scan->pending.scan_id = req.scan_id;
   Scan& s = *scan;
   scans_.emplace(s.ptr, std::move(scan));
   for (Scan::Fragment& fragment : s.fragments) {
@@ -696,7 +703,8 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
     frag.log_part = fragment.log_part;
     frag.index = req.index;
     frag.flags = req.flags;
-    frag.batch_rows = req.batch_rows != 0 ? req.batch_rows : options_.scan_batch_rows_default;
+    frag.batch_rows = s.batch_rows;
+    frag.batch_bytes = batch_bytes;
     frag.body = req.body;  // each fragment gets its own copy of the (small) scan body
     const BlockAddress target = lqh_address(fragment.node, fragment.log_part);
     Signal out = std::move(frag).to_signal();
@@ -706,7 +714,7 @@ void CoordinatorBlock::on_scan_tab_req(Signal& signal) {
       fail_scan(s, ErrorCode::kTemporary, "cannot reach data node " +
                                               std::to_string(fragment.node) + ": " +
                                               sent.message());
-      continue;
+      break;  // fail_scan closed (or marked done) every fragment not yet asked
     }
     fragment.in_flight = true;
   }
@@ -722,13 +730,22 @@ void CoordinatorBlock::on_scan_tab_next_req(Signal& signal) {
   }
   if ((req->flags & protocol::kScanClose) != 0) {
     scan->closing = true;
+    scan->pending = {};
     close_scan_fragments(*scan);
     release_scan_if_idle(*scan);
     return;
   }
+  if (scan->closing) return;
+  // The next round: every fragment with more rows, all at once. A client asks only
+  // after its round ended (kScanRoundDone), when no fragment is in flight.
+  for (const Scan::Fragment& fragment : scan->fragments) {
+    if (fragment.in_flight) {
+      ++stats_.malformed_signals;
+      return;
+    }
+  }
   for (Scan::Fragment& fragment : scan->fragments) {
-    if (fragment.fragment != req->fragment) continue;
-    if (fragment.done || fragment.in_flight || scan->closing) return;
+    if (fragment.done) continue;
     protocol::ScanNextReq next{scan->transid, scan->ptr, fragment.fragment, 0};
     const BlockAddress target = lqh_address(fragment.node, fragment.log_part);
     Signal out = next.to_signal(protocol::kScanFragNextReq);
@@ -741,7 +758,6 @@ void CoordinatorBlock::on_scan_tab_next_req(Signal& signal) {
       return;
     }
     fragment.in_flight = true;
-    return;
   }
 }
 
@@ -783,23 +799,43 @@ void CoordinatorBlock::on_scan_frag_conf(Signal& signal) {
     release_scan_if_idle(scan);
     return;
   }
+  // local_query keeps a batch within kScanBatchBytesLimit, so one entry always fits a
+  // section; a batch that would overfill the collected ones sends those first.
+  const size_t entry_bytes = protocol::ScanTabConf::kEntryHeaderBytes + batch->batch.size();
+  if (entry_bytes > kernel::kSectionBytesMax) {
+    fail_scan(scan, ErrorCode::kInternal,
+              "scan batch of fragment " + std::to_string(batch->fragment) + " too large");
+    release_scan_if_idle(scan);
+    return;
+  }
+  if (scan.pending.section.size() + entry_bytes > kernel::kSectionBytesMax) {
+    send_scan_batches(scan, 0);
+  }
+  if (batch->rows != 0) {  // the client needs rows only: done-ness is tracked here
+    scan.pending.add(batch->fragment, fragment->done ? protocol::kScanFragmentDone : 0,
+                     protocol::as_view(batch->batch));
+  }
+  const bool round_done = std::none_of(scan.fragments.begin(), scan.fragments.end(),
+                                       [](const Scan::Fragment& f) { return f.in_flight; });
+  if (!round_done) return;
   const bool all_done = std::all_of(scan.fragments.begin(), scan.fragments.end(),
                                     [](const Scan::Fragment& f) { return f.done; });
-  protocol::ScanBatch out;
-  out.tx = scan.api_tx;
-  out.id = scan.scan_id;
-  out.fragment = batch->fragment;
-  out.rows = batch->rows;
-  out.flags = (fragment->done ? protocol::kScanFragmentDone : 0) |
-              (all_done ? protocol::kScanAllDone : 0);
-  out.batch = std::move(batch->batch);
-  Signal forward = std::move(out).to_signal(protocol::kScanTabConf);
-  forward.set_receiver(scan.client);
-  send(scan.client, std::move(forward)).ignore_error();
+  send_scan_batches(scan, protocol::kScanRoundDone | (all_done ? protocol::kScanAllDone : 0));
   if (all_done) {
     scan.client_done = true;
     release_scan_if_idle(scan);
   }
+}
+
+void CoordinatorBlock::send_scan_batches(Scan& scan, uint32_t flags) {
+  protocol::ScanTabConf conf = std::move(scan.pending);
+  scan.pending = {};
+  scan.pending.api_tx = conf.api_tx;
+  scan.pending.scan_id = conf.scan_id;
+  conf.flags = flags;
+  Signal out = std::move(conf).to_signal();
+  out.set_receiver(scan.client);
+  send(scan.client, std::move(out)).ignore_error();
 }
 
 void CoordinatorBlock::on_scan_frag_ref(Signal& signal) {
@@ -833,6 +869,7 @@ void CoordinatorBlock::fail_scan(Scan& scan, ErrorCode error, std::string messag
   }
   scan.client_done = true;
   scan.closing = true;
+  scan.pending = {};
   close_scan_fragments(scan);
 }
 
@@ -843,11 +880,11 @@ void CoordinatorBlock::release_scan_if_idle(Scan& scan) {
   }
   if (!scan.client_done && scan.client.node_id != 0) {
     // Closed by the client: its final answer.
-    protocol::ScanBatch done;
-    done.tx = scan.api_tx;
-    done.id = scan.scan_id;
-    done.flags = protocol::kScanAllDone;
-    Signal out = std::move(done).to_signal(protocol::kScanTabConf);
+    protocol::ScanTabConf done;
+    done.api_tx = scan.api_tx;
+    done.scan_id = scan.scan_id;
+    done.flags = protocol::kScanRoundDone | protocol::kScanAllDone;
+    Signal out = std::move(done).to_signal();
     out.set_receiver(scan.client);
     send(scan.client, std::move(out)).ignore_error();
   }

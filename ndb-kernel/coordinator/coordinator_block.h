@@ -14,11 +14,16 @@
 // operation the primary applied would leave the replicas different: always fatal).
 // Lock wait timeouts (1205) abort the transaction, as in NDB.
 //
-// Scans fan out SCAN_FRAGREQ to the primary of every fragment at once (for a read-backup
-// table, this node's replica where it holds one); each fragment's
-// batches are forwarded to the client as SCAN_TABCONF, and the client's
-// SCAN_TABNEXTREQ for a fragment asks that fragment for its next batch, so at most one
-// batch per fragment is in flight (flow control end to end).
+// Scans run in rounds (NDB's TC does the same with its scan batches): SCAN_TABREQ sends
+// SCAN_FRAGREQ to the primary of every fragment at once (for a read-backup table, this
+// node's replica where it holds one); the fragments' batches are collected and go to the
+// client together, as one SCAN_TABCONF (several when they pass a signal's 64 KiB), the
+// last one flagged kScanRoundDone once every fragment asked has answered. The client's
+// SCAN_TABNEXTREQ then asks every fragment that has more for its next batch, again at
+// once. So a scan costs the client one round trip per round, and a range that fits in
+// the first batches (256 rows per fragment, a per-round byte budget divided over the
+// fragments) costs one; at most one batch per fragment is in flight and one round is
+// buffered at the client (flow control end to end).
 //
 // Batches travel packed (protocol/packed_signals.h): a client sends a batch's TC_KEYREQs
 // as one PACKED_SIGNALS, and while the coordinator handles a pack (or a pack of replica
@@ -112,7 +117,11 @@ struct CoordinatorOptions {
   uint32_t max_transactions = 4096;   // MaxNoOfConcurrentTransactions
   uint32_t max_operations = 32768;    // MaxNoOfConcurrentOperations
   uint32_t max_scans = 256;           // MaxNoOfConcurrentScans
-  uint32_t scan_batch_rows_default = 64;
+  // Rows per fragment batch when SCAN_TABREQ asks for 0 (NDB's BatchSize default).
+  uint32_t scan_batch_rows_default = 256;
+  // Encoded bytes one round of a scan may bring to the client, divided over its
+  // fragments (NDB's MaxScanBatchSize default): bounds what a client buffers per scan.
+  uint32_t scan_round_bytes_max = 256 * 1024;
   uint32_t first_gci = 1;             // the GCI commits use until the first GCP switch
 };
 
@@ -205,8 +214,10 @@ class CoordinatorBlock : public kernel::Block {
   void on_node_starting_rep(kernel::Signal& signal);
   void on_node_started_rep(kernel::Signal& signal);
   bool is_starting(uint16_t node) const;
-  // The replica chain of `fragment` over live and starting nodes (starting ones last).
-  protocol::FragmentPlacement live_placement(uint32_t fragment) const;
+  // The replica chain of `def`'s `fragment` over live and starting nodes (starting ones
+  // last).
+  protocol::FragmentPlacement live_placement(const protocol::TableDef& def,
+                                             uint32_t fragment) const;
   // Where in `placement`'s chain a committed read or a scan of `def` for `tx` (null: a
   // scan outside a transaction) runs: 0 (the primary), or this node's own replica for
   // a read-backup table ("Read backup" above).
@@ -264,7 +275,8 @@ class CoordinatorBlock : public kernel::Block {
   void send_to_participants(Transaction& tx, kernel::SignalId id);
 
   Scan* find_scan(uint16_t api_node, uint64_t api_tx, uint32_t scan_id);
-  void finish_scan_fragment(Scan& scan, uint32_t fragment_index);
+  // Sends the collected fragment batches to the client as one SCAN_TABCONF with `flags`.
+  void send_scan_batches(Scan& scan, uint32_t flags);
   void fail_scan(Scan& scan, ErrorCode error, std::string message);
   void close_scan_fragments(Scan& scan);
   void release_scan_if_idle(Scan& scan);

@@ -18,8 +18,10 @@ bool CoordinatorBlock::is_starting(uint16_t node) const {
   return std::binary_search(starting_nodes_.begin(), starting_nodes_.end(), node);
 }
 
-protocol::FragmentPlacement CoordinatorBlock::live_placement(uint32_t fragment) const {
-  return protocol::place_fragment_live(topology_, fragment, dead_nodes_, starting_nodes_);
+protocol::FragmentPlacement CoordinatorBlock::live_placement(const protocol::TableDef& def,
+                                                             uint32_t fragment) const {
+  return protocol::place_fragment_live(topology_, fragment, def.fragment_count, dead_nodes_,
+                                       starting_nodes_);
 }
 
 void CoordinatorBlock::on_node_starting_rep(Signal& signal) {

@@ -68,6 +68,10 @@ struct CoordinatorBlock::Scan {
   uint32_t scan_id = 0;
   uint64_t transid = 0;
   std::vector<Fragment> fragments;
+  uint32_t batch_rows = 0;  // per fragment batch, as every SCAN_FRAGREQ asked
+  // Fragment batches of the current round not yet sent to the client: at most one
+  // SCAN_TABCONF's worth (a fuller one is sent first), so a scan holds ≤ 64 KiB here.
+  protocol::ScanTabConf pending;
   bool closing = false;      // the client closed it, or it failed: nothing more is forwarded
   bool client_done = false;  // the client has had its final SCAN_TABCONF / SCAN_TABREF
 };

@@ -165,17 +165,21 @@ class DataPathTest : public ::testing::Test {
 TEST_F(DataPathTest, CreateTableReachesEveryNodeAndBlock) {
   table_ = create_accounts();
   EXPECT_EQ(table_.schema.name, "bank/def/accounts");
-  EXPECT_EQ(table_.fragment_count, 8u);  // 1 node group x 2 replicas x 4 log parts
+  EXPECT_EQ(table_.fragment_count, 4u);  // 1 node group x 2 replicas x PartitionsPerNode 2
   for (uint16_t node : {1, 2}) {
     auto* dict = cluster_.block<dictionary::DictionaryBlock>(node, protocol::kDictionaryBlock);
     EXPECT_EQ(dict->tables().count(table_.schema.table_id), 1u);
     size_t fragments = 0;
     for (uint16_t part = 0; part < 4; ++part) {
-      fragments += cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part)
-                       ->fragment_ids(table_.schema.table_id)
-                       .size();
+      const size_t here =
+          cluster_.block<local_query::LocalQueryBlock>(node, protocol::kLocalQueryBlock, part)
+              ->fragment_ids(table_.schema.table_id)
+              .size();
+      EXPECT_EQ(here, 1u) << "node " << node << " log part " << part
+                          << ": the fragments spread over the log parts";
+      fragments += here;
     }
-    EXPECT_EQ(fragments, 8u) << "node " << node << " holds a replica of every fragment";
+    EXPECT_EQ(fragments, 4u) << "node " << node << " holds a replica of every fragment";
   }
 }
 
@@ -382,31 +386,16 @@ TEST_F(DataPathTest, ScansReturnEveryRowOnceWithFilterAndIndexRange) {
   }
   ASSERT_TRUE(wait_conf(tx).flags & protocol::kTcCommitted);
 
-  // Runs a scan to completion, asking for each fragment's next batch as a client does.
+  // Runs a scan to completion through node 2's coordinator, as a client does.
   auto run_scan = [&](protocol::ScanTabReq req) {
     std::vector<int64_t> balances;
-    const uint64_t api_tx = req.api_tx;
-    const uint32_t scan_id = req.scan_id;
-    EXPECT_TRUE(client().send(SimCluster::coordinator(2), std::move(req).to_signal()).ok());
-    for (bool done = false; !done;) {
-      EXPECT_TRUE(cluster_.run_until([&] { return client().has(protocol::kScanTabConf); }));
-      if (!client().has(protocol::kScanTabConf)) break;
-      Signal s = client().take(protocol::kScanTabConf);
-      Result<protocol::ScanBatch> batch = protocol::ScanBatch::from_signal(s);
-      EXPECT_TRUE(batch.ok());
-      storage::RowBatch rows;
-      EXPECT_TRUE(protocol::decode_row_batch(protocol::as_view(batch->batch), &rows).ok());
-      EXPECT_EQ(rows.rows(), batch->rows);
+    Result<ScanOutcome> outcome = client().scan(SimCluster::coordinator(2), std::move(req));
+    EXPECT_TRUE(outcome.ok()) << outcome.status().message();
+    if (!outcome.ok()) return balances;
+    for (const storage::RowBatch& rows : outcome->batches) {
       for (size_t r = 0; r < rows.rows(); ++r) {
         EXPECT_EQ(rows.row(r).size(), 1u) << "projection: balance only";
         balances.push_back(as_i64(rows.row(r).value(0)));
-      }
-      done = (batch->flags & protocol::kScanAllDone) != 0;
-      if (!done && (batch->flags & protocol::kScanFragmentDone) == 0) {
-        protocol::ScanNextReq next{api_tx, scan_id, batch->fragment, 0};
-        EXPECT_TRUE(client()
-                        .send(SimCluster::coordinator(2), next.to_signal(protocol::kScanTabNextReq))
-                        .ok());
       }
     }
     return balances;

@@ -130,31 +130,10 @@ class CoordinatorNodeRestartTest : public StandInDistributionTest {
     req.table_id = table_.schema.table_id;
     req.table_version = table_.version;
     EXPECT_TRUE(protocol::ScanBody{}.encode(&req.body).ok());
-    EXPECT_TRUE(client_->send(SimCluster::coordinator(tc), std::move(req).to_signal()).ok());
-    size_t rows = 0;
-    while (true) {
-      EXPECT_TRUE(run_until([&] {
-        return client_->has(protocol::kScanTabConf) || client_->has(protocol::kScanTabRef);
-      }));
-      if (client_->has(protocol::kScanTabRef)) {
-        Signal signal = client_->take(protocol::kScanTabRef);
-        Result<protocol::ScanRef> ref = protocol::ScanRef::from_signal(signal);
-        return Status(ref->error, ref->message);
-      }
-      if (!client_->has(protocol::kScanTabConf)) return Status(ErrorCode::kInternal, "no answer");
-      Signal signal = client_->take(protocol::kScanTabConf);
-      Result<protocol::ScanBatch> batch = protocol::ScanBatch::from_signal(signal);
-      rows += batch->rows;
-      if ((batch->flags & protocol::kScanAllDone) != 0) return rows;
-      if ((batch->flags & protocol::kScanFragmentDone) == 0) {
-        protocol::ScanNextReq next{batch->tx, batch->id, batch->fragment, 0};
-        EXPECT_TRUE(
-            client_->send(SimCluster::coordinator(tc), next.to_signal(protocol::kScanTabNextReq))
-                .ok());
-      }
-    }
+    DUO_ASSIGN_OR_RETURN(ScanOutcome outcome,
+                         client_->scan(SimCluster::coordinator(tc), std::move(req)));
+    return outcome.rows();
   }
-
 
   protocol::TableDef table_;
   uint64_t next_api_tx_ = 1;
@@ -176,7 +155,8 @@ TEST_F(CoordinatorNodeRestartTest, WritesEndAtTheStartingNodeAndNothingElseGoesT
   for (int32_t id = 0; id < kRows; ++id) {
     const protocol::TcKeyConf conf = execute(1, OpType::kInsert, id);
     ASSERT_TRUE(conf.flags & protocol::kTcCommitted) << conf.tx_message;
-    if (protocol::place_fragment(topology_, fragment_of(id)).replicas.front() == 2) {
+    if (protocol::place_fragment(topology_, fragment_of(id), table_.fragment_count)
+            .replicas.front() == 2) {
       ++normally_primary_2;
     }
   }
@@ -232,14 +212,16 @@ TEST_F(CoordinatorNodeRestartTest, WritesEndAtTheStartingNodeAndNothingElseGoesT
   }
   int read_at_2 = 0;
   for (const KeyRequest& req : key_requests_) {
-    EXPECT_EQ(req.receiver, protocol::place_fragment(topology_, req.fragment).replicas.front());
+    EXPECT_EQ(
+        req.receiver,
+        protocol::place_fragment(topology_, req.fragment, table_.fragment_count).replicas.front());
     read_at_2 += req.receiver == 2 ? 1 : 0;
   }
   EXPECT_EQ(read_at_2, normally_primary_2);
   key_requests_.clear();
   ASSERT_TRUE(execute(2, OpType::kInsert, 1000).flags & protocol::kTcCommitted);
   EXPECT_EQ(key_requests_.at(0).chain,
-            protocol::place_fragment(topology_, fragment_of(1000)).replicas);
+            protocol::place_fragment(topology_, fragment_of(1000), table_.fragment_count).replicas);
 }
 
 TEST_F(CoordinatorNodeRestartTest, AStartingNodeThatDiesIsDeadAgain) {

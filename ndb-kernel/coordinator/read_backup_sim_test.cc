@@ -197,29 +197,15 @@ class ReadBackupHarness {
     req.table_version = table.version;
     req.batch_rows = 16;
     EXPECT_TRUE(body.encode(&req.body).ok());
-    const uint64_t api_tx = req.api_tx;
-    EXPECT_TRUE(client().send(SimCluster::coordinator(node), std::move(req).to_signal()).ok());
     std::map<int32_t, int64_t> rows;
-    for (bool done = false; !done;) {
-      EXPECT_TRUE(cluster_.run_until([&] { return client().has(protocol::kScanTabConf); }));
-      if (!client().has(protocol::kScanTabConf)) break;
-      Signal s = client().take(protocol::kScanTabConf);
-      Result<protocol::ScanBatch> batch = protocol::ScanBatch::from_signal(s);
-      EXPECT_TRUE(batch.ok());
-      storage::RowBatch decoded;
-      EXPECT_TRUE(protocol::decode_row_batch(protocol::as_view(batch->batch), &decoded).ok());
+    Result<ScanOutcome> outcome = client().scan(SimCluster::coordinator(node), std::move(req));
+    EXPECT_TRUE(outcome.ok()) << outcome.status().message();
+    if (!outcome.ok()) return rows;
+    for (const storage::RowBatch& decoded : outcome->batches) {
       for (size_t r = 0; r < decoded.rows(); ++r) {
         int32_t id = 0;
         std::memcpy(&id, decoded.row(r).value(0).data(), 4);
         EXPECT_TRUE(rows.emplace(id, as_i64(decoded.row(r).value(1))).second) << "seen twice";
-      }
-      done = (batch->flags & protocol::kScanAllDone) != 0;
-      if (!done && (batch->flags & protocol::kScanFragmentDone) == 0) {
-        protocol::ScanNextReq next{api_tx, 1, batch->fragment, 0};
-        EXPECT_TRUE(
-            client()
-                .send(SimCluster::coordinator(node), next.to_signal(protocol::kScanTabNextReq))
-                .ok());
       }
     }
     return rows;

@@ -271,8 +271,9 @@ void FailoverTest::run(Scenario scenario) {
 
   // No fragment without a live primary that holds it.
   for (uint32_t f = 0; f < bank_.table().fragment_count; ++f) {
-    const protocol::FragmentPlacement placement = protocol::place_fragment_live(
-        cluster_.topology(), f, {bank_.down().begin(), bank_.down().end()});
+    const protocol::FragmentPlacement placement =
+        protocol::place_fragment_live(cluster_.topology(), f, bank_.table().fragment_count,
+                                      {bank_.down().begin(), bank_.down().end()});
     ASSERT_FALSE(placement.replicas.empty()) << "fragment " << f << " has no live replica";
     auto* lqh = cluster_.block<local_query::LocalQueryBlock>(
         placement.replicas.front(), protocol::kLocalQueryBlock, placement.log_part);
@@ -360,9 +361,9 @@ TEST_F(TwoNodes, ScanThroughTheDeadNodeFailsAndANewScanSeesEveryRowOnce) {
     protocol::ScanBody body;
     body.columns = {0};
     EXPECT_TRUE(body.encode(&req.body).ok());
-    return std::move(req).to_signal();
+    return req;
   };
-  ASSERT_TRUE(client().send(SimCluster::coordinator(1), scan_request(7001)).ok());
+  ASSERT_TRUE(client().send(SimCluster::coordinator(1), scan_request(7001).to_signal()).ok());
   ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kScanTabConf); }));
   crash(2);
   ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kScanTabRef); }, 1'000))
@@ -377,26 +378,14 @@ TEST_F(TwoNodes, ScanThroughTheDeadNodeFailsAndANewScanSeesEveryRowOnce) {
   client().inbox().clear();
 
   // A new scan reads every fragment from its live replica, each row once.
-  ASSERT_TRUE(client().send(SimCluster::coordinator(1), scan_request(7002)).ok());
+  Result<ScanOutcome> outcome = client().scan(SimCluster::coordinator(1), scan_request(7002));
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
   std::multiset<int32_t> seen;
-  for (bool done = false; !done;) {
-    ASSERT_TRUE(cluster_.run_until([&] { return client().has(protocol::kScanTabConf); }));
-    Signal s = client().take(protocol::kScanTabConf);
-    Result<protocol::ScanBatch> batch = protocol::ScanBatch::from_signal(s);
-    ASSERT_TRUE(batch.ok());
-    storage::RowBatch rows;
-    ASSERT_TRUE(protocol::decode_row_batch(protocol::as_view(batch->batch), &rows).ok());
+  for (const storage::RowBatch& rows : outcome->batches) {
     for (size_t r = 0; r < rows.rows(); ++r) {
       int32_t id = 0;
       std::memcpy(&id, rows.row(r).value(0).data(), 4);
       seen.insert(id);
-    }
-    done = (batch->flags & protocol::kScanAllDone) != 0;
-    if (!done && (batch->flags & protocol::kScanFragmentDone) == 0) {
-      protocol::ScanNextReq next{7002, 1, batch->fragment, 0};
-      ASSERT_TRUE(client()
-                      .send(SimCluster::coordinator(1), next.to_signal(protocol::kScanTabNextReq))
-                      .ok());
     }
   }
   EXPECT_EQ(seen.size(), static_cast<size_t>(kAccounts + 64));

@@ -360,6 +360,13 @@ void DictionaryBlock::start_next() {
       table.schema.table_id = next_table_id_++;
       table.version = 1;
       if (table.fragment_count == 0) table.fragment_count = topology_.default_fragment_count();
+      if (table.fragment_count > protocol::kFragmentCountMax) {
+        --next_table_id_;
+        refuse(ErrorCode::kInvalidArgument,
+               "Too many partitions (" + std::to_string(table.fragment_count) + ", at most " +
+                   std::to_string(protocol::kFragmentCountMax) + ")");
+        continue;
+      }
       // Unique indexes become hidden tables (protocol/unique_index.h): their names must
       // not collide there.
       if (Status valid = protocol::unique_index_tables(table).status(); !valid.ok()) {

@@ -49,9 +49,31 @@ TEST_F(DictionaryTest, CreateInstallsEverywhereWithDefaultFragmentCount) {
   for (uint16_t node : cluster_.data_nodes()) {
     auto* dict = cluster_.block<dictionary::DictionaryBlock>(node, protocol::kDictionaryBlock);
     ASSERT_EQ(dict->tables().count(msg.a), 1u) << "node " << node;
-    EXPECT_EQ(dict->tables().at(msg.a).fragment_count, 16u) << "2 node groups x 2 replicas x 4 log parts";
+    EXPECT_EQ(dict->tables().at(msg.a).fragment_count, 8u)
+        << "2 node groups x 2 replicas x PartitionsPerNode (2)";
     EXPECT_EQ(dict->is_master(), node == 1);
   }
+}
+
+TEST_F(DictionaryTest, AGivenFragmentCountIsKeptUpToTheMaximum) {
+  Signal conf = request(1, create_table_signal(7, table_named("d/def/t1"), 3),
+                        protocol::kCreateTableConf, protocol::kCreateTableRef);
+  ASSERT_EQ(conf.id(), protocol::kCreateTableConf);
+  const DictMsg msg = DictMsg::from_signal(conf);
+  for (uint16_t node : cluster_.data_nodes()) {
+    auto* dict = cluster_.block<dictionary::DictionaryBlock>(node, protocol::kDictionaryBlock);
+    EXPECT_EQ(dict->tables().at(msg.a).fragment_count, 3u) << "node " << node;
+  }
+  Signal ref =
+      request(1, create_table_signal(8, table_named("d/def/t2"), protocol::kFragmentCountMax + 1),
+              protocol::kCreateTableConf, protocol::kCreateTableRef);
+  ASSERT_EQ(ref.id(), protocol::kCreateTableRef);
+  EXPECT_NE(DictMsg::from_signal(ref).text.find("Too many partitions"), std::string::npos);
+  // The refused table took no table id: the next one gets the id after t1's.
+  Signal next = request(1, create_table_signal(9, table_named("d/def/t3")),
+                        protocol::kCreateTableConf, protocol::kCreateTableRef);
+  ASSERT_EQ(next.id(), protocol::kCreateTableConf);
+  EXPECT_EQ(DictMsg::from_signal(next).a, msg.a + 1);
 }
 
 TEST_F(DictionaryTest, DuplicateNameIs1050AndUnknownDropIs1146) {

@@ -205,7 +205,7 @@ class DurabilityTest : public SingleNodeLqhTest {
       req.table_id = kTable;
       req.table_version = kVersion;
       req.fragment = f;
-      req.log_part = protocol::place_fragment(topology_, f).log_part;
+      req.log_part = protocol::place_fragment(topology_, f, kFragments).log_part;
       req.batch_rows = 500;
       protocol::ScanBody body;
       EXPECT_TRUE(body.encode(&req.body).ok());
@@ -629,7 +629,8 @@ TEST_F(DurabilityTest, GcpSaveMakesTheRedoDurable) {
       previous_gci = r.header.gci;
       EXPECT_EQ(r.header.table_id, kTable);
       EXPECT_EQ(r.header.table_version, kVersion);
-      EXPECT_EQ(protocol::place_fragment(topology_, r.header.fragment_id).log_part, part);
+      EXPECT_EQ(protocol::place_fragment(topology_, r.header.fragment_id, kFragments).log_part,
+                part);
     }
     records += decoded.size();
     EXPECT_EQ(lqh_[part]->saved_gci(), 3u);
@@ -775,7 +776,7 @@ TEST_F(DurabilityTest, CompressedCheckpointRestores) {
   // Every data file's first chunk is zstd (rows of repeated letters compress).
   size_t files = 0;
   for (uint32_t f = 0; f < kFragments; ++f) {
-    const uint16_t part = protocol::place_fragment(topology_, f).log_part;
+    const uint16_t part = protocol::place_fragment(topology_, f, kFragments).log_part;
     const std::string data = disk_->durable_content(lcp_data_path(part, 1, kTable, f));
     if (data.empty()) continue;
     ++files;
@@ -984,7 +985,7 @@ TEST_F(DurabilityTest, CorruptCheckpointDataIsReportedWithFileAndOffset) {
   checkpoint();
   crash_and_restart();
   // Flip stored bytes of the first chunk of one fragment's data file.
-  const uint16_t part = protocol::place_fragment(topology_, 0).log_part;
+  const uint16_t part = protocol::place_fragment(topology_, 0, kFragments).log_part;
   const std::string path = lcp_data_path(part, 1, kTable, 0);
   ASSERT_GT(disk_->content(path).size(), 40u);
   corrupt(path, 30, "XXXX");

@@ -220,7 +220,7 @@ Status LocalQueryBlock::add_table(protocol::TableDef def) {
                                                " exists with version " +
                                                std::to_string(existing->def.version));
   }
-  if (def.fragment_count == 0 || def.fragment_count > kFragmentsPerTableMax) {
+  if (def.fragment_count == 0 || def.fragment_count > protocol::kFragmentCountMax) {
     return Status(ErrorCode::kInvalidArgument,
                   "bad fragment count " + std::to_string(def.fragment_count));
   }
@@ -236,7 +236,8 @@ Status LocalQueryBlock::add_table(protocol::TableDef def) {
   auto table = std::make_unique<Table>();
   table->def = std::move(def);
   for (uint32_t f = 0; f < table->def.fragment_count; ++f) {
-    const protocol::FragmentPlacement placement = protocol::place_fragment(topology_, f);
+    const protocol::FragmentPlacement placement =
+        protocol::place_fragment(topology_, f, table->def.fragment_count);
     if (placement.log_part != address().instance) continue;
     if (std::find(placement.replicas.begin(), placement.replicas.end(), node_id()) ==
         placement.replicas.end()) {

@@ -95,11 +95,12 @@ struct LocalQueryOptions {
   // TransactionDeadlockDetectionTimeout: how long an operation may wait for a row lock
   // before it is refused with kLockWaitTimeout (MySQL 1205).
   uint64_t lock_wait_timeout_ms = 1200;
-  // Rows per scan batch when SCAN_FRAGREQ asks for 0.
-  uint32_t scan_batch_rows_default = 64;
-  // A scan batch stops once its encoded size passes this, but always holds at least one
-  // row. Rows are at most kMaxRowSizeBytes, so a batch stays under the 64 KiB section
-  // limit; larger settings are clamped to kScanBatchBytesLimit.
+  // Rows per scan batch when SCAN_FRAGREQ asks for 0 (NDB's BatchSize default).
+  uint32_t scan_batch_rows_default = 256;
+  // A scan batch stops once its encoded size passes this (or SCAN_FRAGREQ's
+  // batch_bytes, when smaller), but always holds at least one row. Rows are at most
+  // kMaxRowSizeBytes, so a batch stays under the 64 KiB section limit; larger settings
+  // are clamped to kScanBatchBytesLimit.
   size_t scan_batch_bytes_max = 32 * 1024;
   // MaxNoOfConcurrentScans: scans open at once on this instance.
   size_t concurrent_scans_max = 256;
@@ -149,9 +150,8 @@ struct LocalQueryOptions {
 // The largest scan_batch_bytes_max honoured: one more row of the maximum size (plus the
 // per-value framing of every column) must still fit in a signal section.
 inline constexpr size_t kScanBatchBytesLimit = 32 * 1024;
-// Fragments of one table (NDB's MAX_NDB_PARTITIONS is 8160): bounds the placement loop
-// of TABLE_ADDREQ against a corrupt fragment count.
-inline constexpr uint32_t kFragmentsPerTableMax = 8192;
+// The smallest batch_bytes a SCAN_FRAGREQ may ask for (smaller requests are raised).
+inline constexpr size_t kScanBatchBytesMin = 1024;
 
 class LocalQueryBlock final : public kernel::Block {
  public:
@@ -265,6 +265,7 @@ class LocalQueryBlock final : public kernel::Block {
     uint32_t fragment_id = 0;
     bool in_transaction = false;  // sees its transaction's writes (spec.tx != kNullId)
     uint32_t batch_rows = 0;
+    size_t batch_bytes = 0;                          // encoded size a batch stops past
     size_t row_bytes_max = 0;                        // encoded size bound of one projected row
     std::unique_ptr<storage::FilterProgram> filter;  // the scan's spec points here
     std::unique_ptr<storage::Fragment::Scan> scan;

@@ -186,8 +186,8 @@ class Workload final : public kernel::Block {
     key.add(0, i32(id));
     auto hash = protocol::distribution_hash(schema_, key);
     const uint32_t fragment = *hash % kFragments;
-    const protocol::FragmentPlacement placement =
-        protocol::place_fragment_live(*topology_, fragment, routing_->dead, routing_->starting);
+    const protocol::FragmentPlacement placement = protocol::place_fragment_live(
+        *topology_, fragment, kFragments, routing_->dead, routing_->starting);
     protocol::LqhKeyReq req;
     req.transid = s.transid;
     req.tc_op = ++next_tc_op_;
@@ -500,7 +500,7 @@ class LocalQueryCopyTest : public ::testing::Test {
       req.table_id = kTable;
       req.table_version = kVersion;
       req.fragment = fragment;
-      req.log_part = protocol::place_fragment(topology_, fragment).log_part;
+      req.log_part = protocol::place_fragment(topology_, fragment, kFragments).log_part;
       req.index = -1;
       req.batch_rows = 50;
       EXPECT_TRUE(body.encode(&req.body).ok());
@@ -543,7 +543,7 @@ class LocalQueryCopyTest : public ::testing::Test {
 
   void expect_consistent(uint16_t node) {
     for (uint32_t fragment = 0; fragment < kFragments; ++fragment) {
-      const uint16_t part = protocol::place_fragment(topology_, fragment).log_part;
+      const uint16_t part = protocol::place_fragment(topology_, fragment, kFragments).log_part;
       const storage::Fragment* held = lqh_[node][part]->fragment(kTable, fragment);
       ASSERT_NE(held, nullptr);
       Status consistent = held->check_consistency();
@@ -660,7 +660,7 @@ TEST_F(LocalQueryCopyTest, CopyWaitsForTransactionsThatPredateIt) {
   key.add(0, storage::encode_int(schema.columns[0], 5));
   const uint32_t fragment = *protocol::distribution_hash(schema, key) % kFragments;
   const protocol::FragmentPlacement placement =
-      protocol::place_fragment_live(topology_, fragment, routing_.dead);
+      protocol::place_fragment_live(topology_, fragment, kFragments, routing_.dead);
   protocol::LqhKeyReq req;
   req.transid = (uint64_t{1} << 48) | 999;
   req.tc_op = 1;

@@ -568,8 +568,8 @@ void LocalQueryBlock::on_copy_node(Signal& signal) {
   }
   for (const auto& [table_id, table] : tables_) {
     for (const auto& [fragment_id, fragment] : table->fragments) {
-      const protocol::FragmentPlacement live =
-          protocol::place_fragment_live(topology_, fragment_id, dead_nodes_, starting_nodes_);
+      const protocol::FragmentPlacement live = protocol::place_fragment_live(
+          topology_, fragment_id, table->def.fragment_count, dead_nodes_, starting_nodes_);
       if (live.replicas.empty() || live.replicas.front() != node_id()) continue;
       if (std::find(live.replicas.begin(), live.replicas.end(), starting) == live.replicas.end()) {
         continue;

@@ -103,6 +103,13 @@ void LocalQueryBlock::on_scan_request(Signal& signal) {
   record->batch_rows =
       request.batch_rows == 0 ? options_.scan_batch_rows_default : request.batch_rows;
   record->batch_rows = std::max<uint32_t>(record->batch_rows, 1);
+  // The coordinator divides its per-round budget over the fragments; a floor keeps a
+  // batch from being all framing (a batch always holds at least one row anyway).
+  record->batch_bytes = std::min(options_.scan_batch_bytes_max, kScanBatchBytesLimit);
+  if (request.batch_bytes != 0) {
+    record->batch_bytes =
+        std::clamp<size_t>(request.batch_bytes, kScanBatchBytesMin, record->batch_bytes);
+  }
   record->row_bytes_max = row_bytes_max(fragment->schema(), body->columns);
   if (!body->filter.empty()) {
     auto filter = storage::FilterProgram::decode(body->filter);
@@ -163,7 +170,7 @@ void LocalQueryBlock::on_scan_next(Signal& signal) {
 void LocalQueryBlock::continue_scan(ScanMap::iterator it, const BlockAddress& to) {
   const ScanKey key = it->first;
   ScanRecord& record = *it->second;
-  const size_t bytes_max = std::min(options_.scan_batch_bytes_max, kScanBatchBytesLimit);
+  const size_t bytes_max = record.batch_bytes;
   storage::RowBatch batch;
   // Header: u32 row count and u32 value count; then a u32 start per row.
   size_t bytes = 8;

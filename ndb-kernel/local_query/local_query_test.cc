@@ -275,7 +275,8 @@ class LocalQueryTest : public ::testing::Test {
                    const protocol::OpBody& body, std::optional<uint16_t> only_node = {},
                    uint32_t version = kVersion) {
     const uint32_t fragment = fragment_of(id);
-    const protocol::FragmentPlacement placement = protocol::place_fragment(topology_, fragment);
+    const protocol::FragmentPlacement placement =
+        protocol::place_fragment(topology_, fragment, kFragments);
     protocol::LqhKeyReq req;
     req.transid = transid;
     req.tc_op = ++next_tc_op_;
@@ -409,7 +410,7 @@ class LocalQueryTest : public ::testing::Test {
     req.table_id = options.table_id;
     req.table_version = options.version;
     req.fragment = fragment;
-    req.log_part = protocol::place_fragment(topology_, fragment).log_part;
+    req.log_part = protocol::place_fragment(topology_, fragment, kFragments).log_part;
     req.index = options.index;
     req.flags = options.flags;
     req.batch_rows = options.batch_rows;
@@ -487,7 +488,7 @@ class LocalQueryTest : public ::testing::Test {
     EXPECT_EQ(total(&LocalQueryBlock::scan_count), 0u);
   }
   const storage::Fragment* fragment_on(uint16_t node, uint32_t fragment) const {
-    const uint16_t part = protocol::place_fragment(topology_, fragment).log_part;
+    const uint16_t part = protocol::place_fragment(topology_, fragment, kFragments).log_part;
     return lqh_.at(node)[part]->fragment(kTable, fragment);
   }
 
@@ -517,7 +518,8 @@ TEST_F(LocalQueryTest, TableAddCreatesTheFragmentsOfEachLogPartOnBothReplicas) {
       // names, and every log part gets some.
       std::vector<uint32_t> expected;
       for (uint32_t f = 0; f < kFragments; ++f) {
-        if (protocol::place_fragment(topology_, f).log_part == part) expected.push_back(f);
+        if (protocol::place_fragment(topology_, f, kFragments).log_part == part)
+          expected.push_back(f);
       }
       EXPECT_FALSE(expected.empty());
       EXPECT_EQ(lqh_[node][part]->fragment_ids(kTable), expected) << node << "/" << part;
@@ -552,7 +554,7 @@ TEST_F(LocalQueryTest, TableAddHoldsOnlyTheFragmentsOfThisNodesGroup) {
     for (uint16_t part = 0; part < kLogParts; ++part) {
       std::vector<uint32_t> expected;
       for (uint32_t f = 0; f < kFragments; ++f) {
-        const protocol::FragmentPlacement p = protocol::place_fragment(topology_, f);
+        const protocol::FragmentPlacement p = protocol::place_fragment(topology_, f, kFragments);
         if (p.log_part == part && p.node_group == (node == 1 ? 0u : 1u)) expected.push_back(f);
       }
       EXPECT_EQ(lqh_[node][part]->fragment_ids(kTable), expected) << node << "/" << part;
@@ -574,7 +576,7 @@ TEST_F(LocalQueryTest, InsertReachesBothReplicasOnlyAtCommit) {
     EXPECT_EQ(fragment_on(node, f)->row_count(), 0u);
   }
   // The transaction itself sees its insert on the primary.
-  const uint16_t primary = protocol::place_fragment(topology_, f).replicas[0];
+  const uint16_t primary = protocol::place_fragment(topology_, f, kFragments).replicas[0];
   EXPECT_EQ(read_k(primary, 10, 1), 100);
   EXPECT_EQ(total(&LocalQueryBlock::transaction_count), 2u);  // primary and backup
   commit(1);
@@ -647,7 +649,8 @@ TEST_F(LocalQueryTest, DuplicateKeyIsRefusedByThePrimaryAndNotForwarded) {
   add_default_table();
   ASSERT_TRUE(insert(1, 3, 30).conf);
   commit(1);
-  const uint16_t backup = protocol::place_fragment(topology_, fragment_of(3)).replicas[1];
+  const uint16_t backup =
+      protocol::place_fragment(topology_, fragment_of(3), kFragments).replicas[1];
   size_t keyreqs_to_backup = 0;
   sim_->set_delivery_observer([&](uint64_t, const Signal& s) {
     if (s.id() == protocol::kLqhKeyReq && s.receiver().node_id == backup) ++keyreqs_to_backup;
@@ -902,7 +905,7 @@ TEST_F(LocalQueryScanTest, CloseFreesTheScanAndUnknownNextIsRefused) {
   req.table_id = kTable;
   req.table_version = kVersion;
   constexpr uint32_t kFragment = 2;
-  const uint16_t part = protocol::place_fragment(topology_, kFragment).log_part;
+  const uint16_t part = protocol::place_fragment(topology_, kFragment, kFragments).log_part;
   req.fragment = kFragment;
   req.log_part = part;
   req.batch_rows = 5;
@@ -955,7 +958,7 @@ TEST_F(LocalQueryScanTest, ConcurrentScansAreBounded) {
     req.table_id = kTable;
     req.table_version = kVersion;
     req.fragment = 0;
-    req.log_part = protocol::place_fragment(topology_, 0).log_part;
+    req.log_part = protocol::place_fragment(topology_, 0, kFragments).log_part;
     req.batch_rows = 1;
     ASSERT_TRUE(protocol::ScanBody().encode(&req.body).ok());
     send_to(lqh_address(1, req.log_part), std::move(req).to_signal());
@@ -968,7 +971,7 @@ TEST_F(LocalQueryScanTest, ConcurrentScansAreBounded) {
   }
   EXPECT_EQ(outcomes,
             (std::vector<ErrorCode>{ErrorCode::kOk, ErrorCode::kOk, ErrorCode::kTemporary}));
-  EXPECT_EQ(lqh_[1][protocol::place_fragment(topology_, 0).log_part]->scan_count(), 2u);
+  EXPECT_EQ(lqh_[1][protocol::place_fragment(topology_, 0, kFragments).log_part]->scan_count(), 2u);
 }
 
 TEST_F(LocalQueryTest, ScanBatchesStayUnderTheSectionLimitWithLargeRows) {
@@ -1001,7 +1004,7 @@ TEST_F(LocalQueryTest, ScanInATransactionSeesItsOwnWrites) {
   commit(1);
   ASSERT_TRUE(insert(2, 2, 20).conf);
   const uint32_t f = fragment_of(2);
-  const uint16_t primary = protocol::place_fragment(topology_, f).replicas[0];
+  const uint16_t primary = protocol::place_fragment(topology_, f, kFragments).replicas[0];
   ScanResult own = scan(primary, f, ScanOptions(), 2);
   bool found = false;
   for (const ScanRow& row : own.rows) {
@@ -1033,7 +1036,7 @@ TEST_F(LocalQueryTest, TableDropWithATransactionOpen) {
   sim_->run_for(10 * kMs);
   ASSERT_EQ(total(&LocalQueryBlock::lock_wait_count), 1u);
   const uint32_t f = fragment_of(1);
-  const uint16_t part = protocol::place_fragment(topology_, f).log_part;
+  const uint16_t part = protocol::place_fragment(topology_, f, kFragments).log_part;
   protocol::ScanFragReq req;
   req.transid = 2;
   req.scan_ptr = 900;
@@ -1082,7 +1085,8 @@ TEST_F(LocalQueryTest, MalformedSignalsAreSurvived) {
   ASSERT_TRUE(insert(8, 1, 1).conf);
   const uint32_t waiting = send_op(9, OpType::kDelete, LockMode::kExclusive, 1, key_body(1));
   sim_->run_for(10 * kMs);
-  const protocol::FragmentPlacement one = protocol::place_fragment(topology_, fragment_of(1));
+  const protocol::FragmentPlacement one =
+      protocol::place_fragment(topology_, fragment_of(1), kFragments);
   LocalQueryBlock* primary = lqh_[one.replicas[0]][one.log_part];
   ASSERT_EQ(primary->lock_wait_count(), 1u);
   const uint64_t malformed = primary->malformed_signal_count();
@@ -1096,7 +1100,7 @@ TEST_F(LocalQueryTest, MalformedSignalsAreSurvived) {
 
   // A well-formed header with a garbage body is answered (the coordinator can be told).
   const uint32_t f = fragment_of(1);
-  const protocol::FragmentPlacement placement = protocol::place_fragment(topology_, f);
+  const protocol::FragmentPlacement placement = protocol::place_fragment(topology_, f, kFragments);
   protocol::LqhKeyReq req;
   req.transid = 9;
   req.tc_op = 4242;

@@ -53,7 +53,9 @@ Signal must_take_answer(sim::Simulator& sim, const AnswersOf& answers, SignalId 
 }
 
 Result<protocol::LqhKeyReq> make_key_req(const protocol::ClusterTopology& topology, KeyOp op) {
-  const protocol::FragmentPlacement placement = protocol::place_fragment(topology, op.fragment);
+  const protocol::FragmentPlacement placement = protocol::place_fragment(
+      topology, op.fragment,
+      op.fragment_count != 0 ? op.fragment_count : topology.default_fragment_count());
   protocol::LqhKeyReq req;
   req.transid = op.transid;
   req.tc_op = op.tc_op;

@@ -62,6 +62,7 @@ struct KeyOp {
   uint32_t table_id = 0;
   uint32_t table_version = 0;
   uint32_t fragment = 0;
+  uint32_t fragment_count = 0;  // of the table; 0: the topology's default
   storage::OpType type = storage::OpType::kWrite;
   storage::LockMode lock = storage::LockMode::kExclusive;
   kernel::BlockAddress coordinator;
@@ -69,7 +70,7 @@ struct KeyOp {
 };
 
 // The LQH_KEYREQ of `op`, with the fragment's replica chain and log part from
-// place_fragment(topology); send it to lqh_instance(req.chain[0], req.log_part).
+// place_fragment(topology, ...); send it to lqh_instance(req.chain[0], req.log_part).
 Result<protocol::LqhKeyReq> make_key_req(const protocol::ClusterTopology& topology, KeyOp op);
 
 // The fragment (of `fragment_count`) that holds primary key `key` of `schema`.

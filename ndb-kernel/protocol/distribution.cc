@@ -21,13 +21,19 @@ Result<ClusterTopology> ClusterTopology::from_config(const config::ClusterConfig
     DUO_ASSIGN_OR_RETURN(uint64_t group, section->get_uint("Nodegroup"));
     if (group == config::kNoNodegroup) continue;  // configured but holds no data
     DUO_ASSIGN_OR_RETURN(uint64_t parts, section->get_uint("NoOfFragmentLogParts"));
+    DUO_ASSIGN_OR_RETURN(uint64_t per_node, section->get_uint("PartitionsPerNode"));
+    DUO_ASSIGN_OR_RETURN(bool classic, section->get_bool("ClassicFragmentation"));
     if (first) {
       topology.log_parts = static_cast<uint32_t>(parts);
+      topology.partitions_per_node = static_cast<uint32_t>(per_node);
+      topology.classic_fragmentation = classic;
       first = false;
-    } else if (parts != topology.log_parts) {
+    } else if (parts != topology.log_parts || per_node != topology.partitions_per_node ||
+               classic != topology.classic_fragmentation) {
+      // The parser refuses this already; a hand-built configuration may not.
       return Status(ErrorCode::kConfigError,
-                    "NoOfFragmentLogParts differs between data nodes; all data nodes must have "
-                    "the same NoOfFragmentLogParts");
+                    "NoOfFragmentLogParts, PartitionsPerNode or ClassicFragmentation differs "
+                    "between data nodes; all data nodes must have the same");
     }
     groups[group].push_back(static_cast<uint16_t>(section->node_id()));
   }
@@ -46,17 +52,24 @@ std::vector<uint16_t> ClusterTopology::data_nodes() const {
   return nodes;
 }
 
-FragmentPlacement place_fragment(const ClusterTopology& topology, uint32_t fragment) {
+FragmentPlacement place_fragment(const ClusterTopology& topology, uint32_t fragment,
+                                 uint32_t fragment_count) {
   const uint32_t groups = static_cast<uint32_t>(topology.node_groups.size());
   FragmentPlacement placement;
   placement.node_group = fragment % groups;
   const uint32_t round = fragment / groups;
   const std::vector<uint16_t>& nodes = topology.node_groups[placement.node_group];
   const size_t rotate = round % nodes.size();
-  // Divided by the replica count so that consecutive rounds (whose primaries rotate)
-  // share a log part: every log part of a node then holds primaries and backups alike,
-  // and reads (served by primaries) spread over all of a node's LDM threads.
-  placement.log_part = static_cast<uint16_t>((round / nodes.size()) % topology.log_parts);
+  // With rounds a multiple of replicas * log_parts (ClassicFragmentation's count and
+  // its multiples), `replicas` consecutive rounds (whose primaries rotate) share a log
+  // part: every log part of a node then holds primaries and backups alike, and reads
+  // (served by primaries) spread over all of a node's LDM threads. Otherwise (a small
+  // table: PartitionsPerNode, PARTITIONS n) rounds are dealt over the log parts one by
+  // one, so its few fragments still spread over them.
+  const uint32_t replicas = static_cast<uint32_t>(nodes.size());
+  const uint32_t rounds = (std::max<uint32_t>(fragment_count, 1) + groups - 1) / groups;
+  const uint32_t share = rounds % (replicas * topology.log_parts) == 0 ? replicas : 1;
+  placement.log_part = static_cast<uint16_t>((round / share) % topology.log_parts);
   placement.replicas.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     placement.replicas.push_back(nodes[(i + rotate) % nodes.size()]);
@@ -65,9 +78,10 @@ FragmentPlacement place_fragment(const ClusterTopology& topology, uint32_t fragm
 }
 
 FragmentPlacement place_fragment_live(const ClusterTopology& topology, uint32_t fragment,
+                                      uint32_t fragment_count,
                                       const std::vector<uint16_t>& dead_nodes,
                                       const std::vector<uint16_t>& starting_nodes) {
-  FragmentPlacement placement = place_fragment(topology, fragment);
+  FragmentPlacement placement = place_fragment(topology, fragment, fragment_count);
   if (dead_nodes.empty() && starting_nodes.empty()) return placement;
   const auto listed = [](const std::vector<uint16_t>& nodes, uint16_t node) {
     return std::find(nodes.begin(), nodes.end(), node) != nodes.end();

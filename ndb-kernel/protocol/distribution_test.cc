@@ -24,33 +24,70 @@ using storage::ColumnDef;
 using storage::ColumnType;
 using storage::TableSchema;
 
-ClusterTopology topology_of(std::vector<std::vector<uint16_t>> groups, uint32_t log_parts = 4) {
+ClusterTopology topology_of(std::vector<std::vector<uint16_t>> groups, uint32_t log_parts = 4,
+                            bool classic = false) {
   ClusterTopology topology;
   topology.node_groups = std::move(groups);
   topology.log_parts = log_parts;
+  topology.classic_fragmentation = classic;
   return topology;
 }
 
 // ---- Placement ----
 
+// ClassicFragmentation's count (replicas * log parts per group): the placement tables
+// created before PartitionsPerNode have, so it must never change.
 TEST(Distribution, PlacementIsPinnedForOneNodeGroup) {
-  const ClusterTopology topology = topology_of({{1, 2}});
+  const ClusterTopology topology = topology_of({{1, 2}}, 4, /*classic=*/true);
   EXPECT_EQ(topology.default_fragment_count(), 8u);
   const struct {
     uint16_t log_part;
     std::vector<uint16_t> replicas;
-  } kExpected[] = {{0, {1, 2}}, {0, {2, 1}}, {1, {1, 2}}, {1, {2, 1}}, {2, {1, 2}},
-                   {2, {2, 1}}, {3, {1, 2}}, {3, {2, 1}}, {0, {1, 2}}, {0, {2, 1}}};
+  } kExpected[] = {{0, {1, 2}}, {0, {2, 1}}, {1, {1, 2}}, {1, {2, 1}},
+                   {2, {1, 2}}, {2, {2, 1}}, {3, {1, 2}}, {3, {2, 1}}};
   for (uint32_t fragment = 0; fragment < std::size(kExpected); ++fragment) {
-    const FragmentPlacement placement = place_fragment(topology, fragment);
+    const FragmentPlacement placement = place_fragment(topology, fragment, 8);
     EXPECT_EQ(placement.node_group, 0u) << "fragment " << fragment;
     EXPECT_EQ(placement.log_part, kExpected[fragment].log_part) << "fragment " << fragment;
     EXPECT_EQ(placement.replicas, kExpected[fragment].replicas) << "fragment " << fragment;
   }
 }
 
+// PartitionsPerNode's default (2): 4 fragments on 2 nodes, one per log part, primaries
+// alternating.
+TEST(Distribution, PlacementIsPinnedForPartitionsPerNode) {
+  const ClusterTopology topology = topology_of({{1, 2}});
+  EXPECT_EQ(topology.fragments_per_node(), 2u);
+  EXPECT_EQ(topology.default_fragment_count(), 4u);
+  const struct {
+    uint16_t log_part;
+    std::vector<uint16_t> replicas;
+  } kExpected[] = {{0, {1, 2}}, {1, {2, 1}}, {2, {1, 2}}, {3, {2, 1}}};
+  for (uint32_t fragment = 0; fragment < std::size(kExpected); ++fragment) {
+    const FragmentPlacement placement = place_fragment(topology, fragment, 4);
+    EXPECT_EQ(placement.node_group, 0u) << "fragment " << fragment;
+    EXPECT_EQ(placement.log_part, kExpected[fragment].log_part) << "fragment " << fragment;
+    EXPECT_EQ(placement.replicas, kExpected[fragment].replicas) << "fragment " << fragment;
+  }
+  // Two node groups: 8 fragments, each group's four as above.
+  const ClusterTopology two = topology_of({{1, 2}, {3, 4}});
+  EXPECT_EQ(two.default_fragment_count(), 8u);
+  EXPECT_EQ(place_fragment(two, 5, 8).node_group, 1u);
+  EXPECT_EQ(place_fragment(two, 5, 8).log_part, 2u);
+  EXPECT_EQ(place_fragment(two, 7, 8).replicas, (std::vector<uint16_t>{4, 3}));
+}
+
+TEST(Distribution, ClassicFragmentationCountsLogParts) {
+  ClusterTopology topology = topology_of({{1, 2}, {3, 4}}, 8, /*classic=*/true);
+  topology.partitions_per_node = 3;  // not used with ClassicFragmentation
+  EXPECT_EQ(topology.fragments_per_node(), 8u);
+  EXPECT_EQ(topology.default_fragment_count(), 32u);
+  topology.classic_fragmentation = false;
+  EXPECT_EQ(topology.default_fragment_count(), 12u);
+}
+
 TEST(Distribution, PlacementIsPinnedForTwoNodeGroups) {
-  const ClusterTopology topology = topology_of({{1, 2}, {3, 4}});
+  const ClusterTopology topology = topology_of({{1, 2}, {3, 4}}, 4, /*classic=*/true);
   EXPECT_EQ(topology.default_fragment_count(), 16u);
   EXPECT_EQ(topology.data_nodes(), (std::vector<uint16_t>{1, 2, 3, 4}));
   const struct {
@@ -61,7 +98,7 @@ TEST(Distribution, PlacementIsPinnedForTwoNodeGroups) {
                    {0, 1, {1, 2}}, {1, 1, {3, 4}}, {0, 1, {2, 1}}, {1, 1, {4, 3}},
                    {0, 2, {1, 2}}, {1, 2, {3, 4}}};
   for (uint32_t fragment = 0; fragment < std::size(kExpected); ++fragment) {
-    const FragmentPlacement placement = place_fragment(topology, fragment);
+    const FragmentPlacement placement = place_fragment(topology, fragment, 16);
     EXPECT_EQ(placement.node_group, kExpected[fragment].node_group) << "fragment " << fragment;
     EXPECT_EQ(placement.log_part, kExpected[fragment].log_part) << "fragment " << fragment;
     EXPECT_EQ(placement.replicas, kExpected[fragment].replicas) << "fragment " << fragment;
@@ -71,9 +108,9 @@ TEST(Distribution, PlacementIsPinnedForTwoNodeGroups) {
 TEST(Distribution, LivePlacementDropsDeadReplicasAndKeepsTheRest) {
   const ClusterTopology topology = topology_of({{1, 2, 3}, {4, 5, 6}});
   for (uint32_t fragment = 0; fragment < 24; ++fragment) {
-    const FragmentPlacement all = place_fragment(topology, fragment);
-    EXPECT_EQ(place_fragment_live(topology, fragment, {}).replicas, all.replicas);
-    const FragmentPlacement live = place_fragment_live(topology, fragment, {2, 4});
+    const FragmentPlacement all = place_fragment(topology, fragment, 24);
+    EXPECT_EQ(place_fragment_live(topology, fragment, 24, {}).replicas, all.replicas);
+    const FragmentPlacement live = place_fragment_live(topology, fragment, 24, {2, 4});
     EXPECT_EQ(live.node_group, all.node_group);
     EXPECT_EQ(live.log_part, all.log_part);
     std::vector<uint16_t> expected;
@@ -84,15 +121,15 @@ TEST(Distribution, LivePlacementDropsDeadReplicasAndKeepsTheRest) {
     EXPECT_EQ(live.replicas, expected) << "fragment " << fragment;
   }
   // A whole group dead: no replica, the caller must refuse.
-  EXPECT_TRUE(place_fragment_live(topology, 1, {4, 5, 6}).replicas.empty());
-  EXPECT_EQ(place_fragment_live(topology, 0, {4, 5, 6}).replicas.size(), 3u);
+  EXPECT_TRUE(place_fragment_live(topology, 1, 24, {4, 5, 6}).replicas.empty());
+  EXPECT_EQ(place_fragment_live(topology, 0, 24, {4, 5, 6}).replicas.size(), 3u);
 }
 
 TEST(Distribution, StartingReplicasGoLastAndAreNeverPrimary) {
   const ClusterTopology topology = topology_of({{1, 2, 3}, {4, 5, 6}});
   for (uint32_t fragment = 0; fragment < 24; ++fragment) {
-    const FragmentPlacement all = place_fragment(topology, fragment);
-    const FragmentPlacement live = place_fragment_live(topology, fragment, {3}, {1, 5});
+    const FragmentPlacement all = place_fragment(topology, fragment, 24);
+    const FragmentPlacement live = place_fragment_live(topology, fragment, 24, {3}, {1, 5});
     std::vector<uint16_t> expected;
     for (uint16_t node : all.replicas) {
       if (node != 3 && node != 1 && node != 5) expected.push_back(node);
@@ -104,23 +141,34 @@ TEST(Distribution, StartingReplicasGoLastAndAreNeverPrimary) {
     EXPECT_EQ(live.log_part, all.log_part);
   }
   // Only starting replicas left alive: no primary.
-  EXPECT_TRUE(place_fragment_live(topology, 0, {2, 3}, {1}).replicas.empty());
+  EXPECT_TRUE(place_fragment_live(topology, 0, 24, {2, 3}, {1}).replicas.empty());
 }
 
-// For 1 and 2 node groups of 2 replicas with 4 log parts, and 1..3 times the default
-// fragment count: every group, node, (node, log part) and primary gets its equal share,
-// and each chain is a permutation of its group.
+// For 1 and 2 node groups of 2 replicas with 4 log parts, ClassicFragmentation's count
+// times 1..3 and PartitionsPerNode 1..8: every group and node gets its equal share,
+// every node as many primaries as the others, every (node, log part) an equal share
+// (±1 when the log parts do not divide a node's fragments), and each chain is a
+// permutation of its group.
 TEST(Distribution, PlacementSpreadsEvenly) {
-  for (const ClusterTopology& topology :
+  for (const ClusterTopology& base :
        {topology_of({{1, 2}}), topology_of({{1, 2}, {3, 4}}), topology_of({{5, 9}, {2, 7}})}) {
-    const uint32_t groups = static_cast<uint32_t>(topology.node_groups.size());
+    const uint32_t groups = static_cast<uint32_t>(base.node_groups.size());
+    std::vector<uint32_t> counts;
     for (uint32_t multiple = 1; multiple <= 3; ++multiple) {
-      const uint32_t fragments = topology.default_fragment_count() * multiple;
+      counts.push_back(groups * 2 * base.log_parts * multiple);
+    }
+    for (uint32_t per_node = 1; per_node <= 8; ++per_node) {
+      ClusterTopology with = base;
+      with.partitions_per_node = per_node;
+      counts.push_back(with.default_fragment_count());
+    }
+    for (uint32_t fragments : counts) {
+      const ClusterTopology& topology = base;
       std::map<uint32_t, uint32_t> per_group;
       std::map<uint16_t, uint32_t> per_node, primaries_per_node;
       std::map<std::pair<uint16_t, uint16_t>, uint32_t> per_node_log_part;
       for (uint32_t fragment = 0; fragment < fragments; ++fragment) {
-        const FragmentPlacement placement = place_fragment(topology, fragment);
+        const FragmentPlacement placement = place_fragment(topology, fragment, fragments);
         ASSERT_LT(placement.node_group, groups);
         ASSERT_LT(placement.log_part, topology.log_parts);
         std::vector<uint16_t> sorted = placement.replicas;
@@ -141,9 +189,13 @@ TEST(Distribution, PlacementSpreadsEvenly) {
       for (uint16_t node : topology.data_nodes()) {
         EXPECT_EQ(per_node[node], per_group_expected) << "node " << node;
         EXPECT_EQ(primaries_per_node[node], per_group_expected / 2) << "node " << node;
+        const uint32_t low = per_group_expected / topology.log_parts;
+        const uint32_t high = (per_group_expected + topology.log_parts - 1) / topology.log_parts;
         for (uint16_t part = 0; part < topology.log_parts; ++part) {
-          EXPECT_EQ((per_node_log_part[{node, part}]), per_group_expected / topology.log_parts)
-              << "node " << node << " log part " << part;
+          EXPECT_GE((per_node_log_part[{node, part}]), low)
+              << fragments << " fragments: node " << node << " log part " << part;
+          EXPECT_LE((per_node_log_part[{node, part}]), high)
+              << fragments << " fragments: node " << node << " log part " << part;
         }
       }
     }
@@ -154,7 +206,7 @@ TEST(Distribution, ThreeReplicasRotateThroughTheWholeGroup) {
   const ClusterTopology topology = topology_of({{4, 5, 6}}, 6);
   std::map<uint16_t, uint32_t> primaries;
   for (uint32_t fragment = 0; fragment < 6; ++fragment) {
-    const FragmentPlacement placement = place_fragment(topology, fragment);
+    const FragmentPlacement placement = place_fragment(topology, fragment, 6);
     ASSERT_EQ(placement.replicas.size(), 3u);
     ++primaries[placement.replicas.front()];
     std::vector<uint16_t> sorted = placement.replicas;
@@ -162,17 +214,18 @@ TEST(Distribution, ThreeReplicasRotateThroughTheWholeGroup) {
     EXPECT_EQ(sorted, (std::vector<uint16_t>{4, 5, 6}));
   }
   EXPECT_EQ(primaries, (std::map<uint16_t, uint32_t>{{4, 2}, {5, 2}, {6, 2}}));
-  EXPECT_EQ(place_fragment(topology, 1).replicas, (std::vector<uint16_t>{5, 6, 4}));
+  EXPECT_EQ(place_fragment(topology, 1, 6).replicas, (std::vector<uint16_t>{5, 6, 4}));
 }
 
-// Every (node, log part) holds primaries and backups alike (NDB's FOR_RP_BY_LDM): reads,
-// served by primaries, use every LDM thread of every node.
+// With ClassicFragmentation's count, every (node, log part) holds primaries and backups
+// alike (NDB's FOR_RP_BY_LDM): reads, served by primaries, use every LDM thread of every
+// node.
 TEST(Distribution, PrimariesSpreadOverTheLogPartsOfEveryNode) {
-  const ClusterTopology topology = topology_of({{1, 2}, {3, 4}});
+  const ClusterTopology topology = topology_of({{1, 2}, {3, 4}}, 4, /*classic=*/true);
   const uint32_t fragments = topology.default_fragment_count() * 2;
   std::map<std::pair<uint16_t, uint16_t>, uint32_t> primaries;
   for (uint32_t fragment = 0; fragment < fragments; ++fragment) {
-    const FragmentPlacement placement = place_fragment(topology, fragment);
+    const FragmentPlacement placement = place_fragment(topology, fragment, fragments);
     ++primaries[{placement.replicas.front(), placement.log_part}];
   }
   for (uint16_t node : topology.data_nodes()) {
@@ -370,7 +423,9 @@ NodeId=3
   ASSERT_TRUE(topology.ok()) << topology.status().to_string();
   EXPECT_EQ(topology->node_groups, (std::vector<std::vector<uint16_t>>{{2, 3}}));
   EXPECT_EQ(topology->log_parts, 4u);  // NoOfFragmentLogParts' default
-  EXPECT_EQ(topology->default_fragment_count(), 8u);
+  EXPECT_EQ(topology->partitions_per_node, 2u);   // PartitionsPerNode's default
+  EXPECT_FALSE(topology->classic_fragmentation);  // RonDB's default
+  EXPECT_EQ(topology->default_fragment_count(), 4u);
   EXPECT_EQ(topology->data_nodes(), (std::vector<uint16_t>{2, 3}));
 }
 
@@ -400,10 +455,36 @@ Nodegroup=1
   ASSERT_TRUE(topology.ok()) << topology.status().to_string();
   EXPECT_EQ(topology->node_groups, (std::vector<std::vector<uint16_t>>{{5, 12}, {4, 11}}));
   EXPECT_EQ(topology->log_parts, 8u);
-  EXPECT_EQ(topology->default_fragment_count(), 32u);
+  EXPECT_EQ(topology->default_fragment_count(), 8u);
   EXPECT_EQ(topology->data_nodes(), (std::vector<uint16_t>{4, 5, 11, 12}));
-  EXPECT_EQ(place_fragment(*topology, 1).replicas, (std::vector<uint16_t>{4, 11}));
-  EXPECT_EQ(place_fragment(*topology, 2).replicas, (std::vector<uint16_t>{12, 5}));
+  EXPECT_EQ(place_fragment(*topology, 1, 8).replicas, (std::vector<uint16_t>{4, 11}));
+  EXPECT_EQ(place_fragment(*topology, 2, 8).replicas, (std::vector<uint16_t>{12, 5}));
+}
+
+TEST(Distribution, TopologyFromConfigTakesPartitionsPerNodeAndClassicFragmentation) {
+  Result<ClusterTopology> three = topology_from(R"(
+[ndb_mgmd]
+[ndbd default]
+NoOfReplicas=2
+PartitionsPerNode=3
+[ndbd]
+[ndbd]
+)");
+  ASSERT_TRUE(three.ok()) << three.status().to_string();
+  EXPECT_EQ(three->partitions_per_node, 3u);
+  EXPECT_EQ(three->default_fragment_count(), 6u);
+  Result<ClusterTopology> classic = topology_from(R"(
+[ndb_mgmd]
+[ndbd default]
+NoOfReplicas=2
+PartitionsPerNode=3
+ClassicFragmentation=true
+[ndbd]
+[ndbd]
+)");
+  ASSERT_TRUE(classic.ok()) << classic.status().to_string();
+  EXPECT_TRUE(classic->classic_fragmentation);
+  EXPECT_EQ(classic->default_fragment_count(), 8u) << "2 nodes x 4 log parts";
 }
 
 TEST(Distribution, TopologyFromConfigRefusesDifferentLogPartCounts) {

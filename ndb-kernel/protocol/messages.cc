@@ -352,6 +352,7 @@ Signal ScanFragReq::to_signal() && {
   signal.set_word(7, static_cast<uint32_t>(index));
   signal.set_word(8, flags);
   signal.set_word(9, batch_rows);
+  signal.set_word(10, batch_bytes);
   signal.set_section(std::move(body));
   return signal;
 }
@@ -367,6 +368,7 @@ Result<ScanFragReq> ScanFragReq::from_signal(Signal& signal) {
   req.index = static_cast<int32_t>(signal.word(7));
   req.flags = signal.word(8);
   req.batch_rows = signal.word(9);
+  req.batch_bytes = signal.word(10);
   req.body = signal.take_section();
   return req;
 }
@@ -391,6 +393,58 @@ Result<ScanBatch> ScanBatch::from_signal(Signal& signal) {
   batch.flags = signal.word(5);
   batch.batch = signal.take_section();
   return batch;
+}
+
+void ScanTabConf::add(uint32_t fragment, uint32_t fragment_flags, std::string_view batch) {
+  put_u32(&section, fragment);
+  put_u32(&section, fragment_flags);
+  put_u32(&section, static_cast<uint32_t>(batch.size()));
+  append(&section, batch);
+  ++fragments;
+}
+
+Signal ScanTabConf::to_signal() && {
+  Signal signal(kScanTabConf);
+  set_u64(&signal, 0, api_tx);
+  signal.set_word(2, scan_id);
+  signal.set_word(3, fragments);
+  signal.set_word(4, flags);
+  signal.set_section(std::move(section));
+  return signal;
+}
+
+Result<ScanTabConf> ScanTabConf::from_signal(Signal& signal) {
+  ScanTabConf conf;
+  conf.api_tx = get_u64(signal, 0);
+  conf.scan_id = signal.word(2);
+  conf.fragments = signal.word(3);
+  conf.flags = signal.word(4);
+  conf.section = signal.take_section();
+  return conf;
+}
+
+Status ScanTabConf::entries(std::vector<Entry>* out) const {
+  out->clear();
+  ByteReader in(as_view(section));
+  // Each entry takes at least its header: a count beyond that is malformed, and
+  // reserving for it is bounded by the section's size.
+  if (fragments > in.remaining() / kEntryHeaderBytes) {
+    return Status(ErrorCode::kInvalidArgument, "malformed SCAN_TABCONF: too many entries");
+  }
+  out->reserve(fragments);
+  for (uint32_t i = 0; i < fragments; ++i) {
+    Entry entry;
+    uint32_t size = 0;
+    if (!in.u32(&entry.fragment) || !in.u32(&entry.flags) || !in.u32(&size) ||
+        !in.take(size, &entry.batch)) {
+      return Status(ErrorCode::kInvalidArgument, "malformed SCAN_TABCONF: short entry");
+    }
+    out->push_back(entry);
+  }
+  if (!in.done()) {
+    return Status(ErrorCode::kInvalidArgument, "malformed SCAN_TABCONF: trailing bytes");
+  }
+  return Status::OK();
 }
 
 Signal ScanRef::to_signal(kernel::SignalId id_of_signal) && {

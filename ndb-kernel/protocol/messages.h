@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ndb-kernel/common/status.h"
@@ -228,6 +229,7 @@ struct ScanFragReq {
   int32_t index = -1;
   uint32_t flags = 0;
   uint32_t batch_rows = 0;
+  uint32_t batch_bytes = 0;  // encoded bytes per batch (0 = local_query's default)
   Bytes body;
 
   Signal to_signal() &&;
@@ -236,19 +238,51 @@ struct ScanFragReq {
 
 inline constexpr uint32_t kScanFragmentDone = 1;  // no more rows from this fragment
 inline constexpr uint32_t kScanAllDone = 2;       // SCAN_TABCONF: the whole scan is done
+// SCAN_TABCONF: the last answer of a round: every fragment the round asked has answered,
+// so the client may ask for the next round (SCAN_TABNEXTREQ) once it consumed the rows.
+inline constexpr uint32_t kScanRoundDone = 4;
 
-// SCAN_FRAGCONF (local_query -> coordinator) and SCAN_TABCONF (coordinator -> client)
-// share one layout: `id` is the scan record (coordinator's) or scan id (client's).
+// SCAN_FRAGCONF (local_query -> coordinator): one fragment's batch. `id` is the
+// coordinator's scan record.
 struct ScanBatch {
-  uint64_t tx = 0;             // transid, or the client's api_tx
+  uint64_t tx = 0;  // transid
   uint32_t id = 0;
   uint32_t fragment = 0;
   uint32_t rows = 0;
-  uint32_t flags = 0;
+  uint32_t flags = 0;          // kScanFragmentDone
   Bytes batch;                 // encoded RowBatch
 
   Signal to_signal(kernel::SignalId id_of_signal) &&;
   static Result<ScanBatch> from_signal(Signal& signal);
+};
+
+// SCAN_TABCONF (coordinator -> client): the batches of every fragment that answered
+// since the last SCAN_TABCONF, so one round of a scan over many fragments costs the
+// client one signal (NDB's TC, too, confirms several fragments in one SCAN_TABCONF).
+// Section: per fragment u32 fragment, u32 flags (kScanFragmentDone), u32 size n, n
+// bytes of encoded RowBatch; `fragments` entries exactly.
+struct ScanTabConf {
+  struct Entry {
+    uint32_t fragment = 0;
+    uint32_t flags = 0;
+    std::string_view batch;  // encoded RowBatch: a view into the section it came from
+  };
+  static constexpr size_t kEntryHeaderBytes = 12;
+
+  uint64_t api_tx = 0;
+  uint32_t scan_id = 0;
+  uint32_t flags = 0;      // kScanAllDone, kScanRoundDone
+  uint32_t fragments = 0;  // entries in `section`
+  Bytes section;
+
+  // Appends one fragment's batch. The caller keeps the section within
+  // kernel::kSectionBytesMax (kEntryHeaderBytes + batch size per entry).
+  void add(uint32_t fragment, uint32_t fragment_flags, std::string_view batch);
+  Signal to_signal() &&;
+  static Result<ScanTabConf> from_signal(Signal& signal);
+  // The entries of `section` (views into it); kInvalidArgument unless exactly
+  // `fragments` well-formed entries fill it.
+  Status entries(std::vector<Entry>* out) const;
 };
 
 // SCAN_FRAGREF / SCAN_TABREF.

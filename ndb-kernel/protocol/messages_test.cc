@@ -581,10 +581,11 @@ TEST(Messages, ScanFragReqRoundTrips) {
     req.index = index;
     req.flags = kScanLowInclusive;
     req.batch_rows = 64;
+    req.batch_bytes = 0xFFFF'FFFF;
     req.body = patterned(10, 5);
     Signal signal = std::move(req).to_signal();
     EXPECT_EQ(signal.id(), kScanFragReq);
-    EXPECT_EQ(signal.length_words(), 10u);
+    EXPECT_EQ(signal.length_words(), 11u);
     Result<ScanFragReq> back = ScanFragReq::from_signal(signal);
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(back->transid, kTransid);
@@ -596,35 +597,105 @@ TEST(Messages, ScanFragReqRoundTrips) {
     EXPECT_EQ(back->index, index);
     EXPECT_EQ(back->flags, kScanLowInclusive);
     EXPECT_EQ(back->batch_rows, 64u);
+    EXPECT_EQ(back->batch_bytes, 0xFFFF'FFFFu);
     EXPECT_EQ(back->body, patterned(10, 5));
     EXPECT_TRUE(signal.section().empty());
   }
 }
 
-TEST(Messages, ScanBatchRoundTripsUnderBothSignalIds) {
-  for (SignalId id : {kScanFragConf, kScanTabConf}) {
-    ScanBatch batch;
-    batch.tx = kTransid;
-    batch.id = 42;
-    batch.fragment = 7;
-    batch.rows = 1000;
-    batch.flags = kScanFragmentDone | kScanAllDone;
-    batch.batch = patterned(kernel::kSectionBytesMax, 6);
-    const uint8_t* data = batch.batch.data();
-    Signal signal = std::move(batch).to_signal(id);
-    EXPECT_EQ(signal.id(), id);
-    EXPECT_EQ(signal.length_words(), 6u);
-    EXPECT_TRUE(signal.check_sendable().ok());
-    Result<ScanBatch> back = ScanBatch::from_signal(signal);
-    ASSERT_TRUE(back.ok());
-    EXPECT_EQ(back->tx, kTransid);
-    EXPECT_EQ(back->id, 42u);
-    EXPECT_EQ(back->fragment, 7u);
-    EXPECT_EQ(back->rows, 1000u);
-    EXPECT_EQ(back->flags, kScanFragmentDone | kScanAllDone);
-    EXPECT_EQ(back->batch.data(), data);
-    EXPECT_EQ(back->batch, patterned(kernel::kSectionBytesMax, 6));
-  }
+TEST(Messages, ScanBatchRoundTrips) {
+  ScanBatch batch;
+  batch.tx = kTransid;
+  batch.id = 42;
+  batch.fragment = 7;
+  batch.rows = 1000;
+  batch.flags = kScanFragmentDone;
+  batch.batch = patterned(kernel::kSectionBytesMax, 6);
+  const uint8_t* data = batch.batch.data();
+  Signal signal = std::move(batch).to_signal(kScanFragConf);
+  EXPECT_EQ(signal.id(), kScanFragConf);
+  EXPECT_EQ(signal.length_words(), 6u);
+  EXPECT_TRUE(signal.check_sendable().ok());
+  Result<ScanBatch> back = ScanBatch::from_signal(signal);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->tx, kTransid);
+  EXPECT_EQ(back->id, 42u);
+  EXPECT_EQ(back->fragment, 7u);
+  EXPECT_EQ(back->rows, 1000u);
+  EXPECT_EQ(back->flags, kScanFragmentDone);
+  EXPECT_EQ(back->batch.data(), data);
+  EXPECT_EQ(back->batch, patterned(kernel::kSectionBytesMax, 6));
+}
+
+TEST(Messages, ScanTabConfRoundTripsEntriesUpToAFullSection) {
+  // Entry sizes at the boundaries: empty, one byte, and what fills the section exactly.
+  const size_t first = 0, second = 1;
+  const size_t third =
+      kernel::kSectionBytesMax - 3 * ScanTabConf::kEntryHeaderBytes - first - second;
+  ScanTabConf conf;
+  conf.api_tx = kTransid;
+  conf.scan_id = 0xFFFF'FFFF;
+  conf.flags = kScanRoundDone | kScanAllDone;
+  conf.add(0, 0, as_view(patterned(first, 1)));
+  conf.add(0xFFFF'FFFF, kScanFragmentDone, as_view(patterned(second, 2)));
+  conf.add(7, 0, as_view(patterned(third, 3)));
+  EXPECT_EQ(conf.section.size(), kernel::kSectionBytesMax);
+  Signal signal = std::move(conf).to_signal();
+  EXPECT_EQ(signal.id(), kScanTabConf);
+  EXPECT_EQ(signal.length_words(), 5u);
+  EXPECT_TRUE(signal.check_sendable().ok());
+  Result<ScanTabConf> back = ScanTabConf::from_signal(signal);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->api_tx, kTransid);
+  EXPECT_EQ(back->scan_id, 0xFFFF'FFFFu);
+  EXPECT_EQ(back->flags, kScanRoundDone | kScanAllDone);
+  EXPECT_EQ(back->fragments, 3u);
+  std::vector<ScanTabConf::Entry> entries;
+  ASSERT_TRUE(back->entries(&entries).ok());
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0].fragment, 0u);
+  EXPECT_EQ(entries[0].flags, 0u);
+  EXPECT_TRUE(entries[0].batch.empty());
+  EXPECT_EQ(entries[1].fragment, 0xFFFF'FFFFu);
+  EXPECT_EQ(entries[1].flags, kScanFragmentDone);
+  EXPECT_EQ(entries[1].batch, as_view(patterned(second, 2)));
+  EXPECT_EQ(entries[2].fragment, 7u);
+  EXPECT_EQ(entries[2].batch, as_view(patterned(third, 3)));
+
+  ScanTabConf empty;
+  empty.flags = kScanRoundDone;
+  Signal none = std::move(empty).to_signal();
+  Result<ScanTabConf> no_entries = ScanTabConf::from_signal(none);
+  ASSERT_TRUE(no_entries.ok());
+  ASSERT_TRUE(no_entries->entries(&entries).ok());
+  EXPECT_TRUE(entries.empty());
+}
+
+TEST(Messages, ScanTabConfRefusesEntriesThatDoNotFillTheSectionExactly) {
+  ScanTabConf conf;
+  conf.add(1, 0, as_view(patterned(10, 1)));
+  conf.add(2, 0, as_view(patterned(20, 2)));
+  std::vector<ScanTabConf::Entry> entries;
+  auto with = [&](uint32_t count, size_t section_size) {
+    ScanTabConf changed;
+    changed.fragments = count;
+    changed.section = conf.section;
+    changed.section.resize(section_size);
+    return changed.entries(&entries).code();
+  };
+  const size_t full = conf.section.size();
+  EXPECT_EQ(with(2, full), ErrorCode::kOk);
+  EXPECT_EQ(with(1, full), ErrorCode::kInvalidArgument) << "trailing bytes";
+  EXPECT_EQ(with(3, full), ErrorCode::kInvalidArgument) << "an entry missing";
+  EXPECT_EQ(with(2, full - 1), ErrorCode::kInvalidArgument) << "short batch";
+  EXPECT_EQ(with(2, full + 1), ErrorCode::kInvalidArgument) << "trailing byte";
+  EXPECT_EQ(with(0xFFFF'FFFF, full), ErrorCode::kInvalidArgument) << "absurd count";
+  ScanTabConf huge_size;
+  huge_size.fragments = 1;
+  put_u32(&huge_size.section, 1);
+  put_u32(&huge_size.section, 0);
+  put_u32(&huge_size.section, 0xFFFF'FFFF);
+  EXPECT_EQ(huge_size.entries(&entries).code(), ErrorCode::kInvalidArgument);
 }
 
 TEST(Messages, ScanRefRoundTripsAndRefusesUnknownErrors) {

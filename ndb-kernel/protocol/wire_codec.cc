@@ -1,5 +1,6 @@
 #include "ndb-kernel/protocol/wire_codec.h"
 
+#include <cstring>
 #include <limits>
 
 namespace duo::protocol {
@@ -9,7 +10,13 @@ constexpr uint16_t kNullBit = 0x8000;
 }
 
 void append(Bytes* out, std::string_view bytes) {
-  out->insert(out->end(), bytes.begin(), bytes.end());
+  // One resize and a memcpy: insert() from a char range into a vector of uint8_t
+  // converts element by element, which showed up as ~10% of a data node's CPU once
+  // scan batches were combined (SCAN_TABCONF).
+  if (bytes.empty()) return;
+  const size_t at = out->size();
+  out->resize(at + bytes.size());
+  std::memcpy(out->data() + at, bytes.data(), bytes.size());
 }
 Status put_string(Bytes* out, std::string_view text) {
   if (text.size() > std::numeric_limits<uint16_t>::max()) {

@@ -1,6 +1,7 @@
 #include "ndb-kernel/testing/sim_cluster.h"
 
 #include <cstdlib>
+#include <optional>
 #include <utility>
 
 #include "ndb-kernel/coordinator/coordinator_block.h"
@@ -44,6 +45,62 @@ Signal ScriptClient::take(kernel::SignalId id) {
 }
 
 void ScriptClient::on_any(Signal& signal) { inbox_.push_back(std::move(signal)); }
+
+size_t ScanOutcome::rows() const {
+  size_t total = 0;
+  for (const storage::RowBatch& batch : batches) total += batch.rows();
+  return total;
+}
+
+Result<ScanOutcome> ScriptClient::scan(const kernel::BlockAddress& coordinator,
+                                       protocol::ScanTabReq req,
+                                       const std::function<void(size_t round)>& between_rounds,
+                                       uint64_t limit_ms) {
+  const uint64_t api_tx = req.api_tx;
+  const uint32_t scan_id = req.scan_id;
+  // The first SCAN_TABCONF / SCAN_TABREF of this scan in the inbox, if any.
+  auto answer = [&]() -> std::optional<Signal> {
+    for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
+      if ((it->id() == protocol::kScanTabConf || it->id() == protocol::kScanTabRef) &&
+          it->word(0) == static_cast<uint32_t>(api_tx) &&
+          it->word(1) == static_cast<uint32_t>(api_tx >> 32) && it->word(2) == scan_id) {
+        Signal signal = std::move(*it);
+        inbox_.erase(it);
+        return signal;
+      }
+    }
+    return std::nullopt;
+  };
+  DUO_RETURN_IF_ERROR(send(coordinator, std::move(req).to_signal()));
+  ScanOutcome outcome;
+  outcome.rounds = 1;
+  std::optional<Signal> signal;
+  for (;;) {
+    if (!simulator_->run_until([&] { return (signal = answer()).has_value(); },
+                               limit_ms * kNanosPerMilli)) {
+      return Status(ErrorCode::kInternal, "no answer to the scan");
+    }
+    if (signal->id() == protocol::kScanTabRef) {
+      DUO_ASSIGN_OR_RETURN(protocol::ScanRef ref, protocol::ScanRef::from_signal(*signal));
+      return Status(ref.error, ref.message);
+    }
+    DUO_ASSIGN_OR_RETURN(protocol::ScanTabConf conf, protocol::ScanTabConf::from_signal(*signal));
+    ++outcome.confs;
+    std::vector<protocol::ScanTabConf::Entry> entries;
+    DUO_RETURN_IF_ERROR(conf.entries(&entries));
+    for (const protocol::ScanTabConf::Entry& entry : entries) {
+      storage::RowBatch rows;
+      DUO_RETURN_IF_ERROR(protocol::decode_row_batch(entry.batch, &rows));
+      outcome.batches.push_back(std::move(rows));
+    }
+    if ((conf.flags & protocol::kScanAllDone) != 0) return outcome;
+    if ((conf.flags & protocol::kScanRoundDone) == 0) continue;
+    if (between_rounds) between_rounds(outcome.rounds);
+    ++outcome.rounds;
+    DUO_RETURN_IF_ERROR(send(coordinator, protocol::ScanNextReq{api_tx, scan_id, 0, 0}.to_signal(
+                                              protocol::kScanTabNextReq)));
+  }
+}
 
 SimCluster::SimCluster(SimClusterOptions options) : options_(options) {
   topology_.log_parts = options.log_parts;

@@ -43,6 +43,15 @@ inline constexpr uint16_t kFirstClientNode = 100;
 // The simulated arbitrator's node (SimClusterOptions::membership).
 inline constexpr uint16_t kArbitratorNode = 99;
 
+// What ScriptClient::scan() saw: the rows' batches in arrival order, the SCAN_TABCONFs
+// and the rounds.
+struct ScanOutcome {
+  std::vector<storage::RowBatch> batches;
+  size_t confs = 0;   // SCAN_TABCONFs received
+  size_t rounds = 0;  // the SCAN_TABREQ's round and one per SCAN_TABNEXTREQ
+  size_t rows() const;
+};
+
 // A client node's block (kApiBlock) that records what it receives. Tests send through
 // send(), which injects the signal as if this block had sent it.
 class ScriptClient : public kernel::Block {
@@ -55,6 +64,15 @@ class ScriptClient : public kernel::Block {
   bool has(kernel::SignalId id) const;
   // Removes and returns the first received signal with `id` (must exist: has(id)).
   kernel::Signal take(kernel::SignalId id);
+  // Runs scan `req` to its end through `coordinator` as the client library does:
+  // SCAN_TABREQ, then after each round's last SCAN_TABCONF (kScanRoundDone) one
+  // SCAN_TABNEXTREQ, until kScanAllDone; the simulator runs meanwhile.
+  // `between_rounds(round)`, when given, runs before each SCAN_TABNEXTREQ (round 1,
+  // 2 ...). Other scans' signals stay in the inbox. The SCAN_TABREF's error, or kInternal
+  // when an answer does not come within `limit_ms` of virtual time.
+  Result<ScanOutcome> scan(const kernel::BlockAddress& coordinator, protocol::ScanTabReq req,
+                           const std::function<void(size_t round)>& between_rounds = nullptr,
+                           uint64_t limit_ms = 10'000);
 
  private:
   void on_any(kernel::Signal& signal);

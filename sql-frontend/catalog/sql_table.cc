@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "ndb-kernel/protocol/distribution.h"
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/parser/ast_printer.h"
 #include "storage/row/collation.h"
@@ -639,6 +640,18 @@ SqlTable table_from_create(const CreateTableStatement& statement, const std::str
       }
     }
   }
+  if (statement.partition_by_key) {
+    table.partition_by_key = true;
+    if (statement.partitions) {
+      if (*statement.partitions == 0) {
+        throw_error(1504, "HY000", "Number of partitions = 0 is not an allowed value");
+      }
+      if (*statement.partitions > ::duo::protocol::kFragmentCountMax) {
+        throw_error(1499, "HY000", "Too many partitions (including subpartitions) were defined");
+      }
+      table.partitions = static_cast<uint32_t>(*statement.partitions);
+    }
+  }
   return table;
 }
 
@@ -658,6 +671,7 @@ SqlTable table_from_create(const CreateTableStatement& statement, const std::str
   def.schema.ordered_indexes.push_back(
       storage::IndexDef{kPrimaryOrderedIndex, table.primary_key().columns, false});
   def.flags = table.read_backup ? ::duo::protocol::kTableReadBackup : 0;
+  def.fragment_count = table.partitions;  // 0: the cluster's default
   def.sql_definition = encode_sql_definition(table);
   return def;
 }
@@ -691,6 +705,8 @@ std::string encode_sql_definition(const SqlTable& table) {
   // Written only when there is one, so tables without a comment stay readable by
   // readers that predate the record.
   if (!table.comment.empty()) out += "comment\t" + escape(table.comment) + "\n";
+  // Likewise only for a table created with PARTITION BY KEY ().
+  if (table.partition_by_key) out += "partition\tKEY\t" + std::to_string(table.partitions) + "\n";
   return out;
 }
 
@@ -754,6 +770,19 @@ Result<SqlTable> decode_sql_definition(const std::string& text, std::string db, 
       table.indexes.push_back(std::move(index));
     } else if (fields[0] == "comment" && fields.size() == 2) {
       if (!unescape(fields[1], &table.comment)) return corrupt("bad escape");
+    } else if (fields[0] == "partition" && fields.size() == 3 && fields[1] == "KEY") {
+      uint64_t count = 0;
+      for (char c : fields[2]) {
+        if (c < '0' || c > '9' || count > ::duo::protocol::kFragmentCountMax) {
+          return corrupt("bad partition count");
+        }
+        count = count * 10 + static_cast<uint64_t>(c - '0');
+      }
+      if (fields[2].empty() || count > ::duo::protocol::kFragmentCountMax) {
+        return corrupt("bad partition count");
+      }
+      table.partition_by_key = true;
+      table.partitions = static_cast<uint32_t>(count);
     } else {
       return corrupt("unknown record");
     }

@@ -11,6 +11,7 @@
 //          where <default> is "-" (none), "N" (DEFAULT NULL) or "V" followed by the text
 //   index <PRIMARY|UNIQUE|KEY> <name> <column>,<column>...
 //   comment <table comment as written>      (only when the table has one)
+//   partition KEY <count, 0 = not given>    (only for PARTITION BY KEY () [PARTITIONS n])
 // Columns appear in table order (column i is storage column i); the PRIMARY index comes
 // first. Unknown record kinds are refused, so a newer writer is detected.
 //
@@ -74,6 +75,10 @@ struct SqlTable {
   // NDB's READ_BACKUP: committed reads from any replica. Kept in the cluster table's
   // flags (protocol::kTableReadBackup), not in sql_definition.
   bool read_backup = false;
+  // Created with PARTITION BY KEY () (shown by SHOW CREATE TABLE, as NDB does), with
+  // PARTITIONS n when `partitions` is not 0: the table's fragment count (TableDef's).
+  bool partition_by_key = false;
+  uint32_t partitions = 0;
 
   // The column named `name` (case-insensitive, as MySQL's column names), or -1.
   int find_column(std::string_view column) const;
@@ -89,7 +94,8 @@ bool split_cluster_table_name(const std::string& cluster_name, std::string* db, 
 // Builds the definition of CREATE TABLE `statement` in `db`. Throws SqlException: 1075
 // (more than one AUTO_INCREMENT / not a key), 1068 (multiple primary keys), 1060
 // (duplicate column), 1072 (key column missing), 1235 (no PRIMARY KEY, or a type not
-// supported yet), 1074 (CHAR/VARCHAR too long), 1067 (invalid default).
+// supported yet), 1074 (CHAR/VARCHAR too long), 1067 (invalid default), 1504 (PARTITIONS
+// 0), 1499 (more than protocol::kFragmentCountMax partitions).
 SqlTable table_from_create(const CreateTableStatement& statement, const std::string& db);
 
 // One column of CREATE TABLE / ALTER TABLE ADD COLUMN, storage derived (its PRIMARY KEY

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "sql-frontend/catalog/sql_exception.h"
+#include "sql-frontend/catalog/table_alter.h"
 #include "sql-frontend/parser/parser.h"
 
 namespace duo::sql::catalog {
@@ -88,9 +89,51 @@ TEST(SqlTableTest, SqlDefinitionRoundTripsAwkwardNames) {
   EXPECT_EQ(encode_sql_definition(*back), def.sql_definition);
 }
 
+TEST(SqlTableTest, PartitionsSetTheFragmentCountAndShowInShowCreateTable) {
+  const SqlTable t = create("CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY KEY () PARTITIONS 3");
+  EXPECT_TRUE(t.partition_by_key);
+  EXPECT_EQ(t.partitions, 3u);
+  const ::duo::protocol::TableDef def = to_table_def(t);
+  EXPECT_EQ(def.fragment_count, 3u);
+  Result<SqlTable> back = from_table_def(def);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_TRUE(back->partition_by_key);
+  EXPECT_EQ(back->partitions, 3u);
+  EXPECT_EQ(encode_sql_definition(*back), def.sql_definition);
+  EXPECT_EQ(show_create_table_text(*back, std::nullopt),
+            "CREATE TABLE `t` (\n  `a` int NOT NULL,\n  PRIMARY KEY (`a`)\n) ENGINE=ndbcluster "
+            "DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci\n"
+            "/*!50100 PARTITION BY KEY ()\nPARTITIONS 3 */");
+  // KEY () alone: the cluster's default count, the clause shown without one.
+  const SqlTable by_key = create("CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY KEY ()");
+  EXPECT_EQ(to_table_def(by_key).fragment_count, 0u);
+  Result<SqlTable> by_key_back = from_table_def(to_table_def(by_key));
+  ASSERT_TRUE(by_key_back.ok());
+  EXPECT_TRUE(by_key_back->partition_by_key);
+  EXPECT_TRUE(show_create_table_text(*by_key_back, std::nullopt)
+                  .ends_with("utf8mb4_0900_ai_ci\n/*!50100 PARTITION BY KEY () */"));
+  // Without the clause: no record, nothing shown, the default count.
+  const ::duo::protocol::TableDef plain =
+      to_table_def(create("CREATE TABLE t (a INT PRIMARY KEY)"));
+  EXPECT_EQ(plain.fragment_count, 0u);
+  EXPECT_EQ(plain.sql_definition.find("partition"), std::string::npos);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY KEY () PARTITIONS 0"), 1504);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY KEY () PARTITIONS 8161"),
+            1499);
+  EXPECT_EQ(
+      create("CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY KEY () PARTITIONS 8160").partitions,
+      8160u);
+}
+
 TEST(SqlTableTest, MalformedDefinitionsAreCorruption) {
   for (const char* text :
        {"", "duo-sql-table 2\n", "duo-sql-table 1\ncolumn\tx\n",
+        "duo-sql-table 1\ncolumn\ta\tint\tNULL\t-\t0\nindex\tPRIMARY\tPRIMARY\ta\n"
+        "partition\tKEY\t\n",
+        "duo-sql-table 1\ncolumn\ta\tint\tNULL\t-\t0\nindex\tPRIMARY\tPRIMARY\ta\n"
+        "partition\tKEY\t8161\n",
+        "duo-sql-table 1\ncolumn\ta\tint\tNULL\t-\t0\nindex\tPRIMARY\tPRIMARY\ta\n"
+        "partition\tHASH\t2\n",
         "duo-sql-table 1\ncolumn\ta\tint\tNULL\t-\t0\n",  // no key
         "duo-sql-table 1\ncolumn\ta\tint\tNULL\t-\t0\nindex\tPRIMARY\tPRIMARY\tb\n",
         "duo-sql-table 1\ncolumn\ta%Z\tint\tNULL\t-\t0\n"}) {

@@ -381,6 +381,12 @@ std::string show_create_table_text(const SqlTable& table, std::optional<uint64_t
   // As written: NDB shows READ_BACKUP only when the comment says it (a table that got
   // it from ndb_read_backup shows no comment).
   if (!table.comment.empty()) out += " COMMENT=" + quote_value(table.comment);
+  // As NDB shows a table created with PARTITION BY KEY () (the others show nothing).
+  if (table.partition_by_key) {
+    out += "\n/*!50100 PARTITION BY KEY ()";
+    if (table.partitions != 0) out += "\nPARTITIONS " + std::to_string(table.partitions);
+    out += " */";
+  }
   return out;
 }
 

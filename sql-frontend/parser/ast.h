@@ -721,6 +721,10 @@ struct CreateTableStatement : Statement {
   std::vector<IndexDef> indexes;  // table constraints, in order
   TableOptions options;
   std::optional<ObjectName> like;  // CREATE TABLE t LIKE s (columns empty then)
+  // PARTITION BY KEY () [PARTITIONS n]: partitioned by the primary key (as every table
+  // is), in n fragments when given (nullopt: the cluster's default count).
+  bool partition_by_key = false;
+  std::optional<uint64_t> partitions;
 };
 
 struct DropTableStatement : Statement {

@@ -984,6 +984,8 @@ void Printer::statement(const Statement& s) {
       }
       out += ')';
       table_options(c.options);
+      if (c.partition_by_key) out += " PARTITION BY KEY ()";
+      if (c.partitions) out += " PARTITIONS " + std::to_string(*c.partitions);
       return;
     }
     case StatementKind::kDropTable: {

@@ -150,6 +150,8 @@ class Parser {
   IndexDef parse_index_def();  // PRIMARY KEY / UNIQUE / KEY / INDEX ... (cols)
   std::vector<IndexColumn> parse_index_columns();
   bool parse_table_option(TableOptions& options);
+  // PARTITION BY KEY () [PARTITIONS n] after CREATE TABLE's options.
+  void parse_partition_by_key(CreateTableStatement& stmt);
   IndexAlgorithm parse_index_algorithm();
 
   // --- administration (grammar_admin.cc)

@@ -82,7 +82,25 @@ StatementPtr Parser::parse_create_table(SourcePos pos, bool temporary) {
   } while (accept(TokenKind::kComma));
   expect(TokenKind::kRightParen);
   while (parse_table_option(stmt->options)) accept(TokenKind::kComma);
+  if (peek().is(Keyword::kPartition)) parse_partition_by_key(*stmt);
   return stmt;
+}
+
+void Parser::parse_partition_by_key(CreateTableStatement& stmt) {
+  // Only the partition count is supported: every table is partitioned by its primary
+  // key. A KEY column list, LINEAR, ALGORITHM, HASH/RANGE/LIST and partition
+  // definitions stay the syntax error at PARTITION they were before.
+  const size_t at = pos_;
+  take();
+  if (!accept(Keyword::kBy) || !accept(Keyword::kKey) || !accept(TokenKind::kLeftParen) ||
+      !accept(TokenKind::kRightParen)) {
+    fail_at(at);
+  }
+  stmt.partition_by_key = true;
+  if (peek_word("PARTITIONS")) {
+    take();
+    stmt.partitions = parse_unsigned();
+  }
 }
 
 bool Parser::parse_table_option(TableOptions& options) {

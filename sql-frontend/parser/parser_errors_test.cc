@@ -53,6 +53,20 @@ TEST(ParserErrorTest, NearTextStartsAtTheOffendingToken) {
   EXPECT_EQ(error_of("SELECT a FROM t WHERE a IN ()"), near(")"));
   EXPECT_EQ(error_of("SELECT CAST(a AS WHATEVER)"), near("WHATEVER)"));
   EXPECT_EQ(error_of("SELECT d + INTERVAL 1 FORTNIGHT"), near("FORTNIGHT"));
+  // Partitioning other than by KEY () (the primary key) with a count is not supported:
+  // the error is at PARTITION, as before the clause was parsed at all.
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY KEY(a) PARTITIONS 2"),
+            near("PARTITION BY KEY(a) PARTITIONS 2"));
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY HASH(a)"),
+            near("PARTITION BY HASH(a)"));
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY LINEAR KEY()"),
+            near("PARTITION BY LINEAR KEY()"));
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY) PARTITIONS 2"), near("PARTITIONS 2"));
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY KEY() PARTITIONS -1"),
+            near("-1"));
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY KEY() PARTITIONS 2 "
+                     "(PARTITION p0, PARTITION p1)"),
+            near("(PARTITION p0, PARTITION p1)"));
 }
 
 TEST(ParserErrorTest, LexicalErrors) {

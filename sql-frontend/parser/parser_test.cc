@@ -288,6 +288,18 @@ TEST(ParserDdlTest, CreateTable) {
   EXPECT_EQ(canon("CREATE TABLE t (a INT) TABLESPACE ts1 STORAGE DISK"),
             "CREATE TABLE t (a INT) TABLESPACE ts1 STORAGE DISK");
   EXPECT_EQ(canon("CREATE TABLE t2 LIKE t1"), "CREATE TABLE t2 LIKE t1");
+  // The partition count (PARTITION BY KEY () only: every table is partitioned by its
+  // primary key), also in the versioned comment mysqldump writes.
+  EXPECT_EQ(canon("CREATE TABLE t (a INT PRIMARY KEY) ENGINE=NDB PARTITION BY KEY() PARTITIONS 4"),
+            "CREATE TABLE t (a INT PRIMARY KEY) ENGINE = NDB PARTITION BY KEY () PARTITIONS 4");
+  EXPECT_EQ(canon("create table t (a int primary key) partition by key ( ) partitions 0"),
+            "CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY KEY () PARTITIONS 0");
+  EXPECT_EQ(canon("CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY KEY ()"),
+            "CREATE TABLE t (a INT PRIMARY KEY) PARTITION BY KEY ()");
+  EXPECT_EQ(canon("CREATE TABLE t (a INT PRIMARY KEY) ENGINE=ndbcluster\n"
+                  "/*!50100 PARTITION BY KEY ()\nPARTITIONS 3 */"),
+            "CREATE TABLE t (a INT PRIMARY KEY) ENGINE = ndbcluster PARTITION BY KEY () "
+            "PARTITIONS 3");
   EXPECT_EQ(canon("CREATE TEMPORARY TABLE t (a CHAR, b CHARACTER VARYING(3), c LONGBLOB, d YEAR)"),
             "CREATE TEMPORARY TABLE t (a CHAR, b VARCHAR(3), c LONGBLOB, d YEAR)");
   EXPECT_EQ(canon("CREATE TABLE t (a INT COLUMN_FORMAT DYNAMIC, b INT KEY)"),

@@ -61,6 +61,8 @@ Result<size_t> Fragment::Scan::next(size_t max_rows, RowBatch* out) {
         ++produced;
       }
     }
+    // A full batch that took the last slot ends the scan now, not one batch later.
+    if (!done_ && f.fixed_.next_position(position_) == FixedRowStore::kEnd) done_ = true;
     return produced;
   }
   OrderedIndex& tree = *f.ordered_[spec_.index];
@@ -81,22 +83,22 @@ Result<size_t> Fragment::Scan::next(size_t max_rows, RowBatch* out) {
     IndexProbe probe(&f, spec_.index, nullptr, &last);
     cursor_ = spec_.descending ? tree.seek_before(probe, last_tie_) : tree.seek_after(probe, last_tie_);
   }
+  // True when entry e lies beyond the range's far end.
+  auto past_end = [&](uint32_t e) {
+    if (!spec_.descending) {
+      if (spec_.high.empty()) return false;
+      const int c = high.compare_to(e);
+      return c > 0 || (c == 0 && !spec_.high_inclusive);
+    }
+    if (spec_.low.empty()) return false;
+    const int c = low.compare_to(e);
+    return c < 0 || (c == 0 && !spec_.low_inclusive);
+  };
   while (produced < max_rows && cursor_.valid()) {
     const uint32_t e = cursor_.ref();
-    if (!spec_.descending) {
-      if (!spec_.high.empty()) {
-        const int c = high.compare_to(e);
-        if (c > 0 || (c == 0 && !spec_.high_inclusive)) {
-          done_ = true;
-          break;
-        }
-      }
-    } else if (!spec_.low.empty()) {
-      const int c = low.compare_to(e);
-      if (c < 0 || (c == 0 && !spec_.low_inclusive)) {
-        done_ = true;
-        break;
-      }
+    if (past_end(e)) {
+      done_ = true;
+      break;
     }
     View v;
     const bool visible = f.entry_visible(spec_.index, e, spec_.tx, &v);
@@ -113,7 +115,9 @@ Result<size_t> Fragment::Scan::next(size_t max_rows, RowBatch* out) {
     if (spec_.descending) cursor_.prev();
     else cursor_.next();
   }
-  if (!cursor_.valid()) done_ = true;
+  // A full batch whose next entry is past the range ends the scan now, so its last
+  // batch says so instead of a following empty one.
+  if (!cursor_.valid() || (!done_ && past_end(cursor_.ref()))) done_ = true;
   seen_modifications_ = tree.modification_count();
   return produced;
 }

@@ -432,6 +432,40 @@ TEST_F(FragmentTest, OrderedScanResumesAcrossModifications) {
   for (int32_t id = 1; id <= 200; ++id) EXPECT_TRUE(seen.count(id)) << id;
 }
 
+TEST_F(FragmentTest, AFullBatchThatEndsTheScanSaysSo) {
+  // A batch exactly as large as what is left ends the scan at once: the caller needs no
+  // further (empty) batch to learn it, which for a kernel scan is a round trip.
+  for (int32_t id = 1; id <= 20; ++id) insert_committed(id, id);
+  auto count = [&](Fragment::ScanSpec spec, size_t batch_rows) {
+    auto scan = std::move(fragment_->open_scan(std::move(spec))).value();
+    RowBatch rows;
+    const size_t produced = *scan->next(batch_rows, &rows);
+    EXPECT_TRUE(scan->done()) << "after " << produced << " rows";
+    EXPECT_EQ(*scan->next(batch_rows, &rows), 0u);
+    return produced;
+  };
+  Fragment::ScanSpec range;
+  range.index = 0;
+  range.low.add(1, i64(5));
+  range.high.add(1, i64(14));
+  EXPECT_EQ(count(range, 10), 10u);
+  range.descending = true;
+  EXPECT_EQ(count(range, 10), 10u);
+  range.descending = false;
+  range.high = AttrValues();
+  range.high.add(1, i64(15));
+  range.high_inclusive = false;
+  EXPECT_EQ(count(range, 10), 10u);
+  EXPECT_EQ(count(Fragment::ScanSpec{}, 20), 20u) << "full scan";
+  // One row fewer per batch than the range holds: not done after the first batch.
+  auto scan = std::move(fragment_->open_scan(range)).value();
+  RowBatch rows;
+  EXPECT_EQ(*scan->next(9, &rows), 9u);
+  EXPECT_FALSE(scan->done());
+  EXPECT_EQ(*scan->next(9, &rows), 1u);
+  EXPECT_TRUE(scan->done());
+}
+
 TEST_F(FragmentTest, InterpretedUpdateAddsAtTheRowAndChecksRange) {
   insert_committed(1, 10);
   InterpretedUpdate plus_one;

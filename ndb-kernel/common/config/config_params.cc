@@ -83,8 +83,15 @@ constexpr ParamSpec kParams[] = {
 
     // --- Replication, partitioning and arbitration ------------------------------------
     integer("NoOfReplicas", kDb, 2, 1, 4, "", "Number of replicas of each fragment"),
-    integer("PartitionsPerNode", kDb, 2, 1, 16, "",
-        "Partitions (fragments) per data node for a new table"),
+    // NDB 8.0.23's pair, with RonDB's default: ClassicFragmentation=false (NDB's is true,
+    // "nodes x LDM threads" partitions, which here counts NoOfFragmentLogParts); range
+    // as RonDB's (1..NDB_MAX_LOG_PARTS).
+    integer("PartitionsPerNode", kDb, 2, 1, 32, "",
+        "Partitions (fragments) per data node of a new table, times the node count; "
+        "not used with ClassicFragmentation"),
+    boolean("ClassicFragmentation", kDb, false,
+        "A new table gets NoOfFragmentLogParts partitions per data node (NDB's default) "
+        "instead of PartitionsPerNode (RonDB's default)"),
     integer("ArbitrationRank", kMgm, 1, 0, 2, "",
         "0 = never arbitrator, 1 = high priority, 2 = low priority"),
     integer("ArbitrationRank", kApi, 0, 0, 2, "",

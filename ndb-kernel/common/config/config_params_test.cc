@@ -62,6 +62,10 @@ TEST(ConfigParams, RealisticNdbDefaults) {
   EXPECT_EQ(db("TransactionDeadlockDetectionTimeout")->default_uint, 1200u);
   EXPECT_EQ(db("ArbitrationTimeout")->default_uint, 7500u);
   EXPECT_EQ(db("PartitionsPerNode")->default_uint, 2u);
+  EXPECT_EQ(db("PartitionsPerNode")->min_value, 1u);
+  EXPECT_EQ(db("PartitionsPerNode")->max_value, 32u);
+  EXPECT_EQ(db("ClassicFragmentation")->type, ParamType::kBool);
+  EXPECT_EQ(db("ClassicFragmentation")->default_uint, 0u) << "RonDB's default";
   EXPECT_EQ(db("CompressedLCP")->type, ParamType::kBool);
   EXPECT_EQ(db("DataDir")->type, ParamType::kString);
   const ParamSpec* port = find_param_spec(SectionType::kManagementNode, "PortNumber");

@@ -445,7 +445,9 @@ class ConfigParser {
   }
 
   // Parameters every data node must agree on: NoOfReplicas (node groups are built from
-  // it) and NoOfFragmentLogParts (a fragment's log part is the same on every replica).
+  // it), NoOfFragmentLogParts (a fragment's log part is the same on every replica), and
+  // PartitionsPerNode and ClassicFragmentation (every node and client computes a new
+  // table's default fragment count alike).
   Status check_same_on_every_data_node(std::string_view name, uint64_t* agreed) {
     const ConfigSection* first = nullptr;
     for (const ConfigSection* section : config_.sections_of(SectionType::kDataNode)) {
@@ -472,8 +474,11 @@ class ConfigParser {
   Status check_replicas() {
     uint64_t replicas = 0;
     DUO_RETURN_IF_ERROR(check_same_on_every_data_node("NoOfReplicas", &replicas));
-    uint64_t log_parts = 0;
-    DUO_RETURN_IF_ERROR(check_same_on_every_data_node("NoOfFragmentLogParts", &log_parts));
+    uint64_t agreed = 0;
+    for (std::string_view name :
+         {"NoOfFragmentLogParts", "PartitionsPerNode", "ClassicFragmentation"}) {
+      DUO_RETURN_IF_ERROR(check_same_on_every_data_node(name, &agreed));
+    }
     config_.no_of_replicas_ = static_cast<uint32_t>(replicas);
     return Status::OK();
   }

@@ -479,6 +479,41 @@ TEST(ConfigParserErrors, NoOfFragmentLogPartsMustMatch) {
                "NoOfFragmentLogParts");
 }
 
+TEST(ConfigParserErrors, PartitionsPerNodeRangeAndAgreement) {
+  expect_error("[ndb_mgmd]\n[ndbd default]\nNoOfReplicas=1\nPartitionsPerNode=0\n[ndbd]\n",
+               "config.ini:4: value '0' for parameter 'PartitionsPerNode' in section "
+               "[ndbd default] is out of range 1..32");
+  expect_error("[ndb_mgmd]\n[ndbd]\nNoOfReplicas=1\nPartitionsPerNode=33\n",
+               "config.ini:4: value '33' for parameter 'PartitionsPerNode' in section [ndbd] "
+               "is out of range 1..32");
+  expect_error("[ndb_mgmd]\n[ndbd default]\nNoOfReplicas=2\n[ndbd]\n[ndbd]\nPartitionsPerNode=4\n",
+               "config.ini:6: PartitionsPerNode=4 of data node 3 differs from "
+               "PartitionsPerNode=2 of data node 2 (line 4); all data nodes must have the same "
+               "PartitionsPerNode");
+  expect_error(
+      "[ndb_mgmd]\n[ndbd default]\nNoOfReplicas=2\n[ndbd]\nClassicFragmentation=yes\n"
+      "[ndbd]\n",
+      "config.ini:6: ClassicFragmentation=0 of data node 3 differs from "
+      "ClassicFragmentation=1 of data node 2 (line 5); all data nodes must have the same "
+      "ClassicFragmentation");
+  expect_error("[ndb_mgmd]\n[ndbd]\nNoOfReplicas=1\nClassicFragmentation=2\n",
+               "config.ini:4: invalid value '2' for parameter 'ClassicFragmentation' in section "
+               "[ndbd]: not a boolean (expected true/false, yes/no, 1/0, y/n)");
+  Result<ClusterConfig> ok = parse(
+      "[ndb_mgmd]\n[ndbd default]\nNoOfReplicas=2\nPartitionsPerNode=32\n"
+      "ClassicFragmentation=false\n[ndbd]\n[ndbd]\n");
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  for (const ConfigSection* node : ok->sections_of(SectionType::kDataNode)) {
+    EXPECT_EQ(*node->get_uint("PartitionsPerNode"), 32u);
+    EXPECT_FALSE(*node->get_bool("ClassicFragmentation"));
+  }
+  Result<ClusterConfig> defaults = parse("[ndb_mgmd]\n[ndbd]\nNoOfReplicas=1\n");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().to_string();
+  const ConfigSection* node = defaults->sections_of(SectionType::kDataNode).front();
+  EXPECT_EQ(*node->get_uint("PartitionsPerNode"), 2u);
+  EXPECT_FALSE(*node->get_bool("ClassicFragmentation"));
+}
+
 TEST(ConfigParserErrors, TcpLinks) {
   const std::string base = "[ndb_mgmd]\n[ndbd]\nNoOfReplicas=1\n";  // nodes 1 and 2
   expect_error(base + "[tcp]\nNodeId1=1\nNodeId2=9\n",
