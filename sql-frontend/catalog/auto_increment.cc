@@ -1,6 +1,8 @@
 // AUTO_INCREMENT counters in the cluster; see auto_increment.h.
 #include "sql-frontend/catalog/auto_increment.h"
 
+#include <algorithm>
+
 #include "sql-frontend/catalog/sql_exception.h"
 #include "storage/scan/filter.h"
 #include "storage/scan/interpreted_update.h"
@@ -96,9 +98,22 @@ uint64_t reserve_auto_increment(api::Cluster& cluster, api::Session& session,
                      "Got temporary error 'AUTO_INCREMENT counter contention' from NDBCLUSTER");
 }
 
-void raise_auto_increment(api::Cluster& cluster, api::Session& session, const std::string& table,
+bool AutoIncrementFloors::covers(uint32_t table_id, uint32_t version, uint64_t value) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = floors_.find({table_id, version});
+  return it != floors_.end() && value <= it->second;
+}
+
+void AutoIncrementFloors::learn(uint32_t table_id, uint32_t version, uint64_t value) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (floors_.size() >= kTablesMax && floors_.count({table_id, version}) == 0) floors_.clear();
+  uint64_t& floor = floors_[{table_id, version}];
+  floor = std::max(floor, value);
+}
+
+bool raise_auto_increment(api::Cluster& cluster, api::Session& session, const std::string& table,
                           uint64_t value) {
-  if (value == UINT64_MAX) return;
+  if (value == UINT64_MAX) return false;
   const api::TablePtr def = counters(cluster);
   const storage::AttrValues key = key_of(table);
   const storage::ColumnDef& next = def->schema.columns[kNextColumn];
@@ -114,9 +129,10 @@ void raise_auto_increment(api::Cluster& cluster, api::Session& session, const st
   api::OpResult result = check(tx->result(op));
   if (result.status.is(ErrorCode::kNotFound)) {
     // No counter yet: the first reserve() seeds from MAX(column), which sees this value.
-    return;
+    return false;
   }
   check(result.status);
+  return true;  // raised, or already past `value` (the guard filtered the update)
 }
 
 std::optional<uint64_t> peek_auto_increment(api::Cluster& cluster, api::Session& session,

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ndb-kernel/api/cluster_connection.h"
+#include "sql-frontend/catalog/auto_increment.h"
 #include "sql-frontend/catalog/sql_table.h"
 
 namespace duo::sql::catalog {
@@ -79,6 +80,7 @@ class Catalog {
   void truncate_table(api::Session& session, const std::string& db, const std::string& table);
 
   api::Cluster& cluster() { return *cluster_; }
+  AutoIncrementFloors& auto_increment_floors() { return auto_increment_floors_; }
 
  private:
   api::TablePtr databases_table();
@@ -99,6 +101,7 @@ class Catalog {
   std::mutex decoded_mutex_;
   // One entry per table name used (a dropped table's stays until the name is reused).
   std::map<std::string, Decoded, std::less<>> decoded_;  // GUARDED_BY(decoded_mutex_)
+  AutoIncrementFloors auto_increment_floors_;
 };
 
 bool is_builtin_database(const std::string& db);

@@ -516,6 +516,9 @@ server::StatementResult execute_insert(StatementContext& context,
       if (earlier != nullptr) {
         *earlier = StatementContext::ReservedAutoIncrement{counter, first_generated, needed};
       }
+      // The counter hands out only values past this reservation now.
+      context.catalog.auto_increment_floors().learn(
+          bound.table_def->schema.table_id, bound.table_def->version, first_generated + needed - 1);
     }
     uint64_t next = first_generated;
     for (auto& values : row_values) {
@@ -562,10 +565,16 @@ server::StatementResult execute_insert(StatementContext& context,
     }
   }
   context.finish();
-  if (any_explicit) {
+  const uint32_t table_id = bound.table_def->schema.table_id;
+  const uint32_t table_version = bound.table_def->version;
+  catalog::AutoIncrementFloors& floors = context.catalog.auto_increment_floors();
+  if (any_explicit && !floors.covers(table_id, table_version, explicit_max)) {
     // Later generated values must not collide with the explicit ones.
-    catalog::raise_auto_increment(context.catalog.cluster(), context.api_session,
-                                  catalog::cluster_table_name(table.db, table.name), explicit_max);
+    if (catalog::raise_auto_increment(context.catalog.cluster(), context.api_session,
+                                      catalog::cluster_table_name(table.db, table.name),
+                                      explicit_max)) {
+      floors.learn(table_id, table_version, explicit_max);
+    }
   }
   server::OkResult ok;
   ok.affected_rows = counts.affected;
