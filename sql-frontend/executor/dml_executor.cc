@@ -11,11 +11,12 @@
 // Fast paths without reading rows in sqld, when the WHERE is a primary-key lookup with
 // nothing left to check, and there is no ORDER BY / LIMIT:
 //   DELETE   one delete per key (ignore_error: a missing key is just not counted);
-//   UPDATE   `SET c = c + n`, `c = c - n`, `c = <integer>`, `c = NULL` on non-key
-//            integer columns: one interpreted update per key, applied by the data node
-//            (no read round trip). Its guard is "some assignment changes the row", so a
-//            row it would not change comes back filtered: found-but-filtered counts as
-//            matched, applied as changed — MySQL's "Rows matched / Changed".
+//   UPDATE   `SET c = <constant>` or `c = NULL` on any non-key column, and `c = c + n`,
+//            `c = c - n` on integer ones: one interpreted update per key, applied by the
+//            data node (no read round trip; in autocommit it carries its commit). Its guard
+//            is "some assignment changes the row's stored bytes", so a row it would not
+//            change comes back filtered: found-but-filtered counts as matched, applied as
+//            changed — MySQL's "Rows matched / Changed".
 //
 // UPDATE of a primary-key column moves the row: the old key is deleted and the new row
 // inserted in the same transaction, all deletes before all inserts, so keys shifted
@@ -43,10 +44,14 @@ bool add_interpreted_action(const Assignment& a, uint16_t column, const catalog:
                             storage::FilterBuilder* guard,
                             std::vector<storage::FilterBuilder::Node>* changes) {
   const catalog::SqlColumn& def = table.columns[column];
-  if (!storage::is_integer(def.storage.type) || table.is_key_column(column)) return false;
+  if (table.is_key_column(column)) return false;
+  const bool integer = storage::is_integer(def.storage.type);
   const Expr& value = *a.value;
+  if (value.kind == ExprKind::kDefault) return false;
   if (is_constant(value)) {
-    // `c = <integer>` / `c = NULL`: changes the row unless it already holds that value.
+    // `c = <constant>` / `c = NULL`: changes the row unless it already holds exactly those
+    // bytes (MySQL's "Changed" compares the stored value, not by collation: 'abc' to
+    // 'ABC' is a change in a case-insensitive column too).
     const SqlValue v = evaluate_for_column(value, eval, def);
     if (v.is_null()) {
       if (!def.nullable) return false;  // the general path raises 1048
@@ -54,14 +59,14 @@ bool add_interpreted_action(const Assignment& a, uint16_t column, const catalog:
       changes->push_back(guard->is_not_null(column));
       return true;
     }
-    if (v.kind != SqlValue::Kind::kInt && v.kind != SqlValue::Kind::kUInt) return false;
+    if (integer && v.kind != SqlValue::Kind::kInt && v.kind != SqlValue::Kind::kUInt) return false;
     const std::string bytes = to_storage(def, v, 1);
     program->set(column, bytes);
     changes->push_back(guard->is_null(column));
-    changes->push_back(guard->cmp(column, storage::CmpOp::kNe, bytes));
+    changes->push_back(guard->bytes_differ(column, bytes));
     return true;
   }
-  if (value.kind != ExprKind::kBinary) return false;
+  if (!integer || value.kind != ExprKind::kBinary) return false;
   const auto& binary = value.as<BinaryExpr>();
   if (binary.op != BinaryOp::kAdd && binary.op != BinaryOp::kSub) return false;
   const Expr* self = binary.left.get();
@@ -161,16 +166,20 @@ server::StatementResult execute_update(StatementContext& context,
         ops.push_back(check(tx.interpreted_update(*bound.table_def, key, program,
                                                   api::OpOptions{.ignore_error = true})));
       }
-      // One key: nothing else can be left half done, so commit in the same round trip.
-      context.execute(/*last=*/plan.keys.size() == 1);
       uint64_t matched = 0;
       uint64_t changed = 0;
-      for (uint32_t op : ops) {
-        api::OpResult result = check(tx.result(op));
-        if (result.status.is(ErrorCode::kNotFound)) continue;
-        if (!result.status.ok()) throw_interpreted_error(result.status, table);
-        ++matched;
-        if (!result.filtered) ++changed;
+      try {
+        // One key: nothing else can be left half done, so commit in the same round trip.
+        context.execute(/*last=*/plan.keys.size() == 1);
+        for (uint32_t op : ops) {
+          api::OpResult result = check(tx.result(op));
+          if (result.status.is(ErrorCode::kNotFound)) continue;
+          if (!result.status.ok()) throw_interpreted_error(result.status, table);
+          ++matched;
+          if (!result.filtered) ++changed;
+        }
+      } catch (const SqlException& e) {
+        rethrow_with_table(e, table);  // a UNIQUE duplicate names 'table.key', as MySQL does
       }
       context.finish();
       return server::OkResult{changed, 0, 0,

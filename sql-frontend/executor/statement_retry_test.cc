@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sql-frontend/executor/duplicate_key.h"
 #include "sql-frontend/parser/parser.h"
 
 namespace duo::sql::executor {
@@ -72,6 +73,34 @@ TEST(StatementRetryTest, UnsafeStatementsOtherErrorsAndUnknownCommitsAreNotRetri
                    [](uint64_t) {}),
                CommitOutcomeUnknown);
   EXPECT_EQ(runs, 1);
+}
+
+// A writer that names its table in 1062 texts (duplicate_key.h) keeps an unknown commit
+// unknown: retrying it could apply `k = k + 1` twice.
+TEST(StatementRetryTest, NamingTheTableKeepsACommitOutcomeUnknown) {
+  catalog::SqlTable table;
+  table.name = "t";
+  int runs = 0;
+  EXPECT_THROW(run_with_retry(
+                   true,
+                   [&]() -> server::StatementResult {
+                     ++runs;
+                     try {
+                       throw CommitOutcomeUnknown(temporary());
+                     } catch (const SqlException& e) {
+                       rethrow_with_table(e, table);
+                     }
+                   },
+                   [](uint64_t) {}),
+               CommitOutcomeUnknown);
+  EXPECT_EQ(runs, 1);
+  try {
+    rethrow_with_table(SqlException(1062, "23000", "Duplicate entry '1' for key 'k'"), table);
+  } catch (const CommitOutcomeUnknown&) {
+    ADD_FAILURE() << "a plain error became an unknown commit";
+  } catch (const SqlException& e) {
+    EXPECT_STREQ(e.what(), "Duplicate entry '1' for key 't.k'");
+  }
 }
 
 TEST(StatementRetryTest, OnlyDataStatementsOutsideTransactionsAreSafe) {

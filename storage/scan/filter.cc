@@ -39,13 +39,17 @@ bool is_leaf(FilterOpcode op) {
     case FilterOpcode::kIsNull:
     case FilterOpcode::kIsNotNull:
     case FilterOpcode::kLike:
+    case FilterOpcode::kBytesDiffer:
       return true;
     default:
       return false;
   }
 }
 
-bool has_constant(FilterOpcode op) { return op == FilterOpcode::kCmpConst || op == FilterOpcode::kLike; }
+bool has_constant(FilterOpcode op) {
+  return op == FilterOpcode::kCmpConst || op == FilterOpcode::kLike ||
+         op == FilterOpcode::kBytesDiffer;
+}
 
 // Bytes one instruction takes in the wire format.
 size_t wire_size_bytes(const FilterInstruction& ins) {
@@ -53,6 +57,8 @@ size_t wire_size_bytes(const FilterInstruction& ins) {
     case FilterOpcode::kCmpConst:
     case FilterOpcode::kLike:
       return 8 + ins.constant_size_bytes;
+    case FilterOpcode::kBytesDiffer:
+      return 7 + ins.constant_size_bytes;
     case FilterOpcode::kCmpColumn: return 6;
     case FilterOpcode::kIsNull:
     case FilterOpcode::kIsNotNull:
@@ -77,6 +83,7 @@ const char* opcode_name(FilterOpcode op) {
     case FilterOpcode::kOr: return "OR";
     case FilterOpcode::kJumpIfFalse: return "JUMP_IF_FALSE";
     case FilterOpcode::kJumpIfTrue: return "JUMP_IF_TRUE";
+    case FilterOpcode::kBytesDiffer: return "BYTES_DIFFER";
   }
   return "?";
 }
@@ -279,6 +286,7 @@ Status FilterProgram::append(FilterInstruction ins, std::string_view constant) {
     case FilterOpcode::kOr:
     case FilterOpcode::kJumpIfFalse:
     case FilterOpcode::kJumpIfTrue:
+    case FilterOpcode::kBytesDiffer:
       break;
     default:
       return malformed("unknown opcode " + std::to_string(static_cast<int>(ins.opcode)));
@@ -387,6 +395,7 @@ Status FilterProgram::validate(const TableSchema& schema) const {
     const ColumnDef& col = schema.columns[ins.column];
     switch (ins.opcode) {
       case FilterOpcode::kCmpConst:
+      case FilterOpcode::kBytesDiffer:
         DUO_RETURN_IF_ERROR(check_constant(col, constant_of(ins)));
         break;
       case FilterOpcode::kCmpColumn:
@@ -423,6 +432,11 @@ Truth FilterProgram::evaluate_leaf(const FilterInstruction& ins, const RowAccess
       if (v.is_null) return Truth::kUnknown;
       const int c = compare_values(schema_->columns[ins.column], v.data, constant_of(ins));
       return cmp_holds(ins.cmp, c) ? Truth::kTrue : Truth::kFalse;
+    }
+    case FilterOpcode::kBytesDiffer: {
+      const ColumnValue v = row.get(ins.column);
+      if (v.is_null) return Truth::kUnknown;
+      return v.data != constant_of(ins) ? Truth::kTrue : Truth::kFalse;
     }
     case FilterOpcode::kCmpColumn: {
       const ColumnValue a = row.get(ins.column);
@@ -535,6 +549,11 @@ std::string FilterProgram::encode() const {
         put_u32(&out, ins.constant_size_bytes);
         out.append(constant_of(ins));
         break;
+      case FilterOpcode::kBytesDiffer:
+        put_u16(&out, ins.column);
+        put_u32(&out, ins.constant_size_bytes);
+        out.append(constant_of(ins));
+        break;
       case FilterOpcode::kJumpIfFalse:
       case FilterOpcode::kJumpIfTrue:
         put_u16(&out, static_cast<uint16_t>(ins.target));
@@ -605,6 +624,11 @@ Result<FilterProgram> FilterProgram::decode(std::string_view bytes) {
         ins.target = target;
         break;
       }
+      case FilterOpcode::kBytesDiffer: {
+        uint32_t size = 0;
+        ok = r.u16(&ins.column) && r.u32(&size) && r.take(size, &constant);
+        break;
+      }
       default:
         return malformed("unknown opcode " + std::to_string(opcode) + " at instruction " +
                          std::to_string(i));
@@ -642,6 +666,13 @@ std::string FilterProgram::to_string() const {
         break;
       case FilterOpcode::kLike:
         out += " c" + std::to_string(ins.column) + " '" + std::string(constant_of(ins)) + "'";
+        break;
+      case FilterOpcode::kBytesDiffer:
+        out += " c" + std::to_string(ins.column) + " 0x";
+        for (char c : constant_of(ins)) {
+          std::snprintf(buf, sizeof buf, "%02x", static_cast<uint8_t>(c));
+          out += buf;
+        }
         break;
       case FilterOpcode::kJumpIfFalse:
       case FilterOpcode::kJumpIfTrue:
@@ -720,6 +751,13 @@ FilterBuilder::Node FilterBuilder::is_not_null(uint16_t column) {
   ins.opcode = FilterOpcode::kIsNotNull;
   ins.column = column;
   return add_leaf(ins, {});
+}
+
+FilterBuilder::Node FilterBuilder::bytes_differ(uint16_t column, std::string_view value) {
+  FilterInstruction ins;
+  ins.opcode = FilterOpcode::kBytesDiffer;
+  ins.column = column;
+  return add_leaf(ins, value);
 }
 
 FilterBuilder::Node FilterBuilder::like(uint16_t column, std::string_view pattern, char escape) {

@@ -4,7 +4,8 @@
 // Semantics are SQL's three-valued logic: a leaf is TRUE, FALSE or UNKNOWN (a NULL
 // operand), AND/OR/NOT combine as SQL does, and a row passes only when the whole program
 // is TRUE. Leaves: column <op> constant, column <op> column (same type), IS [NOT] NULL,
-// LIKE (under the column's collation, '%', '_', an escape character) and constants.
+// LIKE (under the column's collation, '%', '_', an escape character), byte inequality
+// with a constant and constants.
 //
 // Representation: a postfix instruction vector evaluated with a fixed-size stack.
 // n-ary AND/OR compile to a chain "c1 [JUMP_IF_FALSE end] c2 AND [JUMP_IF_FALSE end] c3
@@ -40,6 +41,9 @@
 //     0x0B JUMP_IF_FALSE    u16 target instruction index (jumps when the top is FALSE;
 //                           the top stays on the stack)
 //     0x0C JUMP_IF_TRUE     u16 target (jumps when the top is TRUE)
+//     0x0D BYTES_DIFFER     u16 column, u32 size, size bytes of constant (the column's
+//                           storage encoding): TRUE when the stored bytes differ from it
+//                           (no collation: MySQL's "row changed" test), UNKNOWN for NULL
 //   Nothing may follow the last instruction. Targets are instruction indexes, strictly
 //   forward, at most N (N = end of program). The stack must hold exactly one value at the
 //   end, never more than kFilterStackDepthMax, and must have the same depth at a jump
@@ -102,6 +106,7 @@ enum class FilterOpcode : uint8_t {
   kOr = 0x0A,
   kJumpIfFalse = 0x0B,
   kJumpIfTrue = 0x0C,
+  kBytesDiffer = 0x0D,
 };
 
 // How a LIKE pattern is matched; chosen when the instruction is added, not per row.
@@ -199,6 +204,10 @@ class FilterBuilder {
   Node cmp_columns(uint16_t left, CmpOp op, uint16_t right);
   Node is_null(uint16_t column);
   Node is_not_null(uint16_t column);
+  // The column's stored bytes differ from `value` (its storage encoding): what MySQL
+  // counts as a changed value, whatever the collation says (an interpreted update's
+  // guard "the assignment changes the row").
+  Node bytes_differ(uint16_t column, std::string_view value);
   // column LIKE pattern under the column's collation; `escape` may not be '%' or '_'.
   Node like(uint16_t column, std::string_view pattern, char escape = '\\');
   Node not_(Node child);

@@ -288,6 +288,36 @@ TEST(Filter, ComparisonsUseColumnSemantics) {
   check(b.cmp(kTxt, CmpOp::kEq, enc(kTxt, "HELLO")), row_with({{kTxt, "hello  "}}), true);
 }
 
+// BYTES_DIFFER: the stored bytes, not the collation (MySQL's "changed" test).
+TEST(Filter, BytesDifferIgnoresTheCollation) {
+  FilterBuilder b;
+  auto truth = [&](FilterBuilder::Node n, const TestRow& row) {
+    return must_build(b, n).evaluate_truth(row);
+  };
+  // Equal under the case-insensitive collation, but different bytes: a change.
+  EXPECT_EQ(truth(b.cmp(kName, CmpOp::kNe, enc(kName, "ABC")), row_with({{kName, "abc"}})),
+            Truth::kFalse);
+  EXPECT_EQ(truth(b.bytes_differ(kName, enc(kName, "ABC")), row_with({{kName, "abc"}})),
+            Truth::kTrue);
+  EXPECT_EQ(truth(b.bytes_differ(kName, enc(kName, "abc")), row_with({{kName, "abc"}})),
+            Truth::kFalse);
+  // CHAR holds its padded form: the same value stored again is no change.
+  EXPECT_EQ(truth(b.bytes_differ(kCode, enc(kCode, "ab")), row_with({{kCode, "ab"}})),
+            Truth::kFalse);
+  EXPECT_EQ(truth(b.bytes_differ(kA, enc(kA, "5")), row_with({{kA, "6"}})), Truth::kTrue);
+  EXPECT_EQ(truth(b.bytes_differ(kA, enc(kA, "5")), row_with({})), Truth::kUnknown);
+  // Its constant is checked like a comparison's, and it survives the wire format.
+  FilterBuilder bad;
+  auto wrong = bad.build(bad.bytes_differ(kA, "xyz"));
+  ASSERT_TRUE(wrong.ok());
+  EXPECT_FALSE(wrong->bind(schema()).ok());
+  const FilterProgram p = must_build(b, b.or_({b.is_null(kTxt), b.bytes_differ(kTxt, enc(kTxt, "x"))}));
+  auto decoded = FilterProgram::decode(p.encode());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ(decoded->encode(), p.encode());
+  EXPECT_NE(decoded->to_string().find("BYTES_DIFFER c6 0x"), std::string::npos);
+}
+
 TEST(Filter, IsNullAndConstants) {
   FilterBuilder b;
   const FilterProgram is_null = must_build(b, b.is_null(kA));
