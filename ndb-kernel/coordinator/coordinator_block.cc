@@ -528,34 +528,31 @@ void CoordinatorBlock::on_participant_done(uint64_t transid) {
 
 void CoordinatorBlock::reply(Transaction& tx, uint32_t flags) {
   if (tx.client.node_id == 0) return;  // the client is gone (NODE_FAILREP)
+  // Encoded straight from tx.results, split so that each section stays within the limit.
+  const std::span<const OpResultMsg> results(tx.results);
   size_t next = 0;
   do {
-    protocol::TcKeyConf conf;
-    conf.api_tx = tx.key.api_tx;
+    const size_t first = next;
     size_t bytes = 0;
-    while (next < tx.results.size() &&
-           (conf.results.empty() ||
-            bytes + protocol::TcKeyConf::encoded_size(tx.results[next]) <= kReplyBytesMax)) {
-      bytes += protocol::TcKeyConf::encoded_size(tx.results[next]);
-      conf.results.push_back(std::move(tx.results[next]));
+    while (next < results.size() &&
+           (next == first ||
+            bytes + protocol::TcKeyConf::encoded_size(results[next]) <= kReplyBytesMax)) {
+      bytes += protocol::TcKeyConf::encoded_size(results[next]);
       ++next;
     }
-    const bool last = next == tx.results.size();
-    if (last) {
-      conf.flags = flags;
-      if ((flags & protocol::kTcCommitted) != 0) conf.gci = tx.gci;
-      if ((flags & protocol::kTcAborted) != 0) {
-        conf.tx_error = tx.error;
-        conf.tx_message = tx.error_message;
-      }
-    }
-    Signal out = std::move(conf).to_signal();
+    const bool last = next == results.size();
+    const bool aborted = last && (flags & protocol::kTcAborted) != 0;
+    Signal out = protocol::TcKeyConf::encode(
+        tx.key.api_tx, last ? flags : 0, aborted ? tx.error : ErrorCode::kOk,
+        last && (flags & protocol::kTcCommitted) != 0 ? tx.gci : 0,
+        aborted ? std::string_view(tx.error_message) : std::string_view(),
+        results.subspan(first, next - first));
     out.set_receiver(tx.client);
     if (Status sent = send(tx.client, std::move(out)); !sent.ok()) {
       DUO_BLOCK_LOG(WARNING) << "cannot answer client node " << tx.client.node_id << ": "
                              << sent.message();
     }
-  } while (next < tx.results.size());
+  } while (next < results.size());
   tx.results.clear();
 }
 

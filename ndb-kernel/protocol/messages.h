@@ -12,7 +12,11 @@
 // Thread-safety: values.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,8 +54,13 @@ struct OpBody {
   std::vector<uint16_t> columns;
   std::string program;
 
+  // Appends the body to *out, growing it at most once.
   Status encode(Bytes* out) const;
   static Result<OpBody> decode(std::string_view bytes);
+  // Decodes into *out (emptied first), keeping its buffers: a block that decodes every
+  // operation into one OpBody allocates only while its buffers grow.
+  static Status decode_into(std::string_view bytes, OpBody* out);
+  void clear();
 };
 
 struct TcKeyReq {
@@ -146,6 +155,11 @@ struct TcKeyConf {
   static size_t encoded_size(const OpResultMsg& result) { return 11 + result.data.size(); }
   Signal to_signal() &&;
   static Result<TcKeyConf> from_signal(Signal& signal);
+  // A TC_KEYCONF built from its parts, so a sender keeps its results where they are (the
+  // coordinator's transaction record). The section is sized once; with neither a
+  // message nor a result there is none (docs/formats/kernel-protocol.md).
+  static Signal encode(uint64_t api_tx, uint32_t flags, ErrorCode tx_error, uint32_t gci,
+                       std::string_view tx_message, std::span<const OpResultMsg> results);
 };
 
 // TC_KEYCONF read in place, for the client library's hot path: texts and row values
