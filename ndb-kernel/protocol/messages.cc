@@ -167,8 +167,9 @@ Result<LqhKeyReq> LqhKeyReq::from_signal(Signal& signal) {
   req.coordinator.instance = static_cast<uint16_t>(signal.word(8) >> 16);
   req.coordinator.block = static_cast<uint16_t>(signal.word(9));
   req.position = position;
-  req.chain.resize(length);
-  for (uint32_t i = 0; i < length; ++i) req.chain[i] = static_cast<uint16_t>(signal.word(11 + i));
+  for (uint32_t i = 0; i < length; ++i) {
+    req.chain.push_back(static_cast<uint16_t>(signal.word(11 + i)));
+  }
   req.body = signal.take_section();
   if (!split_trailer(&req.body, signal.word(11 + kMaxReplicas), &req.index_changes)) {
     return malformed(signal);

@@ -365,7 +365,10 @@ TEST(Messages, LqhKeyReqBadChainsAndEnumsAreRefused) {
     return LqhKeyReq::from_signal(signal).status().code();
   };
   EXPECT_EQ(code_of(sample_lqh_key_req({}, 0)), ErrorCode::kInvalidArgument) << "empty chain";
-  EXPECT_EQ(code_of(sample_lqh_key_req({1, 2, 3, 4, 5}, 0)), ErrorCode::kInvalidArgument)
+  // A ReplicaChain cannot hold more than kMaxReplicas: the signal is made longer by hand.
+  Signal too_long = sample_lqh_key_req({1, 2, 3, 4}, 0).to_signal();
+  too_long.set_word(10, kMaxReplicas + 1);
+  EXPECT_EQ(LqhKeyReq::from_signal(too_long).status().code(), ErrorCode::kInvalidArgument)
       << "chain longer than kMaxReplicas";
   EXPECT_EQ(code_of(sample_lqh_key_req({1, 2}, 2)), ErrorCode::kInvalidArgument)
       << "position past the chain";
@@ -519,6 +522,20 @@ TEST(Messages, TcKeyConfEncodeMatchesToSignal) {
   EXPECT_TRUE(std::equal(built.words().begin(), built.words().end(), expected.words().begin(),
                          expected.words().end()));
   EXPECT_EQ(built.section(), expected.section());
+}
+
+TEST(Messages, ReplicaChainHoldsUpToFourNodesInline) {
+  ReplicaChain chain = {3, 1, 2};
+  EXPECT_EQ(chain.size(), 3u);
+  EXPECT_EQ(chain.front(), 3u);
+  EXPECT_EQ(chain.back(), 2u);
+  EXPECT_EQ(chain, (std::vector<uint16_t>{3, 1, 2}));
+  chain.push_back(4);
+  EXPECT_EQ(chain.to_vector(), (std::vector<uint16_t>{3, 1, 2, 4}));
+  const ReplicaChain from_vector = std::vector<uint16_t>{7};
+  EXPECT_EQ(from_vector, ReplicaChain{7});
+  chain.clear();
+  EXPECT_TRUE(chain.empty());
 }
 
 TEST(Messages, OpBodyDecodeIntoReusesAndEmptiesTheTarget) {
