@@ -629,11 +629,13 @@ void CoordinatorBlock::on_gcp_switch_req(Signal& signal) {
   }
   gcp_requester_ = signal.sender();
   commits_blocked_ = false;
-  std::vector<uint64_t> waiting = std::move(blocked_commits_);
-  blocked_commits_.clear();
-  for (uint64_t transid : waiting) {
+  // Swapped with an empty list that keeps its buffer: nothing is blocked while they are
+  // sent, and neither list is freed.
+  releasing_commits_.swap(blocked_commits_);
+  for (uint64_t transid : releasing_commits_) {
     if (Transaction* tx = by_transid(transid)) send_commit(*tx);
   }
+  releasing_commits_.clear();
   report_no_more_trans_if_done();
 }
 

@@ -334,6 +334,7 @@ class CoordinatorBlock : public kernel::Block {
   uint32_t current_gci_;
   bool commits_blocked_ = false;
   std::vector<uint64_t> blocked_commits_;       // transids, in arrival order
+  std::vector<uint64_t> releasing_commits_;     // blocked ones being sent (on_gcp_switch_req)
   // (gci, commits not yet complete), ascending by GCI: few entries (the current GCI and,
   // around a GCP switch, the one before), so a sorted vector that allocates nothing
   // once grown.
