@@ -25,8 +25,8 @@
 // The figures are printed per statement (total and per block and signal); the test fails
 // when the data nodes' key path allocates more than its budget, so a change that brings
 // an allocation back onto the path is noticed. DUO_ALLOC_STACKS=1 prints the stack of
-// every data node key path allocation of one statement of each kind (to find where they
-// come from). docs/benchmarks.md "Request path (issue 14)" has the command and the
+// every data node key path and client library allocation of one statement of each kind
+// (to find where they come from). docs/benchmarks.md "Request path (issue 14)" has the command and the
 // figures.
 //
 // Thread-safety: a single-threaded test (the counter is per thread; only the test thread
@@ -286,8 +286,9 @@ class KeyPathAllocTest : public ::testing::Test {
                      ? &g_buckets.by_signal[who_of(signal.receiver())][signal.id()]
                      : nullptr;
       const Who who = who_of(signal.receiver());
-      g_print_stacks = g_stacks_wanted && (who == kCoordinator || who == kLocalQuery) &&
-                       key_path_signal(signal.id());
+      g_print_stacks = g_stacks_wanted &&
+                       (who == kApiNode || ((who == kCoordinator || who == kLocalQuery) &&
+                                            key_path_signal(signal.id())));
     });
   }
 
@@ -297,6 +298,17 @@ class KeyPathAllocTest : public ::testing::Test {
   }
 
   ApiCore& core() { return api_->core(); }
+
+  // What follows counts as the client library's calls (and prints their stacks when
+  // asked), until count_nothing().
+  static void count_client_calls() {
+    g_bucket = &g_buckets.client_calls;
+    g_print_stacks = g_stacks_wanted;
+  }
+  static void count_nothing() {
+    g_bucket = nullptr;
+    g_print_stacks = false;
+  }
 
   // Steps the simulator until `done` holds (false after 10 s of virtual time). Each step
   // counts into the bucket its delivery named; the rest of the step counts nowhere.
@@ -324,10 +336,10 @@ class KeyPathAllocTest : public ::testing::Test {
   bool run_execute(uint64_t api_tx, ExecType type) {
     int outcome = -1;  // -1 pending, 0 failed, 1 OK
     int* slot = &outcome;
-    g_bucket = &g_buckets.client_calls;
+    count_client_calls();
     Status sent = core().execute(
         api_tx, type, [slot](uint64_t, const Status& status) { *slot = status.ok() ? 1 : 0; });
-    g_bucket = nullptr;
+    count_nothing();
     if (!sent.ok()) return false;
     if (!step_until([&] { return outcome != -1; })) return false;
     return outcome == 1;
@@ -339,35 +351,35 @@ class KeyPathAllocTest : public ::testing::Test {
     const AttrValues hint = key_of(id);
     AttrValues key = key_of(id);
     std::vector<uint16_t> columns = {2};
-    g_bucket = &g_buckets.client_calls;
+    count_client_calls();
     auto tx = core().begin(&table_, &hint);
     ASSERT_TRUE(tx.ok());
     ASSERT_TRUE(core().read(*tx, table_, std::move(key), std::move(columns)).ok());
-    g_bucket = nullptr;
+    count_nothing();
     ASSERT_TRUE(run_execute(*tx, ExecType::kNoCommit));
     auto result = core().op_result(*tx, 0);
     ASSERT_TRUE(result.ok() && (*result)->status.ok());
     ASSERT_EQ((*result)->values.size(), 1u);
     // Released without waiting (read-only): the coordinator's answer arrives later.
     ASSERT_TRUE(run_execute(*tx, ExecType::kCommit));
-    g_bucket = &g_buckets.client_calls;
+    count_client_calls();
     core().close(*tx);
-    g_bucket = nullptr;
+    count_nothing();
   }
 
   // Runs `define` (one write) in a transaction of its own with commit.
   template <typename Define>
   void write_with_commit(int32_t id, Define define) {
     const AttrValues hint = key_of(id);
-    g_bucket = &g_buckets.client_calls;
+    count_client_calls();
     auto tx = core().begin(&table_, &hint);
     ASSERT_TRUE(tx.ok());
     ASSERT_TRUE(define(*tx).ok());
-    g_bucket = nullptr;
+    count_nothing();
     ASSERT_TRUE(run_execute(*tx, ExecType::kCommit));
-    g_bucket = &g_buckets.client_calls;
+    count_client_calls();
     core().close(*tx);
-    g_bucket = nullptr;
+    count_nothing();
   }
 
   void update(int32_t id, int32_t round) {
@@ -463,6 +475,8 @@ constexpr double kPointSelectBudget = 3.1;
 constexpr double kUpdateBudget = 2.1;
 constexpr double kInsertBudget = 2.1;
 constexpr double kDeleteBudget = 4.5;
+// The client library's calls and its TC_KEYCONF handling, per statement.
+constexpr double kClientLibraryBudget = 2.05;
 
 constexpr int kStatements = 2000;
 constexpr int kWarmup = 200;
@@ -472,6 +486,7 @@ TEST_F(KeyPathAllocTest, PointSelect) {
     point_select(static_cast<int32_t>((i * 7919) % kRows));
   });
   EXPECT_LE(totals.key_path, kPointSelectBudget);
+  EXPECT_LE(totals.client_library, kClientLibraryBudget);
 }
 
 TEST_F(KeyPathAllocTest, UpdateWithCommit) {
@@ -479,15 +494,18 @@ TEST_F(KeyPathAllocTest, UpdateWithCommit) {
     update(static_cast<int32_t>((i * 7919) % kRows), i);
   });
   EXPECT_LE(totals.key_path, kUpdateBudget);
+  EXPECT_LE(totals.client_library, kClientLibraryBudget);
 }
 
 TEST_F(KeyPathAllocTest, InsertAndDeleteWithCommit) {
   const Totals inserted =
       measure("insert + commit", kStatements, kWarmup, [&](int i) { insert(kRows + i); });
   EXPECT_LE(inserted.key_path, kInsertBudget);
+  EXPECT_LE(inserted.client_library, kClientLibraryBudget);
   const Totals deleted =
       measure("delete + commit", kStatements, kWarmup, [&](int i) { remove(kRows + i); });
   EXPECT_LE(deleted.key_path, kDeleteBudget);
+  EXPECT_LE(deleted.client_library, kClientLibraryBudget);
 }
 
 }  // namespace

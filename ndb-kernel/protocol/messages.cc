@@ -277,18 +277,20 @@ Signal TcKeyConf::to_signal() && {
   return encode(api_tx, flags, tx_error, gci, tx_message, results);
 }
 
-Result<TcKeyConfView> TcKeyConfView::parse(const Signal& signal) {
+Status TcKeyConfView::parse_into(const Signal& signal, TcKeyConfView* out) {
   if (!valid_error(signal.word(3))) return malformed(signal);
-  TcKeyConfView conf;
+  TcKeyConfView& conf = *out;
   conf.api_tx = get_u64(signal, 0);
   conf.flags = signal.word(2);
   conf.tx_error = static_cast<ErrorCode>(signal.word(3));
   const uint32_t count = signal.word(4);
   conf.gci = signal.word(5);
+  conf.tx_message = {};
+  conf.results.clear();
   // No section: no message and no result (TcKeyConf::encode).
   if (signal.section().empty()) {
     if (count != 0) return malformed(signal);
-    return conf;
+    return Status::OK();
   }
   ByteReader in(as_view(signal.section()));
   uint16_t message_size = 0;
@@ -307,6 +309,12 @@ Result<TcKeyConfView> TcKeyConfView::parse(const Signal& signal) {
     result.error = static_cast<ErrorCode>(error);
   }
   if (!in.done()) return malformed(signal);
+  return Status::OK();
+}
+
+Result<TcKeyConfView> TcKeyConfView::parse(const Signal& signal) {
+  TcKeyConfView conf;
+  DUO_RETURN_IF_ERROR(parse_into(signal, &conf));
   return conf;
 }
 

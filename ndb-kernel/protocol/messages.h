@@ -233,6 +233,10 @@ struct TcKeyConfView {
   std::vector<OpResult> results;
 
   static Result<TcKeyConfView> parse(const Signal& signal);
+  // parse() into *out, keeping the buffer of its results: a receiver that parses every
+  // TC_KEYCONF into one view allocates only while that buffer grows. *out is undefined
+  // after an error.
+  static Status parse_into(const Signal& signal, TcKeyConfView* out);
 };
 
 // TC_COMMITREQ / TC_ROLLBACKREQ: the client's transaction id.
