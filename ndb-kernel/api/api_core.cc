@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <sanitizer/asan_interface.h>
+
 #include "ndb-kernel/common/logging.h"
 #include "ndb-kernel/protocol/block_numbers.h"
 #include "ndb-kernel/protocol/packed_signals.h"
@@ -95,6 +97,25 @@ struct ApiCore::Transaction {
   ExecType executing = ExecType::kNoCommit;
   ExecuteCallback done;
   std::vector<uint32_t> scans;
+
+  // Makes a closed record new again for the next transaction (ApiCore keeps a few,
+  // begin()): every field as a new record has it; its operations' read values go to
+  // `spare_values` (up to `spare_max`) and the operation list keeps its buffer unless it
+  // grew past kKeptCapacity.
+  static constexpr size_t kKeptCapacity = 64;
+  void reset_for_reuse(std::vector<storage::AttrValues>* spare_values, size_t spare_max) {
+    for (Operation& op : ops) {
+      if (spare_values->size() >= spare_max) break;
+      if (!op.result.values.empty()) spare_values->push_back(std::move(op.result.values));
+    }
+    std::vector<Operation> kept_ops = std::move(ops);
+    std::vector<uint32_t> kept_scans = std::move(scans);
+    *this = Transaction{};
+    kept_ops.clear();
+    kept_scans.clear();
+    if (kept_ops.capacity() <= kKeptCapacity) ops = std::move(kept_ops);
+    if (kept_scans.capacity() <= kKeptCapacity) scans = std::move(kept_scans);
+  }
 };
 
 struct ApiCore::Scan {
@@ -150,7 +171,11 @@ ApiCore::ApiCore(ApiCoreOptions options, protocol::ClusterTopology topology, Sig
   protocol::register_protocol_signal_names();
 }
 
-ApiCore::~ApiCore() = default;
+ApiCore::~ApiCore() {
+  for (TransactionMap::node_type& spare : spare_transactions_) {
+    ASAN_UNPOISON_MEMORY_REGION(spare.mapped().get(), sizeof(Transaction));
+  }
+}
 
 Status ApiCore::send_to(uint16_t node, uint16_t block, Signal signal) {
   signal.set_sender(address());
@@ -576,14 +601,26 @@ Result<uint64_t> ApiCore::begin(const TableDef* hint_table, const storage::AttrV
   }
   if (coordinator == 0) coordinator = next_node_round_robin();
   if (coordinator == 0) return Status(ErrorCode::kTemporary, "no data node connected");
-  auto tx = std::make_unique<Transaction>();
   std::atomic<uint64_t>& counter =
       options_.api_tx_counter != nullptr ? *options_.api_tx_counter : own_api_tx_counter_;
   const uint64_t sequence = counter.fetch_add(1, std::memory_order_relaxed) + 1;
-  tx->api_tx = (uint64_t{options_.node_id} << 48) | (sequence & 0xFFFFFFFFFFFFull);
+  const uint64_t id = (uint64_t{options_.node_id} << 48) | (sequence & 0xFFFFFFFFFFFFull);
+  Transaction* tx = nullptr;
+  if (spare_transactions_.empty()) {
+    auto created = std::make_unique<Transaction>();
+    tx = created.get();
+    transactions_[id] = std::move(created);
+  } else {
+    // A closed transaction's record and map entry, reused (close()).
+    TransactionMap::node_type spare = std::move(spare_transactions_.back());
+    spare_transactions_.pop_back();
+    tx = spare.mapped().get();
+    ASAN_UNPOISON_MEMORY_REGION(tx, sizeof(Transaction));
+    spare.key() = id;
+    transactions_.insert(std::move(spare));
+  }
+  tx->api_tx = id;
   tx->coordinator = coordinator;
-  const uint64_t id = tx->api_tx;
-  transactions_[id] = std::move(tx);
   ++stats_.transactions_begun;
   return id;
 }
@@ -725,7 +762,7 @@ Status ApiCore::execute(uint64_t api_tx, ExecType type, ExecuteCallback done) {
       Status sent = send_to(tx.coordinator, protocol::kCoordinatorBlock,
                             protocol::api_transaction_signal(protocol::kTcCommitReq, api_tx));
       if (sent.ok()) {
-        released_[api_tx] = tx.coordinator;
+        note_released(api_tx, tx.coordinator);
         tx.coordinator_knows = false;
         tx.state = TxState::kCommitted;
         ++stats_.transactions_committed;
@@ -756,8 +793,10 @@ Status ApiCore::execute(uint64_t api_tx, ExecType type, ExecuteCallback done) {
 
   // The batch travels as PACKED_SIGNALS of TC_KEYREQs (each pack within the section
   // limit; a pack of one goes as the plain TC_KEYREQ): one frame and one delivery at the
-  // coordinator per pack instead of per operation.
+  // coordinator per pack instead of per operation. A batch of one (most of them) needs
+  // no list.
   std::vector<Signal> pack;
+  if (end - first > 1) pack.reserve(end - first);
   size_t pack_bytes = 0;
   auto send_pack = [&]() -> Status {
     Signal out = pack.size() == 1 ? std::move(pack.front()) : protocol::pack_signals(pack);
@@ -786,13 +825,21 @@ Status ApiCore::execute(uint64_t api_tx, ExecType type, ExecuteCallback done) {
     req.body = std::move(op.body);
     Signal signal = std::move(req).to_signal();
     Status sent = Status::OK();
-    if (!pack.empty() && pack_bytes + protocol::packed_size(signal) > kernel::kSectionBytesMax) {
-      sent = send_pack();
-    }
-    if (sent.ok()) {
-      pack_bytes += protocol::packed_size(signal);
-      pack.push_back(std::move(signal));
-      if (i + 1 == end) sent = send_pack();
+    if (end - first == 1) {
+      sent = send_to(tx.coordinator, protocol::kCoordinatorBlock, std::move(signal));
+      if (sent.ok()) {
+        tx.coordinator_knows = true;
+        ++stats_.operations_sent;
+      }
+    } else {
+      if (!pack.empty() && pack_bytes + protocol::packed_size(signal) > kernel::kSectionBytesMax) {
+        sent = send_pack();
+      }
+      if (sent.ok()) {
+        pack_bytes += protocol::packed_size(signal);
+        pack.push_back(std::move(signal));
+        if (i + 1 == end) sent = send_pack();
+      }
     }
     if (!sent.ok()) {
       // The coordinator may hold a partial batch it will never execute: tell it to drop it.
@@ -830,14 +877,14 @@ void ApiCore::abort_transaction(Transaction& tx, Status why) {
 }
 
 bool ApiCore::on_tc_key_conf(Signal& signal) {
-  Result<protocol::TcKeyConfView> decoded = protocol::TcKeyConfView::parse(signal);
-  if (!decoded.ok()) {
+  if (Status decoded = protocol::TcKeyConfView::parse_into(signal, &conf_view_); !decoded.ok()) {
     ++stats_.malformed_signals;
-    DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": " << decoded.status().message();
+    DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": " << decoded.message();
     return false;
   }
-  const protocol::TcKeyConfView& conf = *decoded;
-  if (released_.erase(conf.api_tx) != 0) return false;  // a released read-only transaction
+  // Read only before finish_execute(): its callback may get here again.
+  const protocol::TcKeyConfView& conf = conf_view_;
+  if (take_released(conf.api_tx)) return false;  // a released read-only transaction
   auto it = transactions_.find(conf.api_tx);
   if (it == transactions_.end() || it->second->state != TxState::kExecuting) {
     ++stats_.stray_signals;
@@ -862,6 +909,11 @@ bool ApiCore::on_tc_key_conf(Signal& signal) {
     out.status = Status::OK();
     if (!result.data.empty()) {
       storage::scan_codec::ByteReader in(result.data);
+      if (!spare_values_.empty()) {
+        // Buffers of a closed transaction's read values, grown already.
+        out.values = std::move(spare_values_.back());
+        spare_values_.pop_back();
+      }
       out.values.clear();
       if (!protocol::decode_attr_values(&in, &out.values) || !in.done()) {
         ++stats_.malformed_signals;
@@ -958,8 +1010,10 @@ size_t ApiCore::operation_count(uint64_t api_tx) const {
 void ApiCore::close(uint64_t api_tx) {
   auto it = transactions_.find(api_tx);
   if (it == transactions_.end()) return;
-  std::unique_ptr<Transaction> tx = std::move(it->second);
-  transactions_.erase(it);
+  // Out of the map first (close_scan and send_to must not find it); the record is kept
+  // for a later begin() once done with, or freed with the entry.
+  TransactionMap::node_type closed = transactions_.extract(it);
+  Transaction* tx = closed.mapped().get();
   for (uint32_t scan_id : tx->scans) close_scan(scan_id);
   if (tx->coordinator_knows && (tx->state == TxState::kOpen || tx->state == TxState::kExecuting)) {
     Status sent = send_to(tx->coordinator, protocol::kCoordinatorBlock,
@@ -967,6 +1021,32 @@ void ApiCore::close(uint64_t api_tx) {
     // Best effort: a coordinator that does not hear it times the transaction out.
     sent.ignore_error();
   }
+  if (spare_transactions_.size() < kSpareRecordsMax) {
+    tx->reset_for_reuse(&spare_values_, kSpareRecordsMax);
+    // Poisoned while kept, so that under AddressSanitizer a stale OpResult pointer of the
+    // closed transaction is still reported as a use after free.
+    ASAN_POISON_MEMORY_REGION(tx, sizeof(Transaction));
+    spare_transactions_.push_back(std::move(closed));
+  }
+}
+
+void ApiCore::note_released(uint64_t api_tx, uint16_t coordinator) {
+  if (spare_released_.empty()) {
+    released_[api_tx] = coordinator;
+    return;
+  }
+  ReleasedMap::node_type entry = std::move(spare_released_.back());
+  spare_released_.pop_back();
+  entry.key() = api_tx;
+  entry.mapped() = coordinator;
+  released_.insert(std::move(entry));
+}
+
+bool ApiCore::take_released(uint64_t api_tx) {
+  ReleasedMap::node_type entry = released_.extract(api_tx);
+  if (entry.empty()) return false;
+  if (spare_released_.size() < kSpareRecordsMax) spare_released_.push_back(std::move(entry));
+  return true;
 }
 
 // ---- Scans ----

@@ -314,6 +314,10 @@ class ApiCore {
 
   Result<uint32_t> define(uint64_t api_tx, const TableDef& table, OpType type, LockMode lock,
                           protocol::OpBody body, OpOptions options);
+  // A read-only transaction's commit was sent without waiting: its answer is dropped.
+  void note_released(uint64_t api_tx, uint16_t coordinator);
+  // Whether `api_tx` was released (and forgets it): its answer is to be dropped.
+  bool take_released(uint64_t api_tx);
   // False when the answer changed nothing (released, stray or malformed).
   bool on_tc_key_conf(kernel::Signal& signal);
   // Completes the transaction's execute: state, results, callback.
@@ -347,10 +351,25 @@ class ApiCore {
   uint32_t next_request_id_ = 1;
   uint16_t subscribed_node_ = 0;  // data node whose dictionary sends us SCHEMA_EVENTs
 
-  std::unordered_map<uint64_t, std::unique_ptr<Transaction>> transactions_;
+  using TransactionMap = std::unordered_map<uint64_t, std::unique_ptr<Transaction>>;
+  TransactionMap transactions_;
+  // Closed transactions' records with their map entries (node handles), kept for the
+  // next ones with their lists emptied, so begin() and close() allocate nothing (at most
+  // kSpareRecordsMax; poisoned under AddressSanitizer while kept). And the read values
+  // of closed transactions' operations, whose buffers the next reads decode into.
+  static constexpr size_t kSpareRecordsMax = 64;
+  std::vector<TransactionMap::node_type> spare_transactions_;
+  std::vector<storage::AttrValues> spare_values_;
   // Read-only transactions committed without waiting (see execute()): api_tx -> the
-  // coordinator whose answer to the releasing TC_COMMITREQ is still to come and dropped.
-  std::unordered_map<uint64_t, uint16_t> released_;
+  // coordinator whose answer to the releasing TC_COMMITREQ is still to come and dropped;
+  // and entries of answered ones, kept for the next (node handles, at most
+  // kSpareRecordsMax).
+  using ReleasedMap = std::unordered_map<uint64_t, uint16_t>;
+  ReleasedMap released_;
+  std::vector<ReleasedMap::node_type> spare_released_;
+  // The TC_KEYCONF being handled, parsed into a view kept from one to the next (read
+  // only before the execute's callback runs).
+  protocol::TcKeyConfView conf_view_;
   std::unordered_map<uint32_t, std::unique_ptr<Scan>> scans_;
   std::map<uint32_t, std::unique_ptr<DictRequest>> dict_requests_;
   struct DbinfoRequest {

@@ -1,7 +1,11 @@
 #include "ndb-kernel/coordinator/coordinator_block.h"
 
 #include <algorithm>
+#include <span>
+#include <string_view>
 #include <utility>
+
+#include <sanitizer/asan_interface.h>
 
 #include "ndb-kernel/coordinator/coordinator_records.h"
 #include "ndb-kernel/protocol/block_numbers.h"
@@ -54,7 +58,11 @@ CoordinatorBlock::CoordinatorBlock(protocol::ClusterTopology topology, Coordinat
   on(protocol::kNodeStartedRep, &CoordinatorBlock::on_node_started_rep);
 }
 
-CoordinatorBlock::~CoordinatorBlock() = default;
+CoordinatorBlock::~CoordinatorBlock() {
+  for (SpareTransaction& spare : spare_transactions_) {
+    ASAN_UNPOISON_MEMORY_REGION(spare.record.mapped().get(), sizeof(Transaction));
+  }
+}
 
 // ---------------------------------------------------------------------------------------
 // Packed signals
@@ -124,12 +132,29 @@ CoordinatorBlock::Transaction* CoordinatorBlock::find_or_create(const ApiKey& ke
     *refusal = ErrorCode::kTemporary;
     return nullptr;
   }
-  auto tx = std::make_unique<Transaction>();
-  tx->key = key;
-  tx->transid = next_transid();
-  Transaction* raw = tx.get();
-  by_transid_[tx->transid] = raw;
-  transactions_.emplace(key, std::move(tx));
+  const uint64_t transid = next_transid();
+  if (spare_transactions_.empty()) {
+    auto tx = std::make_unique<Transaction>();
+    tx->key = key;
+    tx->transid = transid;
+    Transaction* raw = tx.get();
+    by_transid_[transid] = raw;
+    transactions_.emplace(key, std::move(tx));
+    return raw;
+  }
+  // A released record and its map entries, reused (release()).
+  SpareTransaction spare = std::move(spare_transactions_.back());
+  spare_transactions_.pop_back();
+  Transaction* raw = spare.record.mapped().get();
+  ASAN_UNPOISON_MEMORY_REGION(raw, sizeof(Transaction));
+  raw->reset_for_reuse();
+  raw->key = key;
+  raw->transid = transid;
+  spare.record.key() = key;
+  spare.by_transid.key() = transid;
+  spare.by_transid.mapped() = raw;
+  transactions_.insert(std::move(spare.record));
+  by_transid_.insert(std::move(spare.by_transid));
   return raw;
 }
 
@@ -229,11 +254,11 @@ Status CoordinatorBlock::send_operation(Transaction& tx, uint32_t tc_op,
                                         protocol::Bytes body) {
   // Only the key is needed here; the rest of the body travels on untouched.
   protocol::ByteReader reader(protocol::as_view(body));
-  storage::AttrValues key_values;
-  if (!protocol::decode_attr_values(&reader, &key_values)) {
+  key_scratch_.clear();
+  if (!protocol::decode_attr_values(&reader, &key_scratch_)) {
     return Status(ErrorCode::kInvalidArgument, "malformed operation body");
   }
-  DUO_ASSIGN_OR_RETURN(uint32_t hash, protocol::distribution_hash(def.schema, key_values));
+  DUO_ASSIGN_OR_RETURN(uint32_t hash, protocol::distribution_hash(def.schema, key_scratch_));
   const uint32_t fragment = hash % def.fragment_count;
   protocol::FragmentPlacement placement = live_placement(def, fragment);
   if (placement.replicas.empty()) {
@@ -249,7 +274,11 @@ Status CoordinatorBlock::send_operation(Transaction& tx, uint32_t tc_op,
   const bool committed_read = !is_write(type) && lock == storage::LockMode::kCommittedRead;
   const uint32_t position = committed_read ? read_position(def, placement, &tx) : 0;
   op.first = placement.replicas[position];
-  op.chain = is_write(type) ? placement.replicas : std::vector<uint16_t>{op.first};
+  if (is_write(type)) {
+    op.chain = placement.replicas;
+  } else {
+    op.chain = {op.first};
+  }
   if (is_write(type)) {
     for (uint16_t node : placement.replicas) {
       tx.participants.emplace_back(node, placement.log_part);
@@ -271,7 +300,7 @@ Status CoordinatorBlock::send_operation(Transaction& tx, uint32_t tc_op,
   lqh.api_node = tx.key.node;
   // A read at a backup keeps the whole chain (local_query checks chain[position] is
   // itself; a read is never forwarded).
-  lqh.chain = std::move(placement.replicas);
+  lqh.chain = placement.replicas;
   lqh.position = position;
   lqh.body = std::move(body);
   const BlockAddress first = lqh_address(op.first, lqh.log_part);
@@ -461,7 +490,13 @@ void CoordinatorBlock::start_commit(Transaction& tx) {
 
 void CoordinatorBlock::send_commit(Transaction& tx) {
   tx.gci = current_gci_;
-  ++committing_in_gci_[tx.gci];
+  auto gci = std::lower_bound(committing_in_gci_.begin(), committing_in_gci_.end(),
+                              std::pair<uint32_t, uint32_t>{tx.gci, 0});
+  if (gci != committing_in_gci_.end() && gci->first == tx.gci) {
+    ++gci->second;
+  } else {
+    committing_in_gci_.insert(gci, {tx.gci, 1});
+  }
   send_to_participants(tx, protocol::kLqhCommitReq);
   if (tx.awaiting == 0) on_participant_done(tx.transid);
 }
@@ -515,8 +550,11 @@ void CoordinatorBlock::on_participant_done(uint64_t transid) {
   if (tx->state == Transaction::State::kCommitting) {
     ++stats_.committed;
     reply(*tx, protocol::kTcBatchDone | protocol::kTcCommitted);
-    auto it = committing_in_gci_.find(tx->gci);
-    if (it != committing_in_gci_.end() && --it->second == 0) committing_in_gci_.erase(it);
+    auto it = std::lower_bound(committing_in_gci_.begin(), committing_in_gci_.end(),
+                               std::pair<uint32_t, uint32_t>{tx->gci, 0});
+    if (it != committing_in_gci_.end() && it->first == tx->gci && --it->second == 0) {
+      committing_in_gci_.erase(it);
+    }
     release(*tx);
     report_no_more_trans_if_done();
     return;
@@ -528,41 +566,45 @@ void CoordinatorBlock::on_participant_done(uint64_t transid) {
 
 void CoordinatorBlock::reply(Transaction& tx, uint32_t flags) {
   if (tx.client.node_id == 0) return;  // the client is gone (NODE_FAILREP)
+  // Encoded straight from tx.results, split so that each section stays within the limit.
+  const std::span<const OpResultMsg> results(tx.results);
   size_t next = 0;
   do {
-    protocol::TcKeyConf conf;
-    conf.api_tx = tx.key.api_tx;
+    const size_t first = next;
     size_t bytes = 0;
-    while (next < tx.results.size() &&
-           (conf.results.empty() ||
-            bytes + protocol::TcKeyConf::encoded_size(tx.results[next]) <= kReplyBytesMax)) {
-      bytes += protocol::TcKeyConf::encoded_size(tx.results[next]);
-      conf.results.push_back(std::move(tx.results[next]));
+    while (next < results.size() &&
+           (next == first ||
+            bytes + protocol::TcKeyConf::encoded_size(results[next]) <= kReplyBytesMax)) {
+      bytes += protocol::TcKeyConf::encoded_size(results[next]);
       ++next;
     }
-    const bool last = next == tx.results.size();
-    if (last) {
-      conf.flags = flags;
-      if ((flags & protocol::kTcCommitted) != 0) conf.gci = tx.gci;
-      if ((flags & protocol::kTcAborted) != 0) {
-        conf.tx_error = tx.error;
-        conf.tx_message = tx.error_message;
-      }
-    }
-    Signal out = std::move(conf).to_signal();
+    const bool last = next == results.size();
+    const bool aborted = last && (flags & protocol::kTcAborted) != 0;
+    Signal out = protocol::TcKeyConf::encode(
+        tx.key.api_tx, last ? flags : 0, aborted ? tx.error : ErrorCode::kOk,
+        last && (flags & protocol::kTcCommitted) != 0 ? tx.gci : 0,
+        aborted ? std::string_view(tx.error_message) : std::string_view(),
+        results.subspan(first, next - first));
     out.set_receiver(tx.client);
     if (Status sent = send(tx.client, std::move(out)); !sent.ok()) {
       DUO_BLOCK_LOG(WARNING) << "cannot answer client node " << tx.client.node_id << ": "
                              << sent.message();
     }
-  } while (next < tx.results.size());
+  } while (next < results.size());
   tx.results.clear();
 }
 
 void CoordinatorBlock::release(Transaction& tx) {
   operation_count_ -= tx.outstanding;
-  by_transid_.erase(tx.transid);
-  transactions_.erase(tx.key);  // destroys tx
+  // The record is gone for every caller from here on: nothing may touch `tx` after.
+  SpareTransaction spare{transactions_.extract(tx.key), by_transid_.extract(tx.transid)};
+  if (spare_transactions_.size() < kSpareTransactionsMax && !spare.record.empty() &&
+      !spare.by_transid.empty()) {
+    // Kept for the next transaction; poisoned until then, so that under AddressSanitizer
+    // a stale pointer to it is still reported as a use after free.
+    ASAN_POISON_MEMORY_REGION(spare.record.mapped().get(), sizeof(Transaction));
+    spare_transactions_.push_back(std::move(spare));
+  }
   if (!api_failures_.empty()) answer_api_failures_if_done();
 }
 
@@ -587,11 +629,13 @@ void CoordinatorBlock::on_gcp_switch_req(Signal& signal) {
   }
   gcp_requester_ = signal.sender();
   commits_blocked_ = false;
-  std::vector<uint64_t> waiting = std::move(blocked_commits_);
-  blocked_commits_.clear();
-  for (uint64_t transid : waiting) {
+  // Swapped with an empty list that keeps its buffer: nothing is blocked while they are
+  // sent, and neither list is freed.
+  releasing_commits_.swap(blocked_commits_);
+  for (uint64_t transid : releasing_commits_) {
     if (Transaction* tx = by_transid(transid)) send_commit(*tx);
   }
+  releasing_commits_.clear();
   report_no_more_trans_if_done();
 }
 

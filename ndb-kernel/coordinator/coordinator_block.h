@@ -311,8 +311,19 @@ class CoordinatorBlock : public kernel::Block {
   bool starting_here_ = false;
 
   std::unordered_map<uint32_t, Table> tables_;
-  std::unordered_map<ApiKey, std::unique_ptr<Transaction>, ApiKeyHash> transactions_;
-  std::unordered_map<uint64_t, Transaction*> by_transid_;
+  using TransactionMap = std::unordered_map<ApiKey, std::unique_ptr<Transaction>, ApiKeyHash>;
+  using TransidMap = std::unordered_map<uint64_t, Transaction*>;
+  TransactionMap transactions_;
+  TransidMap by_transid_;
+  // Released transactions, kept for the next ones: the record with its map entries (node
+  // handles), so beginning and ending a transaction allocates nothing (at most
+  // kSpareTransactionsMax, the rest are freed).
+  struct SpareTransaction {
+    TransactionMap::node_type record;
+    TransidMap::node_type by_transid;
+  };
+  static constexpr size_t kSpareTransactionsMax = 256;
+  std::vector<SpareTransaction> spare_transactions_;
   std::map<uint32_t, std::unique_ptr<Scan>> scans_;  // by scan record id
   uint32_t next_scan_ptr_ = 1;
   uint64_t transid_counter_ = 0;
@@ -323,11 +334,17 @@ class CoordinatorBlock : public kernel::Block {
   uint32_t current_gci_;
   bool commits_blocked_ = false;
   std::vector<uint64_t> blocked_commits_;       // transids, in arrival order
-  std::map<uint32_t, uint32_t> committing_in_gci_;  // gci -> commits not yet complete
+  std::vector<uint64_t> releasing_commits_;     // blocked ones being sent (on_gcp_switch_req)
+  // (gci, commits not yet complete), ascending by GCI: few entries (the current GCI and,
+  // around a GCP switch, the one before), so a sorted vector that allocates nothing
+  // once grown.
+  std::vector<std::pair<uint32_t, uint32_t>> committing_in_gci_;
   uint32_t closing_gci_ = 0;                    // GCI whose last commit we wait for
   kernel::BlockAddress gcp_requester_;
   protocol::SignalPacker packer_;
   CoordinatorStats stats_;
+  // send_operation's decoded key, kept so that decoding allocates only while it grows.
+  storage::AttrValues key_scratch_;
 
   // API_FAILREQs not answered yet: the failed API node, its scans when the request came
   // (their client address is cleared then, so they are remembered by record id), and

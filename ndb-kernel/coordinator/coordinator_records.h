@@ -21,7 +21,7 @@ struct CoordinatorBlock::Operation {
   // read-backup table served by a backup (coordinator_block.h "Read backup").
   uint16_t first = 0;
   bool done = false;
-  std::vector<uint16_t> chain;  // where it was sent (a node failure there fails it)
+  protocol::ReplicaChain chain;  // where it was sent (a node failure there fails it)
   // Unique-index maintenance (protocol/unique_index.h): an operation on a hidden table
   // run for the base operation tx.ops[parent]; a base operation whose LQH_KEYCONF came
   // keeps its result in `held` until its `children` are all answered.
@@ -52,6 +52,30 @@ struct CoordinatorBlock::Transaction {
   uint32_t awaiting = 0;                       // LQH_COMMITCONF / LQH_ABORTCONF still expected
   uint32_t gci = 0;                            // the GCI it commits in (0 until the commit starts)
   std::vector<protocol::OpResultMsg> results;  // of the current batch
+
+  // Makes a released record new again for the next transaction (CoordinatorBlock keeps
+  // a few released records, find_or_create): every field as a new record has it, but its
+  // lists keep their buffers unless they grew past kKeptCapacity entries, so a
+  // transaction of a few operations allocates nothing here.
+  static constexpr size_t kKeptCapacity = 64;
+  void reset_for_reuse() {
+    std::vector<Operation> kept_ops = std::move(ops);
+    std::vector<std::pair<uint16_t, uint16_t>> kept_participants = std::move(participants);
+    std::vector<bool> kept_answered = std::move(answered);
+    std::vector<protocol::OpResultMsg> kept_results = std::move(results);
+    *this = Transaction{};
+    keep(&kept_ops, &ops);
+    keep(&kept_participants, &participants);
+    keep(&kept_answered, &answered);
+    keep(&kept_results, &results);
+  }
+
+ private:
+  template <typename List>
+  static void keep(List* kept, List* into) {
+    kept->clear();
+    if (kept->capacity() <= kKeptCapacity) *into = std::move(*kept);
+  }
 };
 
 struct CoordinatorBlock::Scan {

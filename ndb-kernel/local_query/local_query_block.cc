@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <sanitizer/asan_interface.h>
+
 #include "ndb-kernel/protocol/block_numbers.h"
 #include "ndb-kernel/protocol/signal_ids.h"
 #include "storage/scan/interpreted_update.h"
@@ -75,6 +77,9 @@ LocalQueryBlock::LocalQueryBlock(uint16_t log_part, storage::GlobalMemory* memor
 }
 
 LocalQueryBlock::~LocalQueryBlock() {
+  for (TransactionMap::node_type& spare : spare_transactions_) {
+    ASAN_UNPOISON_MEMORY_REGION(&spare.mapped(), sizeof(Transaction));
+  }
   // Scans (the checkpoint's and the copy's too) point into fragments: they go first.
   scans_.clear();
   lcp_.reset();
@@ -345,8 +350,13 @@ void LocalQueryBlock::execute(LqhKeyReq request) {
                       std::to_string(request.table_id) + " is not held here");
   }
   Fragment* fragment = fragment_it->second.get();
-  auto body = protocol::OpBody::decode(protocol::as_view(request.body));
-  if (!body.ok()) return refuse(request, body.status().code(), body.status().message());
+  // Decoded into the block's buffers (nothing below keeps a reference past this call).
+  if (Status decoded =
+          protocol::OpBody::decode_into(protocol::as_view(request.body), &body_scratch_);
+      !decoded.ok()) {
+    return refuse(request, decoded.code(), decoded.message());
+  }
+  const protocol::OpBody& body = body_scratch_;
 
   // NDB error 1221: the redo log cannot keep up. Refusing new writes (never commits)
   // keeps room in the buffer for the commits of the writes already executed.
@@ -375,25 +385,26 @@ void LocalQueryBlock::execute(LqhKeyReq request) {
   const bool indexed = maintains_unique_indexes(*table, request);
   std::optional<AttrValues> before;
   if (indexed && request.type != OpType::kInsert) {
-    before = unique_image(*table, fragment, tx, body->key_or_row);
+    before = unique_image(*table, fragment, tx, body.key_or_row);
   }
-  AttrValues values;
+  AttrValues& values = read_scratch_;
+  values.clear();
   OpResult result;
   switch (request.type) {
     case OpType::kInsert:
-      result = fragment->insert(tx, body->key_or_row);
+      result = fragment->insert(tx, body.key_or_row);
       break;
     case OpType::kUpdate:
-      result = fragment->update(tx, body->key_or_row, body->values);
+      result = fragment->update(tx, body.key_or_row, body.values);
       break;
     case OpType::kWrite:
-      result = fragment->write(tx, body->key_or_row);
+      result = fragment->write(tx, body.key_or_row);
       break;
     case OpType::kDelete:
-      result = fragment->remove(tx, body->key_or_row);
+      result = fragment->remove(tx, body.key_or_row);
       break;
     case OpType::kInterpretedUpdate: {
-      auto program = storage::InterpretedUpdate::decode(body->program);
+      auto program = storage::InterpretedUpdate::decode(body.program);
       if (!program.ok()) {
         result = failed(program.take_status());
         break;
@@ -403,14 +414,14 @@ void LocalQueryBlock::execute(LqhKeyReq request) {
         result = failed(std::move(bound));
         break;
       }
-      result = fragment->interpreted_update(tx, body->key_or_row, *program);
+      result = fragment->interpreted_update(tx, body.key_or_row, *program);
       break;
     }
     case OpType::kRead:
-      result = fragment->read(tx, body->key_or_row, request.lock, body->columns, &values);
+      result = fragment->read(tx, body.key_or_row, request.lock, body.columns, &values);
       break;
   }
-  if (indexed) note_index_changes(*table, fragment, tx, body->key_or_row, before, &result, &request);
+  if (indexed) note_index_changes(*table, fragment, tx, body.key_or_row, before, &result, &request);
   conclude(std::move(request), result, values);
 }
 
@@ -509,8 +520,18 @@ Result<TxId> LocalQueryBlock::begin_fragment_tx(uint64_t transid, uint32_t table
                     "too many concurrent transactions on " + address().to_string());
     }
     DUO_ASSIGN_OR_RETURN(TxId tx, fragment->begin());
-    Transaction& created = transactions_[transid];
-    created.fragments.push_back(FragmentTx{table_id, fragment_id, tx});
+    Transaction* created = nullptr;
+    if (spare_transactions_.empty()) {
+      created = &transactions_[transid];
+    } else {
+      // An ended transaction's entry, emptied by end_transaction.
+      TransactionMap::node_type spare = std::move(spare_transactions_.back());
+      spare_transactions_.pop_back();
+      ASAN_UNPOISON_MEMORY_REGION(&spare.mapped(), sizeof(Transaction));
+      spare.key() = transid;
+      created = &transactions_.insert(std::move(spare)).position->second;
+    }
+    created->fragments.push_back(FragmentTx{table_id, fragment_id, tx});
     return tx;
   }
   DUO_ASSIGN_OR_RETURN(TxId tx, fragment->begin());
@@ -555,8 +576,9 @@ void LocalQueryBlock::end_transaction(uint64_t transid, bool commit, uint32_t gc
   close_scans([&](const ScanKey& key, const ScanRecord& scan) {
     return key.transid == transid && scan.in_transaction;
   });
-  const std::vector<FragmentTx> held = std::move(it->second.fragments);
-  transactions_.erase(it);
+  // Out of the map (so nothing below finds it), its entry kept for a later transaction.
+  TransactionMap::node_type ended = transactions_.extract(it);
+  const std::vector<FragmentTx>& held = ended.mapped().fragments;
   for (const FragmentTx& ftx : held) {
     Fragment* fragment = find_fragment(ftx.table_id, ftx.fragment_id);
     if (fragment == nullptr) continue;  // table dropped: already aborted there
@@ -574,6 +596,12 @@ void LocalQueryBlock::end_transaction(uint64_t transid, bool commit, uint32_t gc
     maybe_start_lcp();
   }
   for (const FragmentTx& ftx : held) resume_ready(ftx.table_id, ftx.fragment_id);
+  if (spare_transactions_.size() < kSpareTransactionsMax) {
+    ended.mapped().fragments.clear();
+    ended.mapped().api_node = 0;
+    ASAN_POISON_MEMORY_REGION(&ended.mapped(), sizeof(Transaction));
+    spare_transactions_.push_back(std::move(ended));
+  }
   if (!pending_alters_.empty()) run_pending_alters();
 }
 
@@ -697,7 +725,7 @@ void LocalQueryBlock::close_scans(Predicate matches) {
 
 template <typename Predicate>
 void LocalQueryBlock::refuse_lock_waits(Predicate matches, ErrorCode error,
-                                        const std::string& message) {
+                                        std::string_view message) {
   for (uint32_t slot = 0; slot < lock_waits_.size(); ++slot) {
     LockWait& wait = lock_waits_[slot];
     if (!wait.in_use || !matches(wait)) continue;
@@ -706,7 +734,7 @@ void LocalQueryBlock::refuse_lock_waits(Predicate matches, ErrorCode error,
     }
     const LqhKeyReq request = std::move(wait.request);
     release_wait(slot);
-    refuse(request, error, message);
+    refuse(request, error, std::string(message));
   }
 }
 

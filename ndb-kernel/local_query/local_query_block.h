@@ -73,6 +73,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -242,6 +243,7 @@ class LocalQueryBlock final : public kernel::Block {
     std::vector<FragmentTx> fragments;  // few: a linear search beats a map
     uint16_t api_node = 0;              // the client (ndbinfo.cluster_operations)
   };
+  using TransactionMap = std::map<uint64_t, Transaction>;  // by transid
 
   // An operation parked on a row lock: the request to continue with once it resumes,
   // and the generation its timer carries (a slot is reused; stale timers are ignored).
@@ -363,7 +365,9 @@ class LocalQueryBlock final : public kernel::Block {
   void resume_ready(uint32_t table_id, uint32_t fragment_id);
   // Cancels and refuses the waits `matches` selects (transaction end, table drop).
   template <typename Predicate>
-  void refuse_lock_waits(Predicate matches, ErrorCode error, const std::string& message);
+  // `message` is a view: the common case (a transaction ending with no wait) builds no
+  // string.
+  void refuse_lock_waits(Predicate matches, ErrorCode error, std::string_view message);
   void release_wait(uint32_t slot);
 
   // ---- Scans (local_query_scan.cc) ----
@@ -655,7 +659,17 @@ class LocalQueryBlock final : public kernel::Block {
   const LocalQueryOptions options_;
 
   std::map<uint32_t, std::unique_ptr<Table>> tables_;  // by table id
-  std::map<uint64_t, Transaction> transactions_;       // by transid
+  TransactionMap transactions_;
+  // Ended transactions' map entries (node handles), kept for the next ones with their
+  // fragments list emptied, so a transaction's begin and end allocate nothing (at most
+  // kSpareTransactionsMax; poisoned under AddressSanitizer while kept).
+  static constexpr size_t kSpareTransactionsMax = 256;
+  std::vector<TransactionMap::node_type> spare_transactions_;
+  // The key operation being executed: its body and a read's values, decoded / projected
+  // into buffers kept from one operation to the next (execute() only; nothing outlives
+  // it).
+  protocol::OpBody body_scratch_;
+  storage::AttrValues read_scratch_;
   std::vector<LockWait> lock_waits_;                   // slots; see LockWait
   std::vector<uint32_t> free_wait_slots_;
   // (table id, fragment id, op) -> slot: maps take_ready() answers to their requests.
@@ -723,7 +737,9 @@ class LocalQueryBlock final : public kernel::Block {
   // Node failure: data nodes reported dead (few; ascending), and recent commits by
   // transid with their GCI, for the takeover of a dead coordinator's transactions.
   std::vector<uint16_t> dead_nodes_;
-  std::map<uint64_t, uint32_t> committed_;
+  // (transid, GCI) in commit order; a vector that keeps its buffer, as every commit of
+  // another node's coordinator adds one.
+  std::vector<std::pair<uint64_t, uint32_t>> committed_;
 
   // Node restart: whether this part is a starting node's and copying (fragments created
   // meanwhile are lenient and do not enforce unique indexes); the nodes starting in the

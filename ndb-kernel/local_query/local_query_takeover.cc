@@ -36,7 +36,8 @@ void LocalQueryBlock::remember_commit(uint64_t transid, uint32_t gci) {
   // Only a dead coordinator's transactions are ever asked about, and this node's own
   // coordinator cannot die without this block: its commits need no record.
   if (gci == 0 || coordinator_of(transid) == node_id()) return;
-  committed_[transid] = gci;
+  // Once per transid: its local transaction ended here with this commit.
+  committed_.emplace_back(transid, gci);
 }
 
 void LocalQueryBlock::forget_commits(uint32_t saved_gci) {
@@ -74,9 +75,15 @@ void LocalQueryBlock::on_trans_req(Signal& signal) {
   for (const auto& [transid, tx] : transactions_) {
     if (coordinator_of(transid) == dead) entries.emplace_back(transid, 0);
   }
+  const size_t prepared = entries.size();
   for (const auto& [transid, gci] : committed_) {
     if (coordinator_of(transid) == dead) entries.emplace_back(transid, gci);
   }
+  // Committed ones by transid, each once, as they always went.
+  std::sort(entries.begin() + static_cast<std::ptrdiff_t>(prepared), entries.end());
+  entries.erase(std::unique(entries.begin() + static_cast<std::ptrdiff_t>(prepared), entries.end(),
+                            [](const auto& a, const auto& b) { return a.first == b.first; }),
+                entries.end());
   size_t next = 0;
   do {
     const size_t count = std::min(kTransEntriesPerSignal, entries.size() - next);

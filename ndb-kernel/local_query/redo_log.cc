@@ -127,6 +127,12 @@ Status RedoLog::append(const RedoHeader& header, const storage::AttrValues& valu
     open = &chunks_.back();
     open->file_seq = current_file_seq_;
     open->offset = file->bytes;
+    if (spare_buffers_.empty()) {
+      open->bytes.reserve(kRedoChunkBytesMax);
+    } else {
+      open->bytes = std::move(spare_buffers_.back());
+      spare_buffers_.pop_back();
+    }
   }
   open->bytes.insert(open->bytes.end(), scratch_.begin(), scratch_.end());
   file->bytes += scratch_.size();
@@ -203,6 +209,10 @@ void RedoLog::mark_written(uint64_t id) {
   while (!chunks_.empty() && chunks_.front().written) {
     written_lsn_ = chunks_.front().end_lsn;
     buffered_bytes_ -= chunks_.front().bytes.size();
+    if (spare_buffers_.size() < kSpareBuffersMax) {
+      Bytes& buffer = spare_buffers_.emplace_back(std::move(chunks_.front().bytes));
+      buffer.clear();
+    }
     chunks_.pop_front();
     ++first_chunk_id_;
   }

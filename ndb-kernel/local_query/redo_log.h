@@ -46,6 +46,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ndb-kernel/common/status.h"
 #include "ndb-kernel/protocol/wire_codec.h"
@@ -204,6 +205,11 @@ class RedoLog {
   uint64_t held_space_bytes_ = 0;
   uint32_t life_ = 0;
   Bytes scratch_;
+  // Buffers of written chunks, kept for the next chunks: a chunk is sized
+  // kRedoChunkBytesMax once instead of growing record by record (at most
+  // kSpareBuffersMax; the rest are freed).
+  static constexpr size_t kSpareBuffersMax = 4;
+  std::vector<Bytes> spare_buffers_;
 };
 
 // The change sink a commit installs on a fragment: every installed change becomes a redo

@@ -1,5 +1,6 @@
 #include "ndb-kernel/protocol/messages.h"
 
+#include <cstring>
 #include <utility>
 
 namespace duo::protocol {
@@ -51,6 +52,8 @@ bool split_trailer(Bytes* section, uint32_t trailer_bytes, Bytes* trailer) {
 // ---- OpBody ----
 
 Status OpBody::encode(Bytes* out) const {
+  out->reserve(out->size() + encoded_size(key_or_row) + encoded_size(values) +
+               encoded_columns_size(columns) + 4 + program.size());
   DUO_RETURN_IF_ERROR(encode_attr_values(key_or_row, out));
   DUO_RETURN_IF_ERROR(encode_attr_values(values, out));
   encode_columns(columns, out);
@@ -59,17 +62,30 @@ Status OpBody::encode(Bytes* out) const {
   return Status::OK();
 }
 
-Result<OpBody> OpBody::decode(std::string_view bytes) {
+void OpBody::clear() {
+  key_or_row.clear();
+  values.clear();
+  columns.clear();
+  program.clear();
+}
+
+Status OpBody::decode_into(std::string_view bytes, OpBody* out) {
+  out->clear();
   ByteReader in(bytes);
-  OpBody body;
   uint32_t program_size = 0;
   std::string_view program;
-  if (!decode_attr_values(&in, &body.key_or_row) || !decode_attr_values(&in, &body.values) ||
-      !decode_columns(&in, &body.columns) || !in.u32(&program_size) ||
+  if (!decode_attr_values(&in, &out->key_or_row) || !decode_attr_values(&in, &out->values) ||
+      !decode_columns(&in, &out->columns) || !in.u32(&program_size) ||
       !in.take(program_size, &program) || !in.done()) {
     return Status(ErrorCode::kInvalidArgument, "malformed operation body");
   }
-  body.program.assign(program);
+  out->program.assign(program);
+  return Status::OK();
+}
+
+Result<OpBody> OpBody::decode(std::string_view bytes) {
+  OpBody body;
+  DUO_RETURN_IF_ERROR(decode_into(bytes, &body));
   return body;
 }
 
@@ -151,8 +167,9 @@ Result<LqhKeyReq> LqhKeyReq::from_signal(Signal& signal) {
   req.coordinator.instance = static_cast<uint16_t>(signal.word(8) >> 16);
   req.coordinator.block = static_cast<uint16_t>(signal.word(9));
   req.position = position;
-  req.chain.resize(length);
-  for (uint32_t i = 0; i < length; ++i) req.chain[i] = static_cast<uint16_t>(signal.word(11 + i));
+  for (uint32_t i = 0; i < length; ++i) {
+    req.chain.push_back(static_cast<uint16_t>(signal.word(11 + i)));
+  }
   req.body = signal.take_section();
   if (!split_trailer(&req.body, signal.word(11 + kMaxReplicas), &req.index_changes)) {
     return malformed(signal);
@@ -221,36 +238,60 @@ Signal api_transaction_signal(kernel::SignalId id, uint64_t api_tx) {
 
 // ---- TC_KEYCONF ----
 
-Signal TcKeyConf::to_signal() && {
+Signal TcKeyConf::encode(uint64_t api_tx, uint32_t flags, ErrorCode tx_error, uint32_t gci,
+                         std::string_view tx_message, std::span<const OpResultMsg> results) {
   Signal signal(kTcKeyConf);
   set_u64(&signal, 0, api_tx);
   signal.set_word(2, flags);
   signal.set_word(3, static_cast<uint32_t>(tx_error));
   signal.set_word(4, static_cast<uint32_t>(results.size()));
   signal.set_word(5, gci);
-  Bytes section;
   // Messages are short texts; an over-long one is cut rather than failing the reply.
-  const std::string_view message = std::string_view(tx_message).substr(0, 1024);
-  put_string(&section, message).ignore_error();
-  for (OpResultMsg& result : results) {
-    put_u32(&section, result.op_index);
-    put_u16(&section, static_cast<uint16_t>(result.error));
-    put_u8(&section, result.flags);
-    put_u32(&section, static_cast<uint32_t>(result.data.size()));
-    section.insert(section.end(), result.data.begin(), result.data.end());
+  const std::string_view message = tx_message.substr(0, 1024);
+  // Nothing to say (a commit's or an empty batch's answer): no section at all.
+  if (message.empty() && results.empty()) return signal;
+  size_t bytes = 2 + message.size();
+  for (const OpResultMsg& result : results) bytes += encoded_size(result);
+  // Written through a pointer into a section sized once: this is every batch's answer.
+  Bytes section(bytes);
+  uint8_t* p = section.data();
+  const auto put = [&p](uint64_t v, size_t width) {
+    for (size_t i = 0; i < width; ++i) *p++ = static_cast<uint8_t>(v >> (8 * i));
+  };
+  put(message.size(), 2);
+  if (!message.empty()) std::memcpy(p, message.data(), message.size());
+  p += message.size();
+  for (const OpResultMsg& result : results) {
+    put(result.op_index, 4);
+    put(static_cast<uint16_t>(result.error), 2);
+    put(result.flags, 1);
+    put(result.data.size(), 4);
+    if (!result.data.empty()) std::memcpy(p, result.data.data(), result.data.size());
+    p += result.data.size();
   }
   signal.set_section(std::move(section));
   return signal;
 }
 
-Result<TcKeyConfView> TcKeyConfView::parse(const Signal& signal) {
+Signal TcKeyConf::to_signal() && {
+  return encode(api_tx, flags, tx_error, gci, tx_message, results);
+}
+
+Status TcKeyConfView::parse_into(const Signal& signal, TcKeyConfView* out) {
   if (!valid_error(signal.word(3))) return malformed(signal);
-  TcKeyConfView conf;
+  TcKeyConfView& conf = *out;
   conf.api_tx = get_u64(signal, 0);
   conf.flags = signal.word(2);
   conf.tx_error = static_cast<ErrorCode>(signal.word(3));
   const uint32_t count = signal.word(4);
   conf.gci = signal.word(5);
+  conf.tx_message = {};
+  conf.results.clear();
+  // No section: no message and no result (TcKeyConf::encode).
+  if (signal.section().empty()) {
+    if (count != 0) return malformed(signal);
+    return Status::OK();
+  }
   ByteReader in(as_view(signal.section()));
   uint16_t message_size = 0;
   if (!in.u16(&message_size) || !in.take(message_size, &conf.tx_message) ||
@@ -268,6 +309,12 @@ Result<TcKeyConfView> TcKeyConfView::parse(const Signal& signal) {
     result.error = static_cast<ErrorCode>(error);
   }
   if (!in.done()) return malformed(signal);
+  return Status::OK();
+}
+
+Result<TcKeyConfView> TcKeyConfView::parse(const Signal& signal) {
+  TcKeyConfView conf;
+  DUO_RETURN_IF_ERROR(parse_into(signal, &conf));
   return conf;
 }
 

@@ -12,7 +12,11 @@
 // Thread-safety: values.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +24,7 @@
 #include "ndb-kernel/common/status.h"
 #include "ndb-kernel/protocol/signal_ids.h"
 #include "ndb-kernel/protocol/wire_codec.h"
+#include "ndb-kernel/runtime/kernel_check.h"
 #include "ndb-kernel/runtime/signal.h"
 #include "storage/fragment/fragment.h"
 
@@ -50,8 +55,13 @@ struct OpBody {
   std::vector<uint16_t> columns;
   std::string program;
 
+  // Appends the body to *out, growing it at most once.
   Status encode(Bytes* out) const;
   static Result<OpBody> decode(std::string_view bytes);
+  // Decodes into *out (emptied first), keeping its buffers: a block that decodes every
+  // operation into one OpBody allocates only while its buffers grow.
+  static Status decode_into(std::string_view bytes, OpBody* out);
+  void clear();
 };
 
 struct TcKeyReq {
@@ -69,7 +79,60 @@ struct TcKeyReq {
 };
 
 // A replica chain: the nodes holding a fragment, primary first.
-inline constexpr uint32_t kMaxReplicas = 4;
+inline constexpr uint32_t kMaxReplicas = 4;  // NoOfReplicas is at most 4
+
+// A replica chain held inline: every key operation carries one (LQH_KEYREQ, the
+// coordinator's operation record), so it must not cost a heap allocation. Holds at most
+// kMaxReplicas nodes; more is a caller bug (the configuration allows no more) and aborts.
+class ReplicaChain {
+ public:
+  using value_type = uint16_t;
+  using const_iterator = const uint16_t*;
+  using iterator = const uint16_t*;
+
+  ReplicaChain() = default;
+  ReplicaChain(std::initializer_list<uint16_t> nodes) { assign(nodes.begin(), nodes.end()); }
+  // From a placement's replicas (protocol/distribution.h).
+  ReplicaChain(const std::vector<uint16_t>& nodes) {  // NOLINT(google-explicit-constructor)
+    assign(nodes.data(), nodes.data() + nodes.size());
+  }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  uint16_t operator[](size_t i) const { return nodes_[i]; }
+  uint16_t at(size_t i) const {
+    DUO_KERNEL_CHECK(i < size_, "replica chain index out of range");
+    return nodes_[i];
+  }
+  uint16_t front() const { return at(0); }
+  uint16_t back() const { return at(size_ - 1); }
+  const uint16_t* begin() const { return nodes_.data(); }
+  const uint16_t* end() const { return nodes_.data() + size_; }
+  void clear() { size_ = 0; }
+  void push_back(uint16_t node) {
+    DUO_KERNEL_CHECK(size_ < kMaxReplicas, "replica chain longer than kMaxReplicas");
+    nodes_[size_++] = node;
+  }
+  std::vector<uint16_t> to_vector() const { return {begin(), end()}; }
+  // For holders of a chain as a vector (placements, tests); this one allocates.
+  operator std::vector<uint16_t>() const { return to_vector(); }  // NOLINT
+
+  friend bool operator==(const ReplicaChain& a, const ReplicaChain& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+  friend bool operator==(const ReplicaChain& a, const std::vector<uint16_t>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  void assign(const uint16_t* first, const uint16_t* last) {
+    size_ = 0;
+    for (; first != last; ++first) push_back(*first);
+  }
+
+  std::array<uint16_t, kMaxReplicas> nodes_{};
+  uint8_t size_ = 0;
+};
 
 struct LqhKeyReq {
   uint64_t transid = 0;      // the coordinator's transaction id (unique per TC node)
@@ -83,7 +146,7 @@ struct LqhKeyReq {
   uint8_t flags = 0;
   kernel::BlockAddress coordinator;  // where the last replica answers
   uint16_t api_node = 0;
-  std::vector<uint16_t> chain;       // replica nodes, primary first
+  ReplicaChain chain;                // replica nodes, primary first
   uint32_t position = 0;             // index of the receiver in chain
   Bytes body;
   // Set by the primary of a write on a table with unique indexes: the IndexChanges
@@ -146,6 +209,11 @@ struct TcKeyConf {
   static size_t encoded_size(const OpResultMsg& result) { return 11 + result.data.size(); }
   Signal to_signal() &&;
   static Result<TcKeyConf> from_signal(Signal& signal);
+  // A TC_KEYCONF built from its parts, so a sender keeps its results where they are (the
+  // coordinator's transaction record). The section is sized once; with neither a
+  // message nor a result there is none (docs/formats/kernel-protocol.md).
+  static Signal encode(uint64_t api_tx, uint32_t flags, ErrorCode tx_error, uint32_t gci,
+                       std::string_view tx_message, std::span<const OpResultMsg> results);
 };
 
 // TC_KEYCONF read in place, for the client library's hot path: texts and row values
@@ -165,6 +233,10 @@ struct TcKeyConfView {
   std::vector<OpResult> results;
 
   static Result<TcKeyConfView> parse(const Signal& signal);
+  // parse() into *out, keeping the buffer of its results: a receiver that parses every
+  // TC_KEYCONF into one view allocates only while that buffer grows. *out is undefined
+  // after an error.
+  static Status parse_into(const Signal& signal, TcKeyConfView* out);
 };
 
 // TC_COMMITREQ / TC_ROLLBACKREQ: the client's transaction id.

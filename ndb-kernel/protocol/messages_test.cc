@@ -365,7 +365,10 @@ TEST(Messages, LqhKeyReqBadChainsAndEnumsAreRefused) {
     return LqhKeyReq::from_signal(signal).status().code();
   };
   EXPECT_EQ(code_of(sample_lqh_key_req({}, 0)), ErrorCode::kInvalidArgument) << "empty chain";
-  EXPECT_EQ(code_of(sample_lqh_key_req({1, 2, 3, 4, 5}, 0)), ErrorCode::kInvalidArgument)
+  // A ReplicaChain cannot hold more than kMaxReplicas: the signal is made longer by hand.
+  Signal too_long = sample_lqh_key_req({1, 2, 3, 4}, 0).to_signal();
+  too_long.set_word(10, kMaxReplicas + 1);
+  EXPECT_EQ(LqhKeyReq::from_signal(too_long).status().code(), ErrorCode::kInvalidArgument)
       << "chain longer than kMaxReplicas";
   EXPECT_EQ(code_of(sample_lqh_key_req({1, 2}, 2)), ErrorCode::kInvalidArgument)
       << "position past the chain";
@@ -484,16 +487,79 @@ TEST(Messages, TcKeyConfRoundTrips) {
     EXPECT_EQ(back->results[i].data, conf.results[i].data);
   }
 
-  // No results, no message.
+  // No results, no message: no section at all.
   TcKeyConf empty;
   empty.flags = kTcBatchDone | kTcCommitted;
   Signal empty_signal = std::move(empty).to_signal();
-  EXPECT_EQ(empty_signal.section(), Bytes({0, 0}));
+  EXPECT_TRUE(empty_signal.section().empty());
   Result<TcKeyConf> empty_back = TcKeyConf::from_signal(empty_signal);
   ASSERT_TRUE(empty_back.ok());
   EXPECT_EQ(empty_back->flags, kTcBatchDone | kTcCommitted);
   EXPECT_TRUE(empty_back->results.empty());
   EXPECT_TRUE(empty_back->tx_message.empty());
+  // The same answer with its empty message spelled out (u16 length 0) is read alike.
+  Signal spelled_out = empty_signal.clone();
+  spelled_out.set_section(Bytes({0, 0}));
+  Result<TcKeyConf> spelled_back = TcKeyConf::from_signal(spelled_out);
+  ASSERT_TRUE(spelled_back.ok());
+  EXPECT_TRUE(spelled_back->results.empty());
+  // A message alone keeps its section; a result count without a section is malformed.
+  TcKeyConf message_only;
+  message_only.tx_message = "why";
+  Signal message_signal = std::move(message_only).to_signal();
+  EXPECT_EQ(message_signal.section(), Bytes({3, 0, 'w', 'h', 'y'}));
+  Signal missing = empty_signal.clone();
+  missing.set_word(4, 1);
+  EXPECT_EQ(TcKeyConf::from_signal(missing).status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(Messages, TcKeyConfEncodeMatchesToSignal) {
+  TcKeyConf conf = sample_tc_key_conf();
+  const Signal built = TcKeyConf::encode(conf.api_tx, conf.flags, conf.tx_error, conf.gci,
+                                         conf.tx_message, conf.results);
+  const Signal expected = std::move(conf).to_signal();
+  EXPECT_EQ(built.id(), expected.id());
+  EXPECT_TRUE(std::equal(built.words().begin(), built.words().end(), expected.words().begin(),
+                         expected.words().end()));
+  EXPECT_EQ(built.section(), expected.section());
+}
+
+TEST(Messages, ReplicaChainHoldsUpToFourNodesInline) {
+  ReplicaChain chain = {3, 1, 2};
+  EXPECT_EQ(chain.size(), 3u);
+  EXPECT_EQ(chain.front(), 3u);
+  EXPECT_EQ(chain.back(), 2u);
+  EXPECT_EQ(chain, (std::vector<uint16_t>{3, 1, 2}));
+  chain.push_back(4);
+  EXPECT_EQ(chain.to_vector(), (std::vector<uint16_t>{3, 1, 2, 4}));
+  const ReplicaChain from_vector = std::vector<uint16_t>{7};
+  EXPECT_EQ(from_vector, ReplicaChain{7});
+  chain.clear();
+  EXPECT_TRUE(chain.empty());
+}
+
+TEST(Messages, OpBodyDecodeIntoReusesAndEmptiesTheTarget) {
+  OpBody body;
+  body.key_or_row.add(0, "key");
+  body.values.add(1, "value");
+  body.values.add_null(2);
+  body.columns = {1, 2};
+  body.program = "program";
+  Bytes encoded;
+  ASSERT_TRUE(body.encode(&encoded).ok());
+  EXPECT_EQ(encoded.size(), encoded.capacity()) << "sized once";
+  OpBody target;
+  target.key_or_row.add(9, "left over");
+  target.columns = {9, 9, 9};
+  ASSERT_TRUE(OpBody::decode_into(as_view(encoded), &target).ok());
+  EXPECT_EQ(target.key_or_row.size(), 1u);
+  EXPECT_EQ(target.key_or_row.value(0), "key");
+  EXPECT_EQ(target.values.size(), 2u);
+  EXPECT_TRUE(target.values.entry(1).is_null);
+  EXPECT_EQ(target.columns, (std::vector<uint16_t>{1, 2}));
+  EXPECT_EQ(target.program, "program");
+  encoded.push_back(0);
+  EXPECT_EQ(OpBody::decode_into(as_view(encoded), &target).code(), ErrorCode::kInvalidArgument);
 }
 
 TEST(Messages, TcKeyConfCutsLongMessagesAt1024Bytes) {

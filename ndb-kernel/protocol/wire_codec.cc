@@ -78,9 +78,22 @@ bool decode_entries(ByteReader* in, uint64_t count, storage::AttrValues* out) {
 
 }  // namespace
 
+size_t encoded_size(const storage::AttrValues& values) {
+  size_t bytes = 2;
+  for (const storage::AttrValues::Entry& entry : values.entries()) {
+    bytes += entry.is_null ? 2 : 4 + size_t{entry.size};
+  }
+  return bytes;
+}
+
 Status encode_attr_values(const storage::AttrValues& values, Bytes* out) {
   if (values.size() > std::numeric_limits<uint16_t>::max()) {
     return Status(ErrorCode::kInvalidArgument, "too many values");
+  }
+  // One growth at most: per-value appends would reallocate as the vector doubles.
+  const size_t needed = out->size() + encoded_size(values);
+  if (needed > out->capacity()) {
+    out->reserve(needed > 2 * out->capacity() ? needed : 2 * out->capacity());
   }
   put_u16(out, static_cast<uint16_t>(values.size()));
   return encode_entries(values, out);

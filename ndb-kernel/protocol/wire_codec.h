@@ -50,10 +50,17 @@ bool get_string(ByteReader* in, std::string* out);
 
 // AttrValues: u16 count, then per value u16 (column | 0x8000 if NULL) and, unless
 // NULL, u16 size + bytes. Values are at most kMaxRowSizeBytes, so u16 sizes suffice.
+// encode_attr_values grows *out at most once (to what it needs, or double its capacity
+// when that is more): a section built from scratch is allocated once.
 Status encode_attr_values(const storage::AttrValues& values, Bytes* out);
+// Bytes encode_attr_values appends for `values`.
+size_t encoded_size(const storage::AttrValues& values);
 bool decode_attr_values(ByteReader* in, storage::AttrValues* out);
 
 // Column list: u16 count + u16 ids.
+inline size_t encoded_columns_size(const std::vector<uint16_t>& columns) {
+  return 2 + 2 * columns.size();
+}
 void encode_columns(const std::vector<uint16_t>& columns, Bytes* out);
 bool decode_columns(ByteReader* in, std::vector<uint16_t>* out);
 

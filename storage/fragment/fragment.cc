@@ -5,6 +5,12 @@
 
 namespace duo::storage {
 
+namespace {
+// A read's projection when the caller gave none: every column. A named empty list (not
+// a temporary), so choosing between it and the caller's list copies neither.
+const std::vector<uint16_t> kAllColumns;
+}  // namespace
+
 // ---------------------------------------------------------------------------------------
 // Construction.
 
@@ -393,7 +399,7 @@ OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
     if (row == kNoRef) return fail(Status(ErrorCode::kNotFound, "Can't find record"));
     const View v = view_of(tx, row);
     if (!v.exists) return fail(Status(ErrorCode::kNotFound, "Can't find record"));
-    if (out) layout_.project(v.image, columns ? *columns : std::vector<uint16_t>{}, out);
+    if (out) layout_.project(v.image, columns ? *columns : kAllColumns, out);
     return result;
   }
 
@@ -490,7 +496,7 @@ OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
 
   if (type == OpType::kRead) {
     if (!cur.exists) return fail(Status(ErrorCode::kNotFound, "Can't find record"));
-    if (out) layout_.project(cur.image, columns ? *columns : std::vector<uint16_t>{}, out);
+    if (out) layout_.project(cur.image, columns ? *columns : kAllColumns, out);
     return result;
   }
   OpType effective = type;
