@@ -108,4 +108,26 @@ Result<DiskFileHeader> read_file_header(const uint8_t* page) {
   return h;
 }
 
+Status open_undofile_header(uint8_t* page, uint32_t logfile_group_id, uint32_t file_no, uint32_t file_pages,
+                            bool* fresh) {
+  DiskFileHeader want;
+  want.kind = DiskFileKind::kUndofile;
+  want.filegroup_id = logfile_group_id;
+  want.file_no = file_no;
+  want.file_pages = file_pages;
+  *fresh = is_fresh_file_header(page);
+  if (*fresh) {
+    write_file_header(page, want);
+    return Status::OK();
+  }
+  DUO_ASSIGN_OR_RETURN(DiskFileHeader h, read_file_header(page));
+  if (h.kind != DiskFileKind::kUndofile || h.filegroup_id != logfile_group_id || h.file_no != file_no ||
+      h.file_pages != file_pages) {
+    return Status(ErrorCode::kCorruption, "undofile " + std::to_string(file_no) +
+                                              ": header does not match logfile group " +
+                                              std::to_string(logfile_group_id));
+  }
+  return Status::OK();
+}
+
 }  // namespace duo::storage::disk

@@ -104,5 +104,10 @@ bool is_fresh_file_header(const uint8_t* page);
 void write_file_header(uint8_t* page, const DiskFileHeader& header);
 // Reads page 0: kCorruption when the magic, version or page size is wrong.
 Result<DiskFileHeader> read_file_header(const uint8_t* page);
+// Page 0 of undofile `file_no` (of `file_pages` pages) of logfile group
+// `logfile_group_id`: written when the file is fresh (*fresh = true), else checked to
+// be that file's header (kCorruption, nothing written, when it is not).
+Status open_undofile_header(uint8_t* page, uint32_t logfile_group_id, uint32_t file_no, uint32_t file_pages,
+                            bool* fresh);
 
 }  // namespace duo::storage::disk

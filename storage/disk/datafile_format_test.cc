@@ -90,6 +90,29 @@ TEST(Datafile, AllZeroFileIsFreshAndGetsItsHeaderOnce) {
   EXPECT_EQ(garbage.open_datafile(6, 100).code(), ErrorCode::kCorruption);
 }
 
+TEST(Undofile, AllZeroHeaderIsFreshAndAnotherFilesHeaderIsRefused) {
+  std::vector<uint8_t> page(kPageSize, 0);
+  bool fresh = false;
+  ASSERT_TRUE(open_undofile_header(page.data(), 4, 2, 512, &fresh).ok());
+  EXPECT_TRUE(fresh);
+  EXPECT_EQ(page_kind(page.data()), DiskPageKind::kUndofileHeader);
+  auto h = read_file_header(page.data());
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->kind, DiskFileKind::kUndofile);
+  EXPECT_EQ(h->filegroup_id, 4u);
+  EXPECT_EQ(h->file_pages, 512u);
+  const std::vector<uint8_t> written = page;
+  ASSERT_TRUE(open_undofile_header(page.data(), 4, 2, 512, &fresh).ok());
+  EXPECT_FALSE(fresh);
+  EXPECT_EQ(open_undofile_header(page.data(), 5, 2, 512, &fresh).code(), ErrorCode::kCorruption);
+  EXPECT_EQ(open_undofile_header(page.data(), 4, 3, 512, &fresh).code(), ErrorCode::kCorruption);
+  EXPECT_EQ(page, written);
+  // A datafile's header is not an undofile's.
+  std::vector<uint8_t> data(kPageSize, 0);
+  write_file_header(data.data(), DatafileLayout::compute(2, 512, 4)->header(4));
+  EXPECT_EQ(open_undofile_header(data.data(), 4, 2, 512, &fresh).code(), ErrorCode::kCorruption);
+}
+
 TEST(UndoRecord, RoundTripsAtBoundaryImageSizesAndDetectsDamage) {
   const uint32_t sizes[] = {0, 1, 3, 4, 5, 127, 128, 255, 4096, 32692};
   std::vector<uint8_t> log;

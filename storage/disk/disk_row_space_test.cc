@@ -43,85 +43,113 @@ void delete_all_and_expect_empty(DiskTxDriver* d, DiskRowSpace* space, UndoLog* 
   EXPECT_TRUE(c.ok()) << c.to_string();
 }
 
-TEST(DiskRowSpace, ChurnAgainstModelWithConcurrentTransactionsAndOpAborts) {
-  const int seeds = seeds_from_env("DUO_DISK_SEEDS", 12);
-  size_t moves = 0, aborted_beside = 0, multi_op_rows = 0;
-  for (int seed = 1; seed <= seeds; ++seed) {
-    SCOPED_TRACE("seed " + std::to_string(seed));
-    DiskRig rig(2, 400, 4, uint64_t{1} << 32);
-    DiskRowSpace space({7, 0}, rig.tablespace.get(), rig.undo.get(), &rig.pages);
-    DiskTxDriver d(&space);
-    std::mt19937_64 rng(static_cast<uint64_t>(seed));
-    constexpr uint32_t kKeys = 250;
-    std::vector<DiskTxDriver::Tx> txs(3);
-    std::vector<bool> open(3, false);
-    std::map<uint32_t, int> locked;  // key -> tx holding it
-    auto finish = [&](int t, bool commit) {
-      std::map<uint32_t, int> per_key;
-      for (const auto& op : txs[t].ops) ++per_key[op.key];
-      for (const auto& [k, n] : per_key) multi_op_rows += n > 1;
-      if (commit) d.commit(&txs[t]);
-      else d.end(&txs[t]);
-      for (auto it = locked.begin(); it != locked.end();) it = it->second == t ? locked.erase(it) : std::next(it);
-      open[t] = false;
-      d.verify();
-    };
-    for (int step = 0; step < 2500; ++step) {
-      const int t = static_cast<int>(rng() % 3);
-      const uint32_t r = static_cast<uint32_t>(rng() % 100);
-      if (!open[t]) {
-        open[t] = true;
+struct ChurnCounts {
+  size_t moves = 0, aborted_beside = 0, multi_op_rows = 0, full = 0;
+};
+
+// Three interleaved transactions over 250 keys: writes (often several on one row),
+// per-operation aborts, commits and aborts; checked against the model throughout.
+// A tablespace of `file_pages`-page files may run full: the refused write must leave
+// everything as it was.
+void churn(int seed, uint32_t file_pages, ChurnCounts* counts) {
+  SCOPED_TRACE("seed " + std::to_string(seed) + ", files of " + std::to_string(file_pages) + " pages");
+  DiskRig rig(2, file_pages, 4, uint64_t{1} << 32);
+  DiskRowSpace space({7, 0}, rig.tablespace.get(), rig.undo.get(), &rig.pages);
+  DiskTxDriver d(&space);
+  std::mt19937_64 rng(static_cast<uint64_t>(seed));
+  constexpr uint32_t kKeys = 250;
+  std::vector<DiskTxDriver::Tx> txs(3);
+  std::vector<bool> open(3, false);
+  std::map<uint32_t, int> locked;  // key -> tx holding it
+  auto finish = [&](int t, bool commit) {
+    std::map<uint32_t, int> per_key;
+    for (const auto& op : txs[t].ops) ++per_key[op.key];
+    for (const auto& [k, n] : per_key) counts->multi_op_rows += n > 1;
+    if (commit) d.commit(&txs[t]);
+    else d.end(&txs[t]);
+    for (auto it = locked.begin(); it != locked.end();) it = it->second == t ? locked.erase(it) : std::next(it);
+    open[t] = false;
+    d.verify();
+  };
+  for (int step = 0; step < 2500; ++step) {
+    const int t = static_cast<int>(rng() % 3);
+    const uint32_t r = static_cast<uint32_t>(rng() % 100);
+    if (!open[t]) {
+      open[t] = true;
+      continue;
+    }
+    if (r < 65) {
+      // A write: often again on a row this transaction already wrote.
+      uint32_t key;
+      if (!txs[t].ops.empty() && rng() % 2 == 0) {
+        key = txs[t].ops[rng() % txs[t].ops.size()].key;
+      } else {
+        key = static_cast<uint32_t>(rng() % kKeys);
+        auto l = locked.find(key);
+        if (l != locked.end() && l->second != t) continue;  // row locked by another
+      }
+      locked[key] = t;
+      const bool exists = d.exists_for(txs[t], key);
+      const bool is_delete = exists && rng() % 5 == 0;
+      std::string bytes = is_delete ? std::string() : row_bytes(rng, random_part_size(rng), key);
+      const DiskSpaceStats before = space.stats();
+      const uint64_t undo_reserved = rig.undo->reserved_bytes();
+      Status s = d.write(&txs[t], key, is_delete, std::move(bytes));
+      if (s.is(ErrorCode::kTablespaceFull)) {
+        ++counts->full;
+        ASSERT_EQ(space.stats().reserved_bytes, before.reserved_bytes);
+        ASSERT_EQ(space.stats().live_operations, before.live_operations);
+        ASSERT_EQ(rig.undo->reserved_bytes(), undo_reserved);
         continue;
       }
-      if (r < 65) {
-        // A write: often again on a row this transaction already wrote.
-        uint32_t key;
-        if (!txs[t].ops.empty() && rng() % 2 == 0) {
-          key = txs[t].ops[rng() % txs[t].ops.size()].key;
-        } else {
-          key = static_cast<uint32_t>(rng() % kKeys);
-          auto l = locked.find(key);
-          if (l != locked.end() && l->second != t) continue;  // row locked by another
-        }
-        locked[key] = t;
-        const bool exists = d.exists_for(txs[t], key);
-        const bool is_delete = exists && rng() % 5 == 0;
-        std::string bytes = is_delete ? std::string() : row_bytes(rng, random_part_size(rng), key);
-        Status s = d.write(&txs[t], key, is_delete, std::move(bytes));
-        ASSERT_TRUE(s.ok()) << s.to_string();
-      } else if (r < 75) {
-        if (txs[t].ops.empty()) continue;
-        txs[t].ops[rng() % txs[t].ops.size()].aborted = true;  // per-operation abort
-      } else if (r < 92) {
-        finish(t, true);
-      } else {
-        finish(t, false);
-      }
-      if (step % 100 == 0) {
-        Status c = space.check_consistency();
-        ASSERT_TRUE(c.ok()) << c.to_string();
-      }
+      ASSERT_TRUE(s.ok()) << s.to_string();
+    } else if (r < 75) {
+      if (txs[t].ops.empty()) continue;
+      txs[t].ops[rng() % txs[t].ops.size()].aborted = true;  // per-operation abort
+    } else if (r < 92) {
+      finish(t, true);
+    } else {
+      finish(t, false);
     }
-    for (int t = 0; t < 3; ++t) {
-      if (open[t]) finish(t, rng() % 2 == 0);
+    if (step % 100 == 0) {
+      Status c = space.check_consistency();
+      ASSERT_TRUE(c.ok()) << c.to_string();
     }
-    Status c = space.check_consistency();
-    ASSERT_TRUE(c.ok()) << c.to_string();
-    EXPECT_EQ(space.stats().reserved_bytes, 0u);
-    EXPECT_EQ(space.stats().held_bytes, 0u);
-    EXPECT_EQ(rig.undo->reserved_bytes(), 0u);
-    const DiskRowSpace::Usage u = space.usage();
-    EXPECT_EQ(u.entries, d.committed().size());
-    EXPECT_EQ(u.bytes, d.model_bytes());
-    EXPECT_GT(space.stats().extents, 1u);
-    moves += d.moves;
-    aborted_beside += d.aborted_beside_installed;
-    delete_all_and_expect_empty(&d, &space, rig.undo.get());
   }
+  for (int t = 0; t < 3; ++t) {
+    if (open[t]) finish(t, rng() % 2 == 0);
+  }
+  Status c = space.check_consistency();
+  ASSERT_TRUE(c.ok()) << c.to_string();
+  EXPECT_EQ(space.stats().reserved_bytes, 0u);
+  EXPECT_EQ(space.stats().held_bytes, 0u);
+  EXPECT_EQ(rig.undo->reserved_bytes(), 0u);
+  const DiskRowSpace::Usage u = space.usage();
+  EXPECT_EQ(u.entries, d.committed().size());
+  EXPECT_EQ(u.bytes, d.model_bytes());
+  EXPECT_GT(space.stats().extents, 1u);
+  counts->moves += d.moves;
+  counts->aborted_beside += d.aborted_beside_installed;
+  delete_all_and_expect_empty(&d, &space, rig.undo.get());
+}
+
+TEST(DiskRowSpace, ChurnAgainstModelWithConcurrentTransactionsAndOpAborts) {
+  const int seeds = seeds_from_env("DUO_DISK_SEEDS", 12);
+  ChurnCounts counts;
+  for (int seed = 1; seed <= seeds; ++seed) churn(seed, 400, &counts);
   // The rare paths ran: rows that moved, and aborted operations beside committed ones.
-  EXPECT_GT(moves, 0u);
-  EXPECT_GT(aborted_beside, 0u);
-  EXPECT_GT(multi_op_rows, 0u);
+  EXPECT_GT(counts.moves, 0u);
+  EXPECT_GT(counts.aborted_beside, 0u);
+  EXPECT_GT(counts.multi_op_rows, 0u);
+  EXPECT_EQ(counts.full, 0u);
+}
+
+TEST(DiskRowSpace, ChurnInATablespaceThatRunsFull) {
+  const int seeds = seeds_from_env("DUO_DISK_SEEDS", 12);
+  ChurnCounts counts;
+  for (int seed = 1; seed <= seeds; ++seed) churn(seed, 22, &counts);
+  EXPECT_GT(counts.full, 0u);
+  EXPECT_GT(counts.moves, 0u);
 }
 
 TEST(DiskRowSpace, GrowBeyondThePageMovesAndAnAbortedGrowthKeepsItsSpaceUntilTheEnd) {
