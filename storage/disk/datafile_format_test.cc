@@ -171,11 +171,17 @@ TEST(UndoLog, ReservationsLimitSpaceAndCheckpointsFreeIt) {
   EXPECT_EQ(log.append(r), 12u);
   log.release_through(11);
   EXPECT_EQ(log.used_bytes(), rec);
+  // The bytes of released records stay until their chunk is wholly released.
+  EXPECT_EQ(log.start_offset(), 0u);
+  EXPECT_EQ(log.end_offset(), 3u * rec);
   UndoReader reader(log.bytes());
   auto last = reader.next();
   ASSERT_TRUE(last.ok());
   EXPECT_EQ(last->lsn, 12u);
-  EXPECT_TRUE(reader.done());
+  const UndoChunk chunk = log.chunk(0);
+  EXPECT_EQ(chunk.data.size(), 3u * rec);
+  EXPECT_EQ(chunk.records_end, 3u * rec);
+  EXPECT_EQ(chunk.last_lsn, 12u);
   ASSERT_TRUE(log.reserve(2 * rec).ok());
   log.unreserve(2 * rec);
   EXPECT_EQ(log.next_lsn(), 13u);

@@ -56,9 +56,19 @@ Result<UndoApplyStats> apply_undo_backwards(std::span<const uint8_t> log, uint64
                                             std::span<Tablespace* const> tablespaces, DiskPageAccess* pages) {
   UndoApplyStats stats;
   UndoReader reader(log);
+  uint64_t oldest = 0;  // LSN of the last record undone
+  bool reached_stop = false;
   while (!reader.done()) {
     DUO_ASSIGN_OR_RETURN(UndoRecord r, reader.next());
-    if (r.lsn <= stop_lsn) break;
+    // LSNs are consecutive: a gap is a damaged or mixed-up log, never to be skipped.
+    if (oldest != 0 && r.lsn != oldest - 1) {
+      return corrupt(r, ("LSN follows " + std::to_string(oldest) + " in the log").c_str());
+    }
+    if (r.lsn <= stop_lsn) {
+      reached_stop = true;
+      break;
+    }
+    oldest = r.lsn;
     ++stats.records;
     Tablespace* ts = nullptr;
     const DatafileLayout* layout = nullptr;
@@ -117,6 +127,10 @@ Result<UndoApplyStats> apply_undo_backwards(std::span<const uint8_t> log, uint64
       entry.set_page_class(index, cls);
       pages->mark_dirty(header_page);
     }
+  }
+  if (oldest > stop_lsn + 1 && !reached_stop) {
+    return Status(ErrorCode::kCorruption, "undo log ends at LSN " + std::to_string(oldest) +
+                                              ", short of the checkpoint's LSN " + std::to_string(stop_lsn));
   }
   return stats;
 }
