@@ -1,15 +1,18 @@
 // The restart undo pass against a model: random transactions on two fragments, a
-// checkpoint, more transactions (extents allocated, a fragment dropped), pages written
-// back fuzzily under the write-ahead rule, a crash at a random point; the undo pass must
+// checkpoint, more transactions (extents allocated, a fragment dropped), undo chunks
+// flushed to a ring of undofile pages and data pages written back fuzzily under the
+// write-ahead rule, a crash at a random point; the undo read back from the ring must
 // bring every page and extent header back to the checkpoint's state, and again after a
 // crash during the pass itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
 #include "storage/disk/disk_test_support.h"
 #include "storage/disk/undo_apply.h"
+#include "storage/disk/undo_ring.h"
 
 namespace duo::storage::disk {
 namespace {
@@ -26,19 +29,6 @@ constexpr FragmentOwner kOwnerB{11, 3};
 
 using Disk = std::map<DiskPageId, MemoryPageAccess::PageBytes>;
 
-// The undo records that reached disk: those with LSN <= flushed.
-std::vector<uint8_t> durable_prefix(std::span<const uint8_t> log, uint64_t flushed) {
-  size_t end = log.size();
-  while (end > 0) {
-    size_t start = 0;
-    auto r = decode_undo_record_ending_at(log, end, &start);
-    EXPECT_TRUE(r.ok());
-    if (!r.ok() || r->lsn <= flushed) break;
-    end = start;
-  }
-  return std::vector<uint8_t>(log.begin(), log.begin() + static_cast<std::ptrdiff_t>(end));
-}
-
 // One transaction of 1..4 writes on random keys of one fragment, some operations
 // aborted, committed or aborted as a whole.
 void random_transaction(std::mt19937_64& rng, DiskTxDriver* d) {
@@ -48,7 +38,7 @@ void random_transaction(std::mt19937_64& rng, DiskTxDriver* d) {
     const uint32_t key = static_cast<uint32_t>(rng() % 40);
     const bool is_delete = d->exists_for(tx, key) && rng() % 4 == 0;
     Status s = d->write(&tx, key, is_delete, is_delete ? std::string() : row_bytes(rng, random_part_size(rng), key));
-    if (s.is(ErrorCode::kTablespaceFull)) continue;
+    if (s.is(ErrorCode::kTablespaceFull) || s.is(ErrorCode::kOutOfUndoSpace)) continue;
     ASSERT_TRUE(s.ok()) << s.to_string();
     if (rng() % 6 == 0) tx.ops.back().aborted = true;
   }
@@ -108,7 +98,12 @@ TEST(UndoApply, CrashWithFuzzyWriteBackRestoresTheCheckpoint) {
     std::mt19937_64 rng(static_cast<uint64_t>(seed) * 7919);
     MemoryPageAccess cache;
     for (uint32_t f : kFiles) cache.add_file(f, kFilePages);
-    UndoLog undo(uint64_t{1} << 32, 1);
+    // The undofiles: written straight to "disk" (they do not go through the cache).
+    MemoryPageAccess undo_disk;
+    undo_disk.add_file(20, 100);
+    undo_disk.add_file(21, 60);
+    const UndoRing ring({{20, 100}, {21, 60}});
+    UndoLog undo(ring.capacity_bytes(), 1);
     Tablespace ts(1, kExtentPages, &cache, &undo);
     for (uint32_t f : kFiles) ASSERT_TRUE(ts.open_datafile(f, kFilePages).ok());
     ts.scan_extent_headers();
@@ -121,12 +116,21 @@ TEST(UndoApply, CrashWithFuzzyWriteBackRestoresTheCheckpoint) {
     Disk disk;
     std::set<DiskPageId> dirty;
     uint64_t flushed_lsn = 0;
+    uint64_t flushed_offset = 0;
+    auto flush_undo = [&] {
+      for (uint64_t c = flushed_offset - flushed_offset % kUndoChunkBytes; c < undo.end_offset(); c += kUndoChunkBytes) {
+        const DiskPageId id = ring.page_of_chunk(c);
+        write_undo_chunk(undo_disk.page(id), id, undo.chunk(c));
+      }
+      flushed_offset = undo.end_offset();
+      flushed_lsn = undo.next_lsn() - 1;
+    };
     auto collect = [&] {
       for (const DiskPageId& id : cache.take_dirty()) dirty.insert(id);
     };
     auto write_back_some = [&] {
       collect();
-      if (rng() % 3 == 0) flushed_lsn = undo.next_lsn() - 1;
+      if (rng() % 3 == 0) flush_undo();
       for (auto it = dirty.begin(); it != dirty.end();) {
         if (rng() % 4 == 0 && page_lsn(cache.page(*it)) <= flushed_lsn) {
           disk[*it] = cache.copy(*it);
@@ -138,7 +142,7 @@ TEST(UndoApply, CrashWithFuzzyWriteBackRestoresTheCheckpoint) {
     };
     auto write_back_all = [&] {
       collect();
-      flushed_lsn = undo.next_lsn() - 1;
+      flush_undo();
       for (const DiskPageId& id : dirty) disk[id] = cache.copy(id);
       dirty.clear();
     };
@@ -172,8 +176,16 @@ TEST(UndoApply, CrashWithFuzzyWriteBackRestoresTheCheckpoint) {
       random_transaction(rng, b_dropped || rng() % 2 ? &da : &db);
       write_back_some();
     }
-    // Crash: what is on disk is what was written back; the undo log up to its flush.
-    const std::vector<uint8_t> log = durable_prefix(undo.bytes(), flushed_lsn);
+    // Crash: what is on disk is what was written back, and the undo chunks flushed.
+    const RecoveredUndo recovered = read_undo_ring(ring, [&](DiskPageId id) { return undo_disk.page(id); });
+    EXPECT_EQ(recovered.next_lsn, flushed_lsn + 1);
+    const std::vector<uint8_t>& log = recovered.stream;
+    // It ends where the last flush ended and agrees with the log in memory.
+    ASSERT_EQ(recovered.start_offset + log.size(), flushed_offset);
+    const uint64_t from = std::max(recovered.start_offset, undo.start_offset());
+    ASSERT_LE(from, flushed_offset);
+    EXPECT_TRUE(std::equal(log.begin() + static_cast<std::ptrdiff_t>(from - recovered.start_offset), log.end(),
+                           undo.bytes().begin() + static_cast<std::ptrdiff_t>(from - undo.start_offset())));
 
     auto r = recover(disk, log, checkpoint_lsn, flushed_lsn + 1);
     applied += r->stats.applied;
