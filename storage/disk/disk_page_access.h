@@ -8,6 +8,9 @@
 // pages) is pinned before the call and stays pinned until the call returns. Extent-header
 // pages are expected to stay resident for the tablespace's life, as NDB's page cache
 // locks TSMAN's extent pages.
+//
+// Thread-safety is the implementation's; disk row code calls it from the one thread
+// that owns the fragment or logfile group.
 #pragma once
 
 #include <cstdint>

@@ -158,6 +158,12 @@ Result<uint32_t> DiskRowSpace::committed_size(DiskRef ref, uint32_t* index) cons
   if (*index == kNoPage || !spaces_[*index].formatted) {
     return Status(ErrorCode::kInvalidArgument, "disk ref names no page of this fragment");
   }
+  const uint8_t* page = pages_->page(ref.page_id());
+  if (page_kind(page) != DiskPageKind::kRowPage) {
+    // A page this fragment formatted reads back as something else: never build on it.
+    return Status(ErrorCode::kCorruption, "disk page " + std::to_string(ref.file) + ":" + std::to_string(ref.page) +
+                                              " is not a row page");
+  }
   const VarPage layout = row_page(pages_->page(ref.page_id()));
   if (!layout.is_live(ref.slot)) return Status(ErrorCode::kInvalidArgument, "disk ref names no row part");
   return layout.size(ref.slot);

@@ -31,6 +31,9 @@
 // predicate says is in the cache; else a page never formatted (no read: target_fresh);
 // else any page (a read); else a new extent.
 //
+// Limits: one in-memory record per live operation (the caller's operation records bound
+// them) and one per page of the fragment's extents.
+//
 // Thread-compatible: one owner (the fragment's LDM thread).
 #pragma once
 
