@@ -10,6 +10,11 @@
 // pages. After each row-page record, the page's free-space class in its extent header is
 // recomputed from the page, so classes follow the restored pages.
 //
+// After the pass, the restart must make the restored state the new undo start: write
+// back the pages the pass changed, then record the recovered next LSN - 1 as the stop
+// point of any later restart (as a completed checkpoint does) and continue the log
+// after the recovered stream. Otherwise a second crash would undo old records twice.
+//
 // Every page a record names, and every extent-header page, must be reachable through
 // `pages` (the caller pins them; the IO side reads the undo log ahead to do so).
 // Records of files no tablespace knows (dropped) are skipped. Thread-compatible.
