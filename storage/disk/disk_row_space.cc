@@ -306,6 +306,7 @@ DiskRef DiskRowSpace::place(Op* op, uint32_t index, std::span<const uint8_t> byt
 DiskRef DiskRowSpace::install(DiskOpId id, std::span<const uint8_t> bytes) {
   Op* op = &ops_[id];
   if (op->installed || op->kind == OpKind::kNone) invariant_failed("install of an installed or released operation");
+  if (op->aborted) invariant_failed("install of an aborted operation");
   if (op->kind != OpKind::kDelete && bytes.size() != op->new_size) invariant_failed("install with another size");
   op->installed = true;
   DiskRef result = kNoDiskRef;
@@ -359,6 +360,12 @@ DiskRef DiskRowSpace::install(DiskOpId id, std::span<const uint8_t> bytes) {
       break;
   }
   return result;
+}
+
+void DiskRowSpace::abort(DiskOpId id) {
+  Op& op = ops_[id];
+  if (op.kind == OpKind::kNone || op.installed) invariant_failed("abort of a released or installed operation");
+  op.aborted = true;
 }
 
 void DiskRowSpace::release(DiskOpId id) {

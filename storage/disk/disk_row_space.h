@@ -18,6 +18,8 @@
 //  - install, when the row's newest live version commits (one operation per row and
 //    transaction installs; the others of that row just end): writes the page(s), appends
 //    the undo records within the reservation, and returns the part's ref. Never fails.
+//  - abort, when the operation is aborted (alone or with its transaction): its version
+//    will never be installed; what it reserved stays taken until release.
 //  - release, for every operation when its transaction ends (committed or aborted):
 //    gives back what it reserved and what its install freed. Until then nothing an
 //    operation reserved or freed can be taken by anyone, so an operation aborted while
@@ -95,6 +97,8 @@ class DiskRowSpace {
   // a delete) and returns where the part now is (kNoDiskRef after a delete). At most
   // once per operation.
   DiskRef install(DiskOpId op, std::span<const uint8_t> bytes);
+  // The operation is aborted: installing it later is a bug (aborts the node).
+  void abort(DiskOpId op);
   // The operation's transaction has ended: everything it held is available again.
   void release(DiskOpId op);
 
@@ -131,6 +135,7 @@ class DiskRowSpace {
   struct Op {
     OpKind kind = OpKind::kNone;
     bool installed = false;
+    bool aborted = false;
     DiskRef current;
     uint32_t current_index = kNoPage;  // local page index of `current`
     uint32_t current_size = 0;

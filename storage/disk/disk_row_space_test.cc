@@ -105,7 +105,7 @@ void churn(int seed, uint32_t file_pages, ChurnCounts* counts) {
       ASSERT_TRUE(s.ok()) << s.to_string();
     } else if (r < 75) {
       if (txs[t].ops.empty()) continue;
-      txs[t].ops[rng() % txs[t].ops.size()].aborted = true;  // per-operation abort
+      d.abort_op(&txs[t], rng() % txs[t].ops.size());  // per-operation abort
     } else if (r < 92) {
       finish(t, true);
     } else {
@@ -169,7 +169,7 @@ TEST(DiskRowSpace, GrowBeyondThePageMovesAndAnAbortedGrowthKeepsItsSpaceUntilThe
   const DiskSpaceStats reserved = space.stats();
   EXPECT_GE(reserved.reserved_bytes, 30000u);
   ASSERT_TRUE(d.write(&tx, 1, false, row_bytes(rng, 100, 1)).ok());
-  tx.ops[0].aborted = true;
+  d.abort_op(&tx, 0);
   d.commit(&tx);
   EXPECT_EQ(d.committed()[1].ref, before);  // installed in place
   d.verify();

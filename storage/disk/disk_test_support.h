@@ -101,6 +101,13 @@ class DiskTxDriver {
     return Status::OK();
   }
 
+  // Aborts one operation of `tx` (its reservation stays until the end).
+  void abort_op(Tx* tx, size_t i) {
+    if (tx->ops[i].aborted) return;
+    tx->ops[i].aborted = true;
+    space_->abort(tx->ops[i].op);
+  }
+
   // Commits: per row, the newest live version installs; then every op is released.
   // Counts installs that moved a part and rows where an aborted op sat beside the
   // installed one.
@@ -124,9 +131,15 @@ class DiskTxDriver {
       }
       if (had_abort[key]) ++aborted_beside_installed;
     }
+    committing_ = true;
     end(tx);
+    committing_ = false;
   }
+  // Ends the transaction: every operation not installed by commit() is aborted first.
   void end(Tx* tx) {
+    for (size_t i = 0; i < tx->ops.size(); ++i) {
+      if (!committing_) abort_op(tx, i);
+    }
     for (PendingOp& p : tx->ops) space_->release(p.op);
     tx->ops.clear();
   }
@@ -151,6 +164,7 @@ class DiskTxDriver {
  private:
   DiskRowSpace* space_;
   std::map<uint32_t, Committed> committed_;
+  bool committing_ = false;
 };
 
 }  // namespace duo::storage::disk::testing

@@ -40,7 +40,7 @@ void random_transaction(std::mt19937_64& rng, DiskTxDriver* d) {
     Status s = d->write(&tx, key, is_delete, is_delete ? std::string() : row_bytes(rng, random_part_size(rng), key));
     if (s.is(ErrorCode::kTablespaceFull) || s.is(ErrorCode::kOutOfUndoSpace)) continue;
     ASSERT_TRUE(s.ok()) << s.to_string();
-    if (rng() % 6 == 0) tx.ops.back().aborted = true;
+    if (rng() % 6 == 0) d->abort_op(&tx, tx.ops.size() - 1);
   }
   if (rng() % 5 == 0) d->end(&tx);
   else d->commit(&tx);
