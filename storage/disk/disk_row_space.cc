@@ -15,8 +15,6 @@ namespace {
   std::abort();  // corruption must not spread
 }
 
-uint64_t page_key(DiskPageId id) { return uint64_t{id.file} << 32 | id.page; }
-
 // Undo bytes of the records an install may append.
 constexpr uint32_t kNewEntryUndoBytes = 2 * undo_record_bytes(0);  // page init + entry alloc
 
@@ -64,11 +62,17 @@ void DiskRowSpace::rebucket(uint32_t index) {
 }
 
 uint32_t DiskRowSpace::index_of(DiskPageId id) const {
-  auto it = index_by_page_.find(page_key(id));
-  return it == index_by_page_.end() ? kNoPage : it->second;
+  // Pages are found through their extent: one map entry per extent, not per page.
+  const DatafileLayout* layout = tablespace_->layout_of(id.file);
+  if (layout == nullptr || !layout->is_extent_page(id.page)) return kNoPage;
+  const uint32_t extent = layout->extent_of(id.page);
+  auto it = position_by_extent_.find(uint64_t{id.file} << 32 | extent);
+  if (it == position_by_extent_.end()) return kNoPage;
+  return it->second * tablespace_->extent_pages() + (id.page - layout->page_of(extent, 0).page);
 }
 
 void DiskRowSpace::add_extent_pages(ExtentId extent, bool from_headers) {
+  position_by_extent_.emplace(uint64_t{extent.file} << 32 | extent.extent, static_cast<uint32_t>(extents_.size()));
   extents_.push_back(extent);
   for (uint32_t i = 0; i < tablespace_->extent_pages(); ++i) {
     PageSpace p;
@@ -86,7 +90,6 @@ void DiskRowSpace::add_extent_pages(ExtentId extent, bool from_headers) {
     }
     const uint32_t index = static_cast<uint32_t>(spaces_.size());
     spaces_.push_back(p);
-    index_by_page_.emplace(page_key(p.id), index);
     rebucket(index);
   }
 }
@@ -402,7 +405,7 @@ Status DiskRowSpace::drop() {
   for (const ExtentId& e : extents_) tablespace_->free_extent(e);
   extents_.clear();
   spaces_.clear();
-  index_by_page_.clear();
+  position_by_extent_.clear();
   for (auto& list : buckets_) list.clear();
   return Status::OK();
 }

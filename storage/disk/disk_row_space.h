@@ -34,7 +34,11 @@
 // else any page (a read); else a new extent.
 //
 // Limits: one in-memory record per live operation (the caller's operation records bound
-// them) and one per page of the fragment's extents.
+// them), about 28 bytes per page of the fragment's extents and a map entry per extent.
+//
+// local_query should pin pages_for(op) right after prepare and keep them until release:
+// then commit never waits for a read (NDB requests the page at prepare for the same
+// reason).
 //
 // Thread-compatible: one owner (the fragment's LDM thread).
 #pragma once
@@ -174,7 +178,7 @@ class DiskRowSpace {
   DiskPageAccess* const pages_;
   std::vector<ExtentId> extents_;
   std::vector<PageSpace> spaces_;
-  std::unordered_map<uint64_t, uint32_t> index_by_page_;
+  std::unordered_map<uint64_t, uint32_t> position_by_extent_;  // (file, extent) -> index in extents_
   std::vector<std::vector<uint32_t>> buckets_;
   std::vector<Op> ops_;
   std::vector<DiskOpId> free_ops_;
