@@ -26,6 +26,8 @@ const ErrorInfo& error_info(ErrorCode code) {
       {"NoSuchTable", 1146, "42S02"},         // ER_NO_SUCH_TABLE
       {"TableExists", 1050, "42S01"},         // ER_TABLE_EXISTS_ERROR
       {"SchemaVersion", 1412, "HY000"},       // ER_TABLE_DEF_CHANGED
+      {"TablespaceFull", 1114, "HY000"},      // ER_RECORD_FILE_FULL (NDB 1601 in the warning)
+      {"OutOfUndoSpace", 1297, "HY000"},      // ER_GET_TEMPORARY_ERRMSG (NDB 1501, TR class)
       {"Internal", 1105, "HY000"},            // ER_UNKNOWN_ERROR
   };
   static_assert(sizeof(kInfo) / sizeof(kInfo[0]) == static_cast<size_t>(ErrorCode::kInternal) + 1);

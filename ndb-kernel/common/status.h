@@ -43,6 +43,8 @@ enum class ErrorCode : uint16_t {
   kNoSuchTable,        // table (or other schema object) does not exist (MySQL 1146)
   kTableExists,        // table already exists (MySQL 1050)
   kSchemaVersion,      // request names an old version of a table (MySQL 1412, retry)
+  kTablespaceFull,     // no free extent in the tablespace (NDB 1601; MySQL 1114)
+  kOutOfUndoSpace,     // the logfile group's undo files are full (NDB 1501, temporary; MySQL 1297)
   kInternal,           // bug: should not happen; always the last code
 };
 

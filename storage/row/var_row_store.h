@@ -1,5 +1,5 @@
 // VarRowStore: the variable-size parts of one fragment's rows, in 32 KiB DataMemory
-// pages with a slot directory (the same page layout disk-data var pages will use).
+// pages with a slot directory (VarPage, the same layout disk row pages use).
 //
 // An entry is named by a 32-bit VarRef = page_id << 12 | directory index; the
 // directory indirection lets a page compact its free space without changing refs.
@@ -7,9 +7,9 @@
 // O(classes). Growing an entry beyond its page's free space is the caller's move: it
 // allocates elsewhere and frees the old entry (the row's var_ref is updated).
 //
-// Page layout: [VarPageHeader 32 bytes][entry bytes ... grow up ->] free
-// [<- directory grows down: u16 offset, u16 size per entry]. Offset 0 marks a free
-// directory slot. Thread-compatible: one owner.
+// Page layout: [store header 24 bytes: magic, page id, free-space list links][VarPage
+// layout (var_page.h) from byte 24: 8-byte header, entries growing up, directory of
+// (u16 offset, u16 size) growing down]. Thread-compatible: one owner.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,7 @@
 
 #include "ndb-kernel/common/status.h"
 #include "storage/memory/global_memory.h"
+#include "storage/row/var_page.h"
 
 namespace duo::storage {
 
@@ -25,8 +26,9 @@ using VarRef = uint32_t;
 
 class VarRowStore {
  public:
-  static constexpr uint32_t kPageHeaderBytes = 32;
-  static constexpr uint32_t kMaxEntryBytes = kPageSize - kPageHeaderBytes - 4;
+  static constexpr uint32_t kStoreHeaderBytes = 24;  // VarPage's layout starts here
+  static constexpr uint32_t kPageHeaderBytes = kStoreHeaderBytes + VarPage::kHeaderBytes;
+  static constexpr uint32_t kMaxEntryBytes = VarPage::max_entry_bytes(kStoreHeaderBytes);
 
   explicit VarRowStore(GlobalMemory* memory);
   ~VarRowStore();
@@ -52,11 +54,10 @@ class VarRowStore {
   PageHeader* header(uint32_t page_id) const {
     return reinterpret_cast<PageHeader*>(pages_[page_id]);
   }
+  VarPage layout(uint32_t page_id) const { return VarPage(pages_[page_id], kStoreHeaderBytes); }
   static int class_of_free(uint32_t free_bytes);
   void relist(PageHeader* h);
   void unlist(PageHeader* h);
-  void compact(PageHeader* h);
-  uint32_t contiguous_free(const PageHeader* h) const;
 
   GlobalMemory* const memory_;
   std::vector<uint8_t*> pages_;

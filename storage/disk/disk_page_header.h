@@ -1,0 +1,72 @@
+// The common 64-byte header every disk page starts with, as far as disk row storage
+// reads and writes it. The header is owned by the page cache (storage/page_cache), which
+// computes and checks the checksum; this file only names the fields disk row code
+// touches — the page LSN above all, which makes undo idempotent — so that the two
+// definitions can be reconciled in one place (docs/formats/disk-page.md).
+//
+//   bytes 0..3   u32 crc32c of bytes 4..end (the cache's)
+//   bytes 4..7   u32 page kind / flags
+//   bytes 8..15  u64 page LSN: the LSN of the newest undo record whose change is on
+//                the page (0: never changed since the file was created)
+//   bytes 16..19 u32 file number, bytes 20..23 u32 page number in the file
+//   bytes 24..63 reserved
+// Fields are little-endian (the host order of every platform DuoDB builds for).
+// Pure functions over bytes the caller owns; thread-compatible.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <cstring>
+
+#include "storage/memory/global_memory.h"
+
+namespace duo::storage::disk {
+
+inline constexpr uint32_t kDiskPageHeaderBytes = 64;
+
+// A page of a tablespace or logfile group: file number (within its filegroup) and page
+// number within the file.
+struct DiskPageId {
+  uint32_t file = 0;
+  uint32_t page = 0;
+  friend bool operator==(const DiskPageId&, const DiskPageId&) = default;
+  friend auto operator<=>(const DiskPageId&, const DiskPageId&) = default;
+};
+
+// Values of the page kind field for the pages disk row storage writes.
+enum class DiskPageKind : uint32_t {
+  kUnknown = 0,  // never written: a freshly created, zero-filled page
+  kDatafileHeader = 1,
+  kExtentHeader = 2,
+  kRowPage = 3,
+  kUndofileHeader = 4,
+};
+
+namespace page_header_offset {
+inline constexpr uint32_t kKind = 4;
+inline constexpr uint32_t kLsn = 8;
+inline constexpr uint32_t kFile = 16;
+inline constexpr uint32_t kPage = 20;
+}  // namespace page_header_offset
+
+inline uint64_t page_lsn(const uint8_t* page) {
+  uint64_t lsn;
+  std::memcpy(&lsn, page + page_header_offset::kLsn, 8);
+  return lsn;
+}
+inline void set_page_lsn(uint8_t* page, uint64_t lsn) { std::memcpy(page + page_header_offset::kLsn, &lsn, 8); }
+
+inline DiskPageKind page_kind(const uint8_t* page) {
+  uint32_t kind;
+  std::memcpy(&kind, page + page_header_offset::kKind, 4);
+  return static_cast<DiskPageKind>(kind);
+}
+// Stamps kind and identity (the cache verifies the identity when it reads the page back).
+inline void set_page_identity(uint8_t* page, DiskPageKind kind, DiskPageId id) {
+  const uint32_t k = static_cast<uint32_t>(kind);
+  std::memcpy(page + page_header_offset::kKind, &k, 4);
+  std::memcpy(page + page_header_offset::kFile, &id.file, 4);
+  std::memcpy(page + page_header_offset::kPage, &id.page, 4);
+}
+
+}  // namespace duo::storage::disk
