@@ -38,6 +38,17 @@ std::vector<std::string> system_view_names(const std::string& db);
 // (duo_sqld sets it once at start, before serving).
 void set_management_connect_string(const std::string& connect_string);
 
+// This server's link to the cluster, for SHOW ENGINE NDB STATUS: its API node id, the
+// management server it was given, and the data nodes mgmd knows of and those STARTED.
+struct NdbConnectionStatus {
+  uint32_t node_id = 0;
+  std::string management_host;
+  uint32_t management_port = 0;
+  size_t data_nodes = 0;
+  size_t ready_data_nodes = 0;
+};
+NdbConnectionStatus ndb_connection_status(StatementContext& context);
+
 // Text helpers shared with SHOW (admin_executor.cc): MySQL's COLUMN_TYPE and
 // DATA_TYPE of a column, and its COLUMN_KEY (PRI, UNI, MUL or empty).
 std::string column_type_text(const catalog::SqlColumn& column);

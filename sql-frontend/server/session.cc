@@ -30,13 +30,14 @@ const char* protocol_sql_state(uint16_t code) {
 }  // namespace
 
 Session::Session(uint32_t connection_id, std::unique_ptr<SocketTransport> socket,
-                 std::string peer_host, const SessionOptions& options, QueryHandler* handler,
+                 std::string peer_host, bool unix_socket, const SessionOptions& options, QueryHandler* handler,
                  Authenticator* authenticator, const TlsContext* tls_context, ServerControl* server)
     : options_(options),
       handler_(handler),
       authenticator_(authenticator),
       tls_context_(tls_context),
       socket_(std::move(socket)),
+      unix_socket_(unix_socket),
       endpoint_(socket_.get()) {
   state_.connection_id = connection_id;
   state_.host = std::move(peer_host);
@@ -133,14 +134,18 @@ bool Session::handshake() {
 
   state_.client_capabilities = response.capabilities & server_capabilities_;
   state_.user = response.username;
+  state_.unix_socket = unix_socket_;
+  state_.handshake_collation = response.character_set;
   Authenticator::Result auth = authenticator_->authenticate(
-      endpoint_, response, state_.client_capabilities, nonce_, tls_ != nullptr, state_.host);
+      endpoint_, response, state_.client_capabilities, nonce_, tls_ != nullptr || unix_socket_,
+      state_.host);
   if (auth.outcome == Authenticator::Outcome::kConnectionLost) return false;
   if (auth.outcome == Authenticator::Outcome::kDenied) {
     send_error(auth.error);
     (void)endpoint_.flush().ok();
     return false;
   }
+  state_.connect_attributes = std::move(response.attributes);
   if ((state_.client_capabilities & protocol::kClientConnectWithDb) && !response.database.empty()) {
     try {
       std::optional<SqlError> error = handler_->change_database(state_, response.database);
@@ -460,6 +465,7 @@ void Session::on_reset_connection() {
   close_all_statements();
   handler_->on_disconnect(state_);
   state_.autocommit = true;
+  state_.system_variables.clear();
   state_.in_transaction = false;
   send_ok(OkResult{});
 }

@@ -73,8 +73,10 @@ class Session {
   // name at most a database or table: anything longer is refused as malformed.
   static constexpr size_t kControlCommandBytesMax = 64 * 1024;
 
+  // `unix_socket`: the connection came over the Unix socket (a secure transport for
+  // authentication, as in MySQL).
   Session(uint32_t connection_id, std::unique_ptr<SocketTransport> socket, std::string peer_host,
-          const SessionOptions& options, QueryHandler* handler, Authenticator* authenticator,
+          bool unix_socket, const SessionOptions& options, QueryHandler* handler, Authenticator* authenticator,
           const TlsContext* tls_context, ServerControl* server);
   ~Session();
   Session(const Session&) = delete;
@@ -141,6 +143,7 @@ class Session {
   Authenticator* const authenticator_;
   const TlsContext* const tls_context_;
   std::unique_ptr<SocketTransport> socket_;
+  const bool unix_socket_;
 
   // Owned by the session thread.
   std::unique_ptr<TlsTransport> tls_;
