@@ -6,7 +6,7 @@
 #include <cctype>
 
 #include "sql-frontend/executor/admin_statements.h"
-#include "sql-frontend/executor/character_sets.h"
+#include "sql-frontend/protocol/character_sets.h"
 #include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/system_variables.h"
 #include "sql-frontend/executor/system_view_builder.h"
@@ -44,7 +44,7 @@ SystemView collations_view() {
       .column("IS_COMPILED", "varchar(3)")
       .column("SORTLEN", "int unsigned")
       .column("PAD_ATTRIBUTE", "varchar(9)");
-  for (const CollationInfo& c : collations()) {
+  for (const protocol::CollationInfo& c : protocol::collations()) {
     view.row({text(std::string(c.name)), text(std::string(c.character_set)), number(c.id),
               text(c.is_default ? "Yes" : ""), text("Yes"), number(c.sort_length),
               text(c.no_pad ? "NO PAD" : "PAD SPACE")});
@@ -58,7 +58,7 @@ SystemView character_sets_view() {
       .column("DEFAULT_COLLATE_NAME", "varchar(64)")
       .column("DESCRIPTION", "varchar(2048)")
       .column("MAXLEN", "int unsigned");
-  for (const CharacterSetInfo& cs : character_sets()) {
+  for (const protocol::CharacterSetInfo& cs : protocol::character_sets()) {
     view.row({text(std::string(cs.name)), text(std::string(cs.default_collation)),
               text(std::string(cs.description)), number(cs.max_length_bytes)});
   }

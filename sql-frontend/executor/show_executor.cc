@@ -9,7 +9,7 @@
 #include "sql-frontend/catalog/auto_increment.h"
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/admin_statements.h"
-#include "sql-frontend/executor/character_sets.h"
+#include "sql-frontend/protocol/character_sets.h"
 #include "sql-frontend/executor/privilege_check.h"
 #include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/system_variables.h"
@@ -235,7 +235,7 @@ server::StatementResult show_status(StatementContext& context, const ShowStateme
 
 server::StatementResult show_collation(StatementContext& context, const ShowStatement& show) {
   std::vector<TextRow> rows;
-  for (const CollationInfo& c : collations()) {
+  for (const protocol::CollationInfo& c : protocol::collations()) {
     rows.push_back({std::string(c.name), std::string(c.character_set), std::to_string(c.id),
                     std::string(c.is_default ? "Yes" : ""), std::string("Yes"),
                     std::to_string(c.sort_length), std::string(c.no_pad ? "NO PAD" : "PAD SPACE")});
@@ -247,7 +247,7 @@ server::StatementResult show_collation(StatementContext& context, const ShowStat
 
 server::StatementResult show_charset(StatementContext& context, const ShowStatement& show) {
   std::vector<TextRow> rows;
-  for (const CharacterSetInfo& cs : character_sets()) {
+  for (const protocol::CharacterSetInfo& cs : protocol::character_sets()) {
     rows.push_back({std::string(cs.name), std::string(cs.description),
                     std::string(cs.default_collation), std::to_string(cs.max_length_bytes)});
   }

@@ -315,7 +315,15 @@ server::StatementResult SqlEngine::set_statement(server::SessionState& session, 
       c.user_variables[ascii_lower(item.name)] = evaluate(*item.value, context.eval());
       continue;
     }
-    if (item.kind != SetKind::kSystemVariable) continue;  // NAMES, CHARACTER SET: utf8mb4 only
+    if (item.kind == SetKind::kNames) {
+      set_names(session, item.name, item.collate);
+      continue;
+    }
+    if (item.kind == SetKind::kCharacterSet) {
+      set_character_set(session, item.name);
+      continue;
+    }
+    if (item.kind != SetKind::kSystemVariable) continue;  // TRANSACTION: accepted
     const std::string name = ascii_lower(item.name);
     if (name == "ndb_read_backup") {
       // GLOBAL only, as in NDB: the default READ_BACKUP of tables created from now on.

@@ -11,6 +11,7 @@
 #include "sql-frontend/executor/expression.h"
 #include "sql-frontend/executor/global_variables.h"
 #include "sql-frontend/parser/ascii_case.h"
+#include "sql-frontend/protocol/character_sets.h"
 
 namespace duo::sql::executor {
 
@@ -62,14 +63,14 @@ const std::map<std::string, Definition>& definitions() {
       {"bulk_insert_buffer_size", {K::kUnsigned, S::kBoth, false, "8388608"}},
       {"character_set_client", {K::kText, S::kBoth, false, nullptr}},
       {"character_set_connection", {K::kText, S::kBoth, false, nullptr}},
-      {"character_set_database", {K::kText, S::kBoth, false, nullptr}},
+      {"character_set_database", {K::kText, S::kBoth, false, "utf8mb4"}},
       {"character_set_filesystem", {K::kText, S::kBoth, false, "binary"}},
       {"character_set_results", {K::kText, S::kBoth, false, nullptr}},
-      {"character_set_server", {K::kText, S::kBoth, false, nullptr}},
+      {"character_set_server", {K::kText, S::kBoth, false, "utf8mb4"}},
       {"character_set_system", {K::kText, S::kGlobalOnly, true, "utf8mb3"}},
       {"collation_connection", {K::kText, S::kBoth, false, nullptr}},
-      {"collation_database", {K::kText, S::kBoth, false, nullptr}},
-      {"collation_server", {K::kText, S::kBoth, false, nullptr}},
+      {"collation_database", {K::kText, S::kBoth, false, "utf8mb4_0900_ai_ci"}},
+      {"collation_server", {K::kText, S::kBoth, false, "utf8mb4_0900_ai_ci"}},
       {"completion_type", {K::kText, S::kBoth, false, "NO_CHAIN"}},
       {"connect_timeout", {K::kUnsigned, S::kGlobalOnly, false, "10"}},
       {"cte_max_recursion_depth", {K::kUnsigned, S::kBoth, false, "1000"}},
@@ -287,9 +288,26 @@ std::optional<std::string> computed_value(const std::string& name,
       name == "error_count") {
     return "0";  // the statement context knows better (LAST_INSERT_ID(), diagnostics)
   }
-  // The connection character set is utf8mb4 until SET NAMES is honoured.
-  if (name.starts_with("character_set_")) return "utf8mb4";
-  if (name.starts_with("collation_")) return "utf8mb4_0900_ai_ci";
+  // The connection character set (SET NAMES, the handshake).
+  auto charset_of = [](uint16_t id) -> std::string {
+    const protocol::CollationInfo* c = protocol::find_collation(id);
+    return c == nullptr ? "" : std::string(c->character_set);
+  };
+  const uint16_t default_id = protocol::kDefaultCollationId;
+  if (name == "character_set_client") {
+    return charset_of(session == nullptr ? default_id : session->client_collation);
+  }
+  if (name == "character_set_connection") {
+    return charset_of(session == nullptr ? default_id : session->connection_collation);
+  }
+  if (name == "character_set_results") {
+    return charset_of(session == nullptr ? default_id : session->results_collation);
+  }
+  if (name == "collation_connection") {
+    const protocol::CollationInfo* c = protocol::find_collation(
+        session == nullptr ? default_id : session->connection_collation);
+    return c == nullptr ? "" : std::string(c->name);
+  }
   return std::nullopt;
 }
 
@@ -333,7 +351,93 @@ SqlValue typed(const std::string& text, Kind kind) {
                      "Variable '" + name + "' can't be set to the value of '" + shown + "'");
 }
 
+// A character set named in SET NAMES / SET CHARACTER SET / SET character_set_*: listed
+// (utf8 is utf8mb3, as in MySQL 8.0), else 1115; ucs2/utf16/utf32 cannot be a client
+// character set (1231).
+const protocol::CharacterSetInfo& client_character_set(const std::string& name,
+                                                       const char* variable) {
+  const std::string lower = ascii_lower(name);
+  if (lower == "ucs2" || lower == "utf16" || lower == "utf16le" || lower == "utf32") {
+    throw SqlException(1231, "42000",
+                       std::string("Variable '") + variable + "' can't be set to the value of '" +
+                           name + "'");
+  }
+  const protocol::CharacterSetInfo* cs =
+      protocol::find_character_set(lower == "utf8" ? "utf8mb3" : lower);
+  if (cs == nullptr) throw SqlException(1115, "42000", "Unknown character set: '" + name + "'");
+  return *cs;
+}
+
+const protocol::CollationInfo& known_collation(const std::string& name) {
+  const std::string lower = ascii_lower(name);
+  const protocol::CollationInfo* c =
+      protocol::find_collation(lower.starts_with("utf8_") ? "utf8mb3_" + lower.substr(5) : lower);
+  if (c == nullptr) throw SqlException(1273, "HY000", "Unknown collation: '" + name + "'");
+  return *c;
+}
+
+// SET [SESSION] character_set_client / _connection / _results / collation_connection:
+// the session's collation ids. False for any other variable.
+bool set_connection_charset_variable(server::SessionState& session, const std::string& name,
+                                     const std::optional<std::string>& word,
+                                     const SqlValue& value) {
+  const bool is_default = word && upper(*word) == "DEFAULT";
+  const std::string given = word ? *word : value.to_text();
+  const uint16_t default_id = protocol::kDefaultCollationId;
+  if (name == "character_set_client" || name == "character_set_connection" ||
+      name == "character_set_results") {
+    uint16_t id = default_id;
+    if (name == "character_set_results" && !word && value.is_null()) {
+      id = 0;  // NULL: results as stored
+    } else if (!is_default) {
+      if (!word && value.is_null()) throw_bad_value(name, "NULL");
+      id = protocol::default_collation_of(client_character_set(given, name.c_str())).id;
+    }
+    (name == "character_set_client"       ? session.client_collation
+     : name == "character_set_connection" ? session.connection_collation
+                                          : session.results_collation) = id;
+    return true;
+  }
+  if (name == "collation_connection") {
+    if (!word && value.is_null()) throw_bad_value(name, "NULL");
+    session.connection_collation = is_default ? default_id : known_collation(given).id;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+void set_names(server::SessionState& session, const std::string& charset,
+               const std::optional<std::string>& collate) {
+  if (charset.empty()) {  // SET NAMES DEFAULT
+    session.client_collation = session.connection_collation = session.results_collation =
+        protocol::kDefaultCollationId;
+    return;
+  }
+  const protocol::CharacterSetInfo& cs = client_character_set(charset, "character_set_client");
+  uint16_t id = protocol::default_collation_of(cs).id;
+  if (collate) {
+    const protocol::CollationInfo& c = known_collation(*collate);
+    if (c.character_set != cs.name) {
+      throw SqlException(1253, "42000",
+                         "COLLATION '" + *collate + "' is not valid for CHARACTER SET '" +
+                             charset + "'");
+    }
+    id = c.id;
+  }
+  session.client_collation = session.connection_collation = session.results_collation = id;
+}
+
+void set_character_set(server::SessionState& session, const std::string& charset) {
+  uint16_t id = protocol::kDefaultCollationId;
+  if (!charset.empty()) {
+    id = protocol::default_collation_of(client_character_set(charset, "character_set_client")).id;
+  }
+  session.client_collation = session.results_collation = id;
+  // The connection's character set becomes the database's (always utf8mb4 here).
+  session.connection_collation = protocol::kDefaultCollationId;
+}
 
 void set_server_endpoints(uint16_t port, std::string socket_path) {
   Endpoints& state = server_state();
@@ -360,6 +464,10 @@ SqlValue system_variable(const std::string& raw_name, const server::SessionState
   }
   if (scope == VariableScope::kGlobal && definition.scope == VariableReach::kSessionOnly) {
     throw SqlException(1238, "HY000", "Variable '" + name + "' is a SESSION variable");
+  }
+  if (name == "character_set_results" && session != nullptr && session->results_collation == 0 &&
+      scope != VariableScope::kGlobal) {
+    return SqlValue::null();
   }
   return typed(text_value(name, definition, session, scope == VariableScope::kGlobal),
                definition.kind);
@@ -394,6 +502,7 @@ void set_system_variable(server::SessionState& session, VariableScope scope,
   }
   std::string text;
   const std::string shown = word ? *word : value.to_text();
+  if (!global && set_connection_charset_variable(session, name, word, value)) return;
   if (word && upper(*word) == "DEFAULT") {
     // SESSION: back to the global value; GLOBAL: back to the compiled default.
     if (global) {

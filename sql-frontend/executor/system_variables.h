@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,14 @@ SqlValue system_variable(const std::string& name, const server::SessionState* se
 void set_system_variable(server::SessionState& session, VariableScope scope,
                          const std::string& name, const std::optional<std::string>& word,
                          const SqlValue& value);
+
+// SET NAMES charset [COLLATE collation] ("" charset: DEFAULT) and SET CHARACTER SET
+// charset: the session's connection character set (SessionState's collation ids).
+// MySQL's errors: 1115 unknown character set, 1273 unknown collation, 1253 a collation
+// of another character set, 1231 ucs2/utf16/utf32.
+void set_names(server::SessionState& session, const std::string& charset,
+               const std::optional<std::string>& collate);
+void set_character_set(server::SessionState& session, const std::string& charset);
 
 // (name, value) of every variable, by name, as SHOW [GLOBAL] VARIABLES prints them
 // (booleans ON/OFF).

@@ -28,6 +28,7 @@
 #include <variant>
 #include <vector>
 
+#include "sql-frontend/protocol/character_sets.h"
 #include "sql-frontend/protocol/packets.h"
 
 namespace duo::sql::server {
@@ -122,6 +123,13 @@ struct SessionState {
   // From the HandshakeResponse41: the client's collation id and its connection
   // attributes (performance_schema.session_account_connect_attrs), in the order sent.
   uint8_t handshake_collation = 0;
+  // The connection character set as collation ids (protocol/character_sets.h), from the
+  // handshake and SET NAMES / SET CHARACTER SET / SET character_set_*: the client's text
+  // is converted from `client_collation`'s character set, text results to
+  // `results_collation`'s (0: character_set_results NULL, sent as stored).
+  uint16_t client_collation = protocol::kDefaultCollationId;
+  uint16_t connection_collation = protocol::kDefaultCollationId;
+  uint16_t results_collation = protocol::kDefaultCollationId;
   std::vector<std::pair<std::string, std::string>> connect_attributes;
   // System variables this connection SET (lower-case name -> value as MySQL shows it);
   // the handler owns their meaning. COM_RESET_CONNECTION clears them.

@@ -3,6 +3,8 @@
 
 #include "ndb-kernel/common/logging.h"
 #include "sql-frontend/protocol/auth_scramble.h"
+#include "sql-frontend/protocol/character_sets.h"
+#include "sql-frontend/protocol/charset_conversion.h"
 
 namespace duo::sql::server {
 
@@ -136,6 +138,20 @@ bool Session::handshake() {
   state_.user = response.username;
   state_.unix_socket = unix_socket_;
   state_.handshake_collation = response.character_set;
+  // The client's character set: ucs2/utf16/utf32 are refused as MySQL refuses them; one
+  // the server does not list falls back to the server's default, as in MySQL.
+  if (std::string_view unusable = protocol::unusable_client_charset(response.character_set);
+      !unusable.empty()) {
+    send_error(protocol::kErWrongValueForVar, "42000",
+               "Variable 'character_set_client' can't be set to the value of '" +
+                   std::string(unusable) + "'");
+    (void)endpoint_.flush().ok();
+    return false;
+  }
+  if (protocol::find_collation(response.character_set) != nullptr) {
+    state_.client_collation = state_.connection_collation = state_.results_collation =
+        response.character_set;
+  }
   Authenticator::Result auth = authenticator_->authenticate(
       endpoint_, response, state_.client_capabilities, nonce_, tls_ != nullptr || unix_socket_,
       state_.host);
@@ -265,6 +281,7 @@ void Session::on_query(const std::string& payload) {
   PacketReader reader(payload);
   protocol::ComWithText query = protocol::ComWithText::read(reader, Command::kQuery);
   bool multi = (state_.client_capabilities & protocol::kClientMultiStatements) != 0;
+  convert_client_text(&query.text);
   send_results(handler_->query(state_, query.text, multi), /*binary=*/false);
 }
 
@@ -305,6 +322,7 @@ void Session::on_field_list(const std::string& payload) {
 void Session::on_prepare(const std::string& payload) {
   PacketReader reader(payload);
   protocol::ComWithText prepare = protocol::ComWithText::read(reader, Command::kStmtPrepare);
+  convert_client_text(&prepare.text);
   auto result = handler_->prepare(state_, prepare.text);
   if (auto* error = std::get_if<SqlError>(&result)) {
     send_error(*error);
@@ -391,6 +409,13 @@ void Session::on_execute(const std::string& payload) {
       param.value = std::move(statement.long_data[i]);
       statement.long_data[i].clear();
       statement.has_long_data[i] = false;
+    }
+    // String parameters are text in the client's character set; BLOB types are bytes.
+    if (auto* text = std::get_if<std::string>(&param.value);
+        text != nullptr &&
+        (param.type.type == FieldType::kString || param.type.type == FieldType::kVarString ||
+         param.type.type == FieldType::kVarchar)) {
+      convert_client_text(text);
     }
     params.push_back(std::move(param));
   }
@@ -570,6 +595,14 @@ void Session::write_result(const StatementResult& result, bool binary, uint16_t 
     return;
   }
   const ResultSet& set = std::get<ResultSet>(result);
+  if (results_rewritten()) {
+    write_converted_result(set, binary, status);
+  } else {
+    write_result_set(set, binary, status);
+  }
+}
+
+void Session::write_result_set(const ResultSet& set, bool binary, uint16_t status) {
   const std::vector<ColumnDefinition41>& columns = set.column_definitions();
   if (columns.empty()) throw std::logic_error("result set without columns");
   queue_in_place(
@@ -605,6 +638,57 @@ void Session::write_result(const StatementResult& result, bool binary, uint16_t 
     const protocol::EofPacket eof{set.warnings, status};
     queue_in_place([&](protocol::PacketWriter& writer) { eof.write(writer); });
   }
+}
+
+// --- Connection character set ------------------------------------------------------
+
+void Session::convert_client_text(std::string* text) const {
+  const protocol::CollationInfo* client = protocol::find_collation(state_.client_collation);
+  if (client == nullptr) return;
+  const protocol::TextEncoding encoding = protocol::encoding_of_charset(client->character_set);
+  if (protocol::needs_conversion(encoding)) *text = protocol::to_utf8mb4(*text, encoding);
+}
+
+bool Session::results_rewritten() const {
+  const protocol::CollationInfo* results = protocol::find_collation(state_.results_collation);
+  return results != nullptr && results->character_set != "utf8mb4";
+}
+
+// The slow path, for a connection whose character_set_results is not utf8mb4: text
+// columns are described in the results' collation and their values converted.
+void Session::write_converted_result(const ResultSet& set, bool binary, uint16_t status) {
+  const protocol::CollationInfo& results = *protocol::find_collation(state_.results_collation);
+  const protocol::TextEncoding encoding = protocol::encoding_of_charset(results.character_set);
+  const protocol::CharacterSetInfo* charset = protocol::find_character_set(results.character_set);
+  const uint32_t max_bytes = charset == nullptr ? 4 : charset->max_length_bytes;
+  std::vector<ColumnDefinition41> columns = set.column_definitions();
+  std::vector<bool> is_text(columns.size());
+  for (size_t i = 0; i < columns.size(); ++i) {
+    ColumnDefinition41& column = columns[i];
+    is_text[i] = column.character_set != protocol::kCharsetBinary;
+    if (is_text[i]) {
+      // Lengths are in bytes of the results' character set (stored text: 4 per character).
+      column.character_set = results.id;
+      column.column_length = column.column_length / 4 * max_bytes;
+    }
+    for (std::string* name : {&column.name, &column.org_name, &column.table, &column.org_table}) {
+      *name = protocol::from_utf8mb4(*name, encoding);
+    }
+  }
+  ResultSet converted;
+  converted.columns = std::move(columns);
+  converted.warnings = set.warnings;
+  converted.rows.reserve(set.rows.size());
+  for (const std::vector<Value>& row : set.rows) {
+    std::vector<Value> out = row;
+    for (size_t i = 0; i < out.size() && i < is_text.size(); ++i) {
+      if (auto* text = std::get_if<std::string>(&out[i]); text != nullptr && is_text[i]) {
+        *text = protocol::from_utf8mb4(*text, encoding);
+      }
+    }
+    converted.rows.push_back(std::move(out));
+  }
+  write_result_set(converted, binary, status);
 }
 
 void Session::send_results(std::vector<StatementResult> results, bool binary) {

@@ -129,6 +129,7 @@ class Session {
   // Queues all packets of one result, encoded in place; throws if a value cannot be
   // encoded (send_results then takes back what was queued).
   void write_result(const StatementResult& result, bool binary, uint16_t status);
+  void write_result_set(const ResultSet& set, bool binary, uint16_t status);
   void queue(const std::string& payload);
   // Queues one packet whose payload `write(PacketWriter&)` encodes straight into the
   // output buffer.
@@ -136,6 +137,13 @@ class Session {
   void queue_in_place(const Write& write);
 
   void close_all_statements();
+
+  // Connection character set (SessionState::client_collation / results_collation).
+  // Converts text the client sent (SQL, string parameters) to utf8mb4.
+  void convert_client_text(std::string* text) const;
+  // True when results go out in another character set than utf8mb4.
+  bool results_rewritten() const;
+  void write_converted_result(const ResultSet& set, bool binary, uint16_t status);
 
   // Constant after construction.
   const SessionOptions& options_;

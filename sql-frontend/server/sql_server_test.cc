@@ -760,5 +760,60 @@ TEST(SqlServerUnixSocketTest, UnusablePathsLeaveTcpServing) {
   EXPECT_TRUE(b.connected) << b.error;
 }
 
+// --- Connection character set ----------------------------------------------------------
+
+// Text the client sends is converted from its character set to utf8mb4, results back to
+// it, and text columns are described in it (the EchoQueryHandler returns the literal it
+// was given, as utf8mb4).
+TEST_F(SqlServerTest, ConnectionCharacterSetConvertsTextBothWays) {
+  // The character set goes in the handshake (the EchoQueryHandler knows no SET NAMES).
+  struct Connection {
+    MYSQL* mysql = mysql_init(nullptr);
+    ~Connection() { mysql_close(mysql); }
+  };
+  auto connect_with = [&](const char* charset) {
+    auto client = std::make_unique<Connection>();
+    mysql_options(client->mysql, MYSQL_SET_CHARSET_NAME, charset);
+    EXPECT_NE(mysql_real_connect(client->mysql, "127.0.0.1", "root", "", nullptr,
+                                 server_.port(), nullptr, 0),
+              nullptr)
+        << mysql_error(client->mysql);
+    return client;
+  };
+  auto first_cell = [](Connection& client, const std::string& sql, unsigned* charsetnr) {
+    EXPECT_EQ(mysql_real_query(client.mysql, sql.data(), sql.size()), 0)
+        << mysql_error(client.mysql);
+    MYSQL_RES* result = mysql_store_result(client.mysql);
+    if (result == nullptr) return std::string("NO RESULT");
+    *charsetnr = mysql_fetch_field(result)->charsetnr;
+    MYSQL_ROW row = mysql_fetch_row(result);
+    unsigned long* lengths = mysql_fetch_lengths(result);
+    std::string out(row[0], lengths[0]);
+    mysql_free_result(result);
+    return out;
+  };
+  unsigned charsetnr = 0;
+  // utf8mb4 (the default): nothing converted.
+  auto utf8mb4 = connect_with("utf8mb4");
+  EXPECT_EQ(first_cell(*utf8mb4, "SELECT 'caf\xc3\xa9 \xf0\x9f\x98\x80'", &charsetnr),
+            "caf\xc3\xa9 \xf0\x9f\x98\x80");
+  // ascii: a byte above 0x7F the client sends is no ASCII character: '?'.
+  auto ascii = connect_with("ascii");
+  EXPECT_EQ(first_cell(*ascii, "SELECT 'caf\xe9'", &charsetnr), "caf?");
+  EXPECT_EQ(charsetnr, 11u);
+  // utf8mb3: the 4-byte character cannot be sent back: '?'.
+  auto utf8mb3 = connect_with("utf8mb3");
+  EXPECT_EQ(first_cell(*utf8mb3, "SELECT 'caf\xc3\xa9 \xf0\x9f\x98\x80'", &charsetnr),
+            "caf\xc3\xa9 ?");
+  EXPECT_EQ(charsetnr, 33u);
+  // latin1 (cp1252): 0xE9 and 0x80 travel as U+00E9 and U+20AC and come back.
+  auto latin1 = connect_with("latin1");
+  EXPECT_EQ(first_cell(*latin1, "SELECT 'caf\xe9 \x80'", &charsetnr), "caf\xe9 \x80");
+  EXPECT_EQ(charsetnr, 8u);
+  // Numbers stay binary (63).
+  first_cell(*latin1, "SELECT 42", &charsetnr);
+  EXPECT_EQ(charsetnr, 63u);
+}
+
 }  // namespace
 }  // namespace duo::sql::server
