@@ -68,9 +68,7 @@ bool database_exists(StatementContext& context, const std::string& db) {
 
 server::StatementResult show_databases(StatementContext& context, const ShowStatement& show) {
   std::vector<std::string> dbs = context.catalog.list_databases(context.api_session);
-  for (const char* views : {"ndbinfo", "performance_schema"}) {
-    if (std::find(dbs.begin(), dbs.end(), views) == dbs.end()) dbs.push_back(views);
-  }
+  if (std::find(dbs.begin(), dbs.end(), "ndbinfo") == dbs.end()) dbs.push_back("ndbinfo");
   std::sort(dbs.begin(), dbs.end());
   // Without SHOW DATABASES, an account sees the databases it has privileges in.
   const std::optional<catalog::UserRecord> account = session_account(context);

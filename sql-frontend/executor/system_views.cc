@@ -122,9 +122,7 @@ SystemView schemata(StatementContext& context) {
       .column("SQL_PATH", "binary(0)", true)
       .column("DEFAULT_ENCRYPTION", "varchar(3)");
   std::vector<std::string> dbs = context.catalog.list_databases(context.api_session);
-  for (const char* views : {"ndbinfo", "performance_schema"}) {
-    if (std::find(dbs.begin(), dbs.end(), views) == dbs.end()) dbs.push_back(views);
-  }
+  if (std::find(dbs.begin(), dbs.end(), "ndbinfo") == dbs.end()) dbs.push_back("ndbinfo");
   std::sort(dbs.begin(), dbs.end());
   for (const std::string& db : dbs) {
     view.row({text("def"), text(db), text("utf8mb4"), text("utf8mb4_0900_ai_ci"), SqlValue::null(),

@@ -491,6 +491,11 @@ void Session::on_reset_connection() {
   handler_->on_disconnect(state_);
   state_.autocommit = true;
   state_.system_variables.clear();
+  // The connection character set goes back to the handshake's.
+  const uint16_t handshake = protocol::find_collation(state_.handshake_collation) != nullptr
+                                 ? state_.handshake_collation
+                                 : protocol::kDefaultCollationId;
+  state_.client_collation = state_.connection_collation = state_.results_collation = handshake;
   state_.in_transaction = false;
   send_ok(OkResult{});
 }
