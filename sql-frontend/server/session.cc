@@ -369,7 +369,11 @@ void Session::on_prepare(const std::string& payload) {
     send_end_of_metadata_or_rows(0, status_flags(), /*rows_end=*/false);
   }
   if (!info.columns.empty()) {
-    for (const ColumnDefinition41& column : info.columns) queue(protocol::encode(column));
+    const bool rewritten = results_rewritten();
+    for (ColumnDefinition41& column : info.columns) {
+      if (rewritten) describe_in_results_charset(&column);
+      queue(protocol::encode(column));
+    }
     send_end_of_metadata_or_rows(0, status_flags(), /*rows_end=*/false);
   }
 }
@@ -553,7 +557,10 @@ void Session::send_ok(const OkResult& ok, uint16_t extra_status) {
 }
 
 void Session::send_error(const SqlError& error) {
-  protocol::ErrPacket packet{error.code, error.sql_state, error.message};
+  // MySQL sends messages in character_set_results too.
+  protocol::ErrPacket packet{error.code, error.sql_state,
+                             results_rewritten() ? in_results_charset(error.message)
+                                                 : error.message};
   queue(protocol::encode(packet));
 }
 
@@ -586,7 +593,7 @@ void Session::queue_in_place(const Write& write) {
 
 void Session::write_result(const StatementResult& result, bool binary, uint16_t status) {
   if (auto* error = std::get_if<SqlError>(&result)) {
-    queue(protocol::encode(protocol::ErrPacket{error->code, error->sql_state, error->message}));
+    send_error(*error);
     return;
   }
   if (auto* ok = std::get_if<OkResult>(&result)) {
@@ -659,27 +666,30 @@ bool Session::results_rewritten() const {
   return results != nullptr && results->character_set != "utf8mb4";
 }
 
+std::string Session::in_results_charset(std::string_view text) const {
+  const protocol::CollationInfo& results = *protocol::find_collation(state_.results_collation);
+  return protocol::from_utf8mb4(text, protocol::encoding_of_charset(results.character_set));
+}
+
+bool Session::describe_in_results_charset(ColumnDefinition41* column) const {
+  for (std::string* name : {&column->name, &column->org_name, &column->table, &column->org_table}) {
+    *name = in_results_charset(*name);
+  }
+  if (column->character_set == protocol::kCharsetBinary) return false;
+  const protocol::CollationInfo& results = *protocol::find_collation(state_.results_collation);
+  const protocol::CharacterSetInfo* charset = protocol::find_character_set(results.character_set);
+  // Lengths are in bytes of the results' character set (stored text: 4 per character).
+  column->column_length = column->column_length / 4 * (charset == nullptr ? 4 : charset->max_length_bytes);
+  column->character_set = results.id;
+  return true;
+}
+
 // The slow path, for a connection whose character_set_results is not utf8mb4: text
 // columns are described in the results' collation and their values converted.
 void Session::write_converted_result(const ResultSet& set, bool binary, uint16_t status) {
-  const protocol::CollationInfo& results = *protocol::find_collation(state_.results_collation);
-  const protocol::TextEncoding encoding = protocol::encoding_of_charset(results.character_set);
-  const protocol::CharacterSetInfo* charset = protocol::find_character_set(results.character_set);
-  const uint32_t max_bytes = charset == nullptr ? 4 : charset->max_length_bytes;
   std::vector<ColumnDefinition41> columns = set.column_definitions();
   std::vector<bool> is_text(columns.size());
-  for (size_t i = 0; i < columns.size(); ++i) {
-    ColumnDefinition41& column = columns[i];
-    is_text[i] = column.character_set != protocol::kCharsetBinary;
-    if (is_text[i]) {
-      // Lengths are in bytes of the results' character set (stored text: 4 per character).
-      column.character_set = results.id;
-      column.column_length = column.column_length / 4 * max_bytes;
-    }
-    for (std::string* name : {&column.name, &column.org_name, &column.table, &column.org_table}) {
-      *name = protocol::from_utf8mb4(*name, encoding);
-    }
-  }
+  for (size_t i = 0; i < columns.size(); ++i) is_text[i] = describe_in_results_charset(&columns[i]);
   ResultSet converted;
   converted.columns = std::move(columns);
   converted.warnings = set.warnings;
@@ -688,7 +698,7 @@ void Session::write_converted_result(const ResultSet& set, bool binary, uint16_t
     std::vector<Value> out = row;
     for (size_t i = 0; i < out.size() && i < is_text.size(); ++i) {
       if (auto* text = std::get_if<std::string>(&out[i]); text != nullptr && is_text[i]) {
-        *text = protocol::from_utf8mb4(*text, encoding);
+        *text = in_results_charset(*text);
       }
     }
     converted.rows.push_back(std::move(out));

@@ -143,6 +143,10 @@ class Session {
   void convert_client_text(std::string* text) const;
   // True when results go out in another character set than utf8mb4.
   bool results_rewritten() const;
+  // Only when results_rewritten(): `text` (utf8mb4) in character_set_results, and a
+  // column described in it (false for a binary column, whose values stay bytes).
+  std::string in_results_charset(std::string_view text) const;
+  bool describe_in_results_charset(ColumnDefinition41* column) const;
   void write_converted_result(const ResultSet& set, bool binary, uint16_t status);
 
   // Constant after construction.
