@@ -14,10 +14,10 @@ namespace {
 // Engines of MySQL and MariaDB servers (and their aliases), lower case: a dump or a
 // schema written for one of them names these.
 constexpr const char* kKnownEngines[] = {
-    "innodb",  "myisam",    "memory",    "heap",    "csv",       "archive", "blackhole",
-    "mrg_myisam", "merge",  "federated", "example", "aria",      "tokudb",  "rocksdb",
-    "temptable", "columnstore", "spider", "connect", "sequence", "s3",      "mroonga",
-    "oqgraph", "ndbinfo",   "performance_schema"};
+    "innodb",    "myisam",     "memory",    "heap",        "csv",     "archive",
+    "blackhole", "mrg_myisam", "merge",     "federated",   "example", "aria",
+    "tokudb",    "rocksdb",    "temptable", "columnstore", "spider",  "connect",
+    "sequence",  "s3",         "mroonga",   "oqgraph",     "ndbinfo", "performance_schema"};
 
 }  // namespace
 

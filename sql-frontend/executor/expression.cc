@@ -7,8 +7,8 @@
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/functions.h"
-#include "sql-frontend/executor/system_variables.h"
 #include "sql-frontend/executor/statement_context.h"
+#include "sql-frontend/executor/system_variables.h"
 #include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/ast_printer.h"
 #include "storage/row/collation.h"

@@ -6,11 +6,11 @@
 #include <cctype>
 
 #include "sql-frontend/executor/admin_statements.h"
-#include "sql-frontend/protocol/character_sets.h"
 #include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/system_variables.h"
 #include "sql-frontend/executor/system_view_builder.h"
 #include "sql-frontend/parser/ascii_case.h"
+#include "sql-frontend/protocol/character_sets.h"
 
 namespace duo::sql::executor {
 
@@ -27,8 +27,7 @@ SystemView name_value_view(const std::string& db, const std::string& name,
                            const std::vector<std::pair<std::string, std::string>>& pairs) {
   const bool information_schema = db == "information_schema";
   ViewBuilder view(db, name);
-  view.column("VARIABLE_NAME", "varchar(64)")
-      .column("VARIABLE_VALUE", "varchar(1024)", true);
+  view.column("VARIABLE_NAME", "varchar(64)").column("VARIABLE_VALUE", "varchar(1024)", true);
   for (const auto& [variable, value] : pairs) {
     view.row({text(information_schema ? upper(variable) : variable), text(value)});
   }
@@ -90,8 +89,8 @@ std::vector<std::string> server_view_names(const std::string& db) {
             "GLOBAL_VARIABLES", "SESSION_STATUS", "SESSION_VARIABLES"};
   }
   if (db == "performance_schema") {
-    return {"global_status", "global_variables", "session_account_connect_attrs",
-            "session_status", "session_variables"};
+    return {"global_status", "global_variables", "session_account_connect_attrs", "session_status",
+            "session_variables"};
   }
   return {};
 }

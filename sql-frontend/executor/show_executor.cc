@@ -9,13 +9,13 @@
 #include "sql-frontend/catalog/auto_increment.h"
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/admin_statements.h"
-#include "sql-frontend/protocol/character_sets.h"
 #include "sql-frontend/executor/privilege_check.h"
 #include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/system_variables.h"
 #include "sql-frontend/executor/system_views.h"
 #include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/parser.h"
+#include "sql-frontend/protocol/character_sets.h"
 
 namespace duo::sql::executor {
 
@@ -249,8 +249,8 @@ server::StatementResult show_charset(StatementContext& context, const ShowStatem
     rows.push_back({std::string(cs.name), std::string(cs.description),
                     std::string(cs.default_collation), std::to_string(cs.max_length_bytes)});
   }
-  return filtered(show, {"Charset", "Description", "Default collation", "Maxlen"},
-                  std::move(rows), context);
+  return filtered(show, {"Charset", "Description", "Default collation", "Maxlen"}, std::move(rows),
+                  context);
 }
 
 std::string quoted_identifier(const std::string& name) {
@@ -302,7 +302,8 @@ server::StatementResult show_table_status(StatementContext& context, const ShowS
       const std::optional<uint64_t> next = catalog::peek_auto_increment(
           context.catalog.cluster(), context.api_session, catalog::cluster_table_name(db, name));
       std::optional<std::string> auto_increment;
-      if (next) auto_increment = std::to_string(*next);
+      if (next)
+        auto_increment = std::to_string(*next);
       else if (std::any_of(bound.sql.columns.begin(), bound.sql.columns.end(),
                            [](const catalog::SqlColumn& c) { return c.auto_increment; }))
         auto_increment = "1";
@@ -314,12 +315,12 @@ server::StatementResult show_table_status(StatementContext& context, const ShowS
                       std::string("")});
     }
   }
-  return filtered(show,
-                  {"Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length",
-                   "Data_length", "Max_data_length", "Index_length", "Data_free",
-                   "Auto_increment", "Create_time", "Update_time", "Check_time", "Collation",
-                   "Checksum", "Create_options", "Comment"},
-                  std::move(rows), context);
+  return filtered(
+      show,
+      {"Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length",
+       "Max_data_length", "Index_length", "Data_free", "Auto_increment", "Create_time",
+       "Update_time", "Check_time", "Collation", "Checksum", "Create_options", "Comment"},
+      std::move(rows), context);
 }
 
 // SHOW ENGINE NDB STATUS: the server's connection to the cluster, as NDB's mysqld

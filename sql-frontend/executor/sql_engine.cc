@@ -189,8 +189,8 @@ server::StatementResult SqlEngine::dispatch(
   switch (statement.kind) {
     case StatementKind::kSelect: {
       const auto& select = statement.as<SelectStatement>();
-      result = execute_select_planned(context, select,
-                                      prepared != nullptr ? &prepared->plan : nullptr);
+      result =
+          execute_select_planned(context, select, prepared != nullptr ? &prepared->plan : nullptr);
       // DO: the values were computed; the client gets an OK (with their warnings).
       if (select.discard_result && std::holds_alternative<server::ResultSet>(result)) {
         result = server::OkResult{};

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <optional>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/expression.h"
@@ -209,14 +209,27 @@ bool is_alias_only(const std::string& name) {
 }
 
 // sql_mode names in MySQL's display order; ANSI and TRADITIONAL also set others.
-constexpr const char* kSqlModes[] = {
-    "REAL_AS_FLOAT",         "PIPES_AS_CONCAT",   "ANSI_QUOTES",
-    "IGNORE_SPACE",          "ONLY_FULL_GROUP_BY", "NO_UNSIGNED_SUBTRACTION",
-    "NO_DIR_IN_CREATE",      "ANSI",              "NO_AUTO_VALUE_ON_ZERO",
-    "NO_BACKSLASH_ESCAPES",  "STRICT_TRANS_TABLES", "STRICT_ALL_TABLES",
-    "NO_ZERO_IN_DATE",       "NO_ZERO_DATE",      "ALLOW_INVALID_DATES",
-    "ERROR_FOR_DIVISION_BY_ZERO", "TRADITIONAL",  "HIGH_NOT_PRECEDENCE",
-    "NO_ENGINE_SUBSTITUTION", "PAD_CHAR_TO_FULL_LENGTH", "TIME_TRUNCATE_FRACTIONAL"};
+constexpr const char* kSqlModes[] = {"REAL_AS_FLOAT",
+                                     "PIPES_AS_CONCAT",
+                                     "ANSI_QUOTES",
+                                     "IGNORE_SPACE",
+                                     "ONLY_FULL_GROUP_BY",
+                                     "NO_UNSIGNED_SUBTRACTION",
+                                     "NO_DIR_IN_CREATE",
+                                     "ANSI",
+                                     "NO_AUTO_VALUE_ON_ZERO",
+                                     "NO_BACKSLASH_ESCAPES",
+                                     "STRICT_TRANS_TABLES",
+                                     "STRICT_ALL_TABLES",
+                                     "NO_ZERO_IN_DATE",
+                                     "NO_ZERO_DATE",
+                                     "ALLOW_INVALID_DATES",
+                                     "ERROR_FOR_DIVISION_BY_ZERO",
+                                     "TRADITIONAL",
+                                     "HIGH_NOT_PRECEDENCE",
+                                     "NO_ENGINE_SUBSTITUTION",
+                                     "PAD_CHAR_TO_FULL_LENGTH",
+                                     "TIME_TRUNCATE_FRACTIONAL"};
 
 std::string upper(std::string text) {
   for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -275,7 +288,8 @@ std::optional<std::string> computed_value(const std::string& name,
                                           const server::SessionState* session) {
   if (name == "autocommit") return (session == nullptr || session->autocommit) ? "ON" : "OFF";
   if (name == "version") return server_version();
-  if (name == "ndb_read_backup") return GlobalVariables::instance().ndb_read_backup() ? "ON" : "OFF";
+  if (name == "ndb_read_backup")
+    return GlobalVariables::instance().ndb_read_backup() ? "ON" : "OFF";
   if (name == "port" || name == "socket") {
     Endpoints& state = server_state();
     std::lock_guard lock(state.mutex);
@@ -304,8 +318,8 @@ std::optional<std::string> computed_value(const std::string& name,
     return charset_of(session == nullptr ? default_id : session->results_collation);
   }
   if (name == "collation_connection") {
-    const protocol::CollationInfo* c = protocol::find_collation(
-        session == nullptr ? default_id : session->connection_collation);
+    const protocol::CollationInfo* c =
+        protocol::find_collation(session == nullptr ? default_id : session->connection_collation);
     return c == nullptr ? "" : std::string(c->name);
   }
   return std::nullopt;
@@ -358,9 +372,9 @@ const protocol::CharacterSetInfo& client_character_set(const std::string& name,
                                                        const char* variable) {
   const std::string lower = ascii_lower(name);
   if (lower == "ucs2" || lower == "utf16" || lower == "utf16le" || lower == "utf32") {
-    throw SqlException(1231, "42000",
-                       std::string("Variable '") + variable + "' can't be set to the value of '" +
-                           name + "'");
+    throw SqlException(
+        1231, "42000",
+        std::string("Variable '") + variable + "' can't be set to the value of '" + name + "'");
   }
   const protocol::CharacterSetInfo* cs =
       protocol::find_character_set(lower == "utf8" ? "utf8mb3" : lower);
@@ -420,9 +434,9 @@ void set_names(server::SessionState& session, const std::string& charset,
   if (collate) {
     const protocol::CollationInfo& c = known_collation(*collate);
     if (c.character_set != cs.name) {
-      throw SqlException(1253, "42000",
-                         "COLLATION '" + *collate + "' is not valid for CHARACTER SET '" +
-                             charset + "'");
+      throw SqlException(
+          1253, "42000",
+          "COLLATION '" + *collate + "' is not valid for CHARACTER SET '" + charset + "'");
     }
     id = c.id;
   }
@@ -492,13 +506,15 @@ void set_system_variable(server::SessionState& session, VariableScope scope,
   }
   if (global && definition.scope == VariableReach::kSessionOnly) {
     throw SqlException(1228, "HY000",
-                       "Variable '" + name + "' is a SESSION variable and can't be used with SET "
-                       "GLOBAL");
+                       "Variable '" + name +
+                           "' is a SESSION variable and can't be used with SET "
+                           "GLOBAL");
   }
   if (!global && definition.scope == VariableReach::kGlobalOnly) {
     throw SqlException(1229, "HY000",
-                       "Variable '" + name + "' is a GLOBAL variable and should be set with SET "
-                       "GLOBAL");
+                       "Variable '" + name +
+                           "' is a GLOBAL variable and should be set with SET "
+                           "GLOBAL");
   }
   std::string text;
   const std::string shown = word ? *word : value.to_text();

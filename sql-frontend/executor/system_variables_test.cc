@@ -60,8 +60,8 @@ TEST(SystemVariablesTest, GlobalSetIsSeenByConnectionsWithoutTheirOwnValue) {
                       SqlValue::of_int(9));
   EXPECT_EQ(read(a, "div_precision_increment"), "6");
   EXPECT_EQ(read(b, "div_precision_increment"), "9");
-  set_system_variable(a, VariableScope::kGlobal, "div_precision_increment",
-                      std::string("DEFAULT"), SqlValue());
+  set_system_variable(a, VariableScope::kGlobal, "div_precision_increment", std::string("DEFAULT"),
+                      SqlValue());
   EXPECT_EQ(read(b, "div_precision_increment"), "4");
 }
 

@@ -180,7 +180,7 @@ SystemView tables(StatementContext& context) {
               text("")});
   };
   for (const std::string& db : {std::string("information_schema"), std::string("ndbinfo"),
-                              std::string("performance_schema")}) {
+                                std::string("performance_schema")}) {
     for (const std::string& name : system_view_names(db)) add(db, name, true);
   }
   for (const std::string& db : user_databases(context)) {
@@ -303,9 +303,9 @@ SystemView key_column_usage(StatementContext& context) {
     for (const catalog::SqlIndex& index : table.indexes) {
       if (index.kind == catalog::SqlIndexKind::kKey) continue;
       for (size_t i = 0; i < index.columns.size(); ++i) {
-        view.row({text("def"), text(db), text(index.name), text("def"), text(db),
-                  text(table.name), text(table.columns[index.columns[i]].name), number(i + 1),
-                  SqlValue::null(), SqlValue::null(), SqlValue::null(), SqlValue::null()});
+        view.row({text("def"), text(db), text(index.name), text("def"), text(db), text(table.name),
+                  text(table.columns[index.columns[i]].name), number(i + 1), SqlValue::null(),
+                  SqlValue::null(), SqlValue::null(), SqlValue::null()});
       }
     }
   });

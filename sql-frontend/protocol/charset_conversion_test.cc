@@ -32,10 +32,10 @@ TEST(CharsetConversionTest, AsciiAndUtf8mb3LoseWhatTheyCannotHold) {
 }
 
 TEST(CharsetConversionTest, InvalidUtf8BecomesQuestionMarks) {
-  EXPECT_EQ(from_utf8mb4("a\xc3", TextEncoding::kLatin1), "a?");         // cut short
-  EXPECT_EQ(from_utf8mb4("\xc0\xaf", TextEncoding::kLatin1), "??");      // overlong
+  EXPECT_EQ(from_utf8mb4("a\xc3", TextEncoding::kLatin1), "a?");          // cut short
+  EXPECT_EQ(from_utf8mb4("\xc0\xaf", TextEncoding::kLatin1), "??");       // overlong
   EXPECT_EQ(from_utf8mb4("\xed\xa0\x80", TextEncoding::kLatin1), "???");  // surrogate
-  EXPECT_EQ(from_utf8mb4("\x80x", TextEncoding::kAscii), "?x");          // stray continuation
+  EXPECT_EQ(from_utf8mb4("\x80x", TextEncoding::kAscii), "?x");           // stray continuation
 }
 
 TEST(CharsetConversionTest, CharacterSetTable) {

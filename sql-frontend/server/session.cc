@@ -32,8 +32,9 @@ const char* protocol_sql_state(uint16_t code) {
 }  // namespace
 
 Session::Session(uint32_t connection_id, std::unique_ptr<SocketTransport> socket,
-                 std::string peer_host, bool unix_socket, const SessionOptions& options, QueryHandler* handler,
-                 Authenticator* authenticator, const TlsContext* tls_context, ServerControl* server)
+                 std::string peer_host, bool unix_socket, const SessionOptions& options,
+                 QueryHandler* handler, Authenticator* authenticator, const TlsContext* tls_context,
+                 ServerControl* server)
     : options_(options),
       handler_(handler),
       authenticator_(authenticator),
@@ -152,9 +153,9 @@ bool Session::handshake() {
     state_.client_collation = state_.connection_collation = state_.results_collation =
         response.character_set;
   }
-  Authenticator::Result auth = authenticator_->authenticate(
-      endpoint_, response, state_.client_capabilities, nonce_, tls_ != nullptr || unix_socket_,
-      state_.host);
+  Authenticator::Result auth =
+      authenticator_->authenticate(endpoint_, response, state_.client_capabilities, nonce_,
+                                   tls_ != nullptr || unix_socket_, state_.host);
   if (auth.outcome == Authenticator::Outcome::kConnectionLost) return false;
   if (auth.outcome == Authenticator::Outcome::kDenied) {
     send_error(auth.error);
@@ -558,9 +559,9 @@ void Session::send_ok(const OkResult& ok, uint16_t extra_status) {
 
 void Session::send_error(const SqlError& error) {
   // MySQL sends messages in character_set_results too.
-  protocol::ErrPacket packet{error.code, error.sql_state,
-                             results_rewritten() ? in_results_charset(error.message)
-                                                 : error.message};
+  protocol::ErrPacket packet{
+      error.code, error.sql_state,
+      results_rewritten() ? in_results_charset(error.message) : error.message};
   queue(protocol::encode(packet));
 }
 
@@ -679,7 +680,8 @@ bool Session::describe_in_results_charset(ColumnDefinition41* column) const {
   const protocol::CollationInfo& results = *protocol::find_collation(state_.results_collation);
   const protocol::CharacterSetInfo* charset = protocol::find_character_set(results.character_set);
   // Lengths are in bytes of the results' character set (stored text: 4 per character).
-  column->column_length = column->column_length / 4 * (charset == nullptr ? 4 : charset->max_length_bytes);
+  column->column_length =
+      column->column_length / 4 * (charset == nullptr ? 4 : charset->max_length_bytes);
   column->character_set = results.id;
   return true;
 }

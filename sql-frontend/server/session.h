@@ -76,8 +76,8 @@ class Session {
   // `unix_socket`: the connection came over the Unix socket (a secure transport for
   // authentication, as in MySQL).
   Session(uint32_t connection_id, std::unique_ptr<SocketTransport> socket, std::string peer_host,
-          bool unix_socket, const SessionOptions& options, QueryHandler* handler, Authenticator* authenticator,
-          const TlsContext* tls_context, ServerControl* server);
+          bool unix_socket, const SessionOptions& options, QueryHandler* handler,
+          Authenticator* authenticator, const TlsContext* tls_context, ServerControl* server);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

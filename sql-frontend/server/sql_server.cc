@@ -62,7 +62,8 @@ Status SqlServer::start() {
   }
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, addresses->ai_addr, addresses->ai_addrlen) != 0 || ::listen(fd, kListenBacklog) != 0) {
+  if (::bind(fd, addresses->ai_addr, addresses->ai_addrlen) != 0 ||
+      ::listen(fd, kListenBacklog) != 0) {
     std::string error = std::strerror(errno);
     ::freeaddrinfo(addresses);
     ::close(fd);
@@ -174,7 +175,8 @@ void refuse_too_many(int fd) {
 
 void SqlServer::accept_loop() {
   while (!stopping_.load()) {
-    pollfd fds[3] = {{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}, {unix_listener_.fd(), POLLIN, 0}};
+    pollfd fds[3] = {
+        {wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}, {unix_listener_.fd(), POLLIN, 0}};
     const nfds_t count = unix_listener_.is_open() ? 3 : 2;
     int ready = ::poll(fds, count, -1);
     if (ready < 0) {
@@ -237,8 +239,7 @@ void SqlServer::run_connection(uint32_t connection_id, int fd, std::string peer_
 
   auto session = std::make_unique<Session>(connection_id, std::make_unique<SocketTransport>(fd),
                                            std::move(peer_host), unix_socket, options_.session,
-                                           handler_,
-                                           &authenticator_, tls_context_.get(), this);
+                                           handler_, &authenticator_, tls_context_.get(), this);
   bool run = false;
   {
     std::lock_guard lock(mutex_);

@@ -43,17 +43,18 @@ Status UnixSocketListener::open(const std::string& path, int backlog) {
   close();
   sockaddr_un address;
   if (!fill_address(path, &address)) {
-    return Status(ErrorCode::kConfigError,
-                  "the path is empty or longer than " +
-                      std::to_string(sizeof address.sun_path - 1) + " bytes");
+    return Status(ErrorCode::kConfigError, "the path is empty or longer than " +
+                                               std::to_string(sizeof address.sun_path - 1) +
+                                               " bytes");
   }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(parent, ec);
-    if (ec) return Status(ErrorCode::kIoError, "cannot create " + parent.string() + ": " + ec.message());
+    if (ec)
+      return Status(ErrorCode::kIoError, "cannot create " + parent.string() + ": " + ec.message());
   }
-  struct stat existing{};
+  struct stat existing {};
   if (::lstat(path.c_str(), &existing) == 0) {
     if (!S_ISSOCK(existing.st_mode)) {
       return Status(ErrorCode::kIoError, "a file that is no socket is in the way");
@@ -72,7 +73,7 @@ Status UnixSocketListener::open(const std::string& path, int backlog) {
   }
   // Any local user may connect, as with mysqld's socket; the accounts decide the rest.
   ::chmod(path.c_str(), 0777);
-  struct stat bound{};
+  struct stat bound {};
   if (::listen(fd, backlog) != 0 || ::stat(path.c_str(), &bound) != 0) {
     const int error = errno;
     ::close(fd);
@@ -89,7 +90,7 @@ void UnixSocketListener::close() {
   if (fd_ < 0) return;
   ::close(fd_);
   fd_ = -1;
-  struct stat current{};
+  struct stat current {};
   if (::stat(path_.c_str(), &current) == 0 && current.st_ino == inode_) ::unlink(path_.c_str());
   path_.clear();
   inode_ = 0;
