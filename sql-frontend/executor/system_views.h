@@ -1,7 +1,8 @@
 // System views: tables whose rows duo_sqld computes when a statement reads them —
-// `information_schema` (SCHEMATA, TABLES, COLUMNS, STATISTICS, ENGINES,
-// USER_PRIVILEGES, PROCESSLIST) from the catalog, with MySQL 8.0's column names and value formats,
-// and `ndbinfo` (nodes, memoryusage, transporters) from the management server's
+// `information_schema` (SCHEMATA, TABLES, COLUMNS, STATISTICS, KEY_COLUMN_USAGE, ENGINES,
+// USER_PRIVILEGES, PROCESSLIST) from the catalog, with MySQL 8.0's column names and
+// value formats; the server's own views (server_views.h: variables, status, collations,
+// character sets, performance_schema); and `ndbinfo` (nodes, memoryusage, transporters) from the management server's
 // `get status` (what the data nodes report to it). SELECT binds them like cluster
 // tables; they cannot be written.
 //
