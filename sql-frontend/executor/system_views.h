@@ -2,9 +2,9 @@
 // `information_schema` (SCHEMATA, TABLES, COLUMNS, STATISTICS, KEY_COLUMN_USAGE, ENGINES,
 // USER_PRIVILEGES, PROCESSLIST) from the catalog, with MySQL 8.0's column names and
 // value formats; the server's own views (server_views.h: variables, status, collations,
-// character sets, performance_schema); and `ndbinfo` (nodes, memoryusage, transporters) from the management server's
-// `get status` (what the data nodes report to it). SELECT binds them like cluster
-// tables; they cannot be written.
+// character sets, performance_schema); and `ndbinfo` (nodes, memoryusage,
+// transporters) from the management server's `get status` (what the data nodes report
+// to it). SELECT binds them like cluster tables; they cannot be written.
 //
 // Not available (they need data the kernel does not report yet): ndbinfo.nodes'
 // uptime and config_generation, transporters' byte counters and the data nodes' own
