@@ -5,8 +5,9 @@
 // sql_notes=0 ... SET sql_notes=@old). A few are computed (autocommit, port, socket,
 // version, ndb_read_backup ...); the others hold their default until SET changes them:
 // SET SESSION in the connection (SessionState::system_variables, cleared by
-// COM_RESET_CONNECTION), SET GLOBAL in this process (new connections start from it, as
-// in MySQL; not persisted, and not shared with other sqld of the cluster).
+// COM_RESET_CONNECTION), SET GLOBAL in this process (not persisted, not shared with
+// other sqld of the cluster). Unlike MySQL, where a connection copies the global values
+// when it starts, a connection that did not SET a variable sees SET GLOBAL at once.
 //
 // Variables with behaviour: sql_mode (NO_ENGINE_SUBSTITUTION decides ENGINE=
 // substitution; the other modes are kept and shown, DuoDB's checks do not read them
