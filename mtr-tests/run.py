@@ -106,7 +106,8 @@ class Runner:
             args.append("--record")
         try:
             proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  text=True, env=self.env, timeout=TEST_TIMEOUT_S)
+                                  text=True, errors="replace", env=self.env,
+                                  timeout=TEST_TIMEOUT_S)
             passed, out = proc.returncode == 0, proc.stdout
         except subprocess.TimeoutExpired as e:
             passed = False

@@ -76,6 +76,8 @@ class LauncherCluster:
         self.started = False
         self.base_port = pick_ports(4 + extra_ports)
         self.sql_port = self.base_port + 3
+        self.sql_socket = os.path.join(self.data_dir, "sqld", "mysqld.sock")  # duo up's
+        self.up_output = ""
         self.extra_ports = list(range(self.base_port + 4, self.base_port + 4 + extra_ports))
 
     @property
@@ -94,6 +96,7 @@ class LauncherCluster:
                               text=True, timeout=UP_TIMEOUT_S)
         if proc.returncode != 0:
             raise LauncherError("`duo up` failed (exit %d):\n%s" % (proc.returncode, proc.stdout))
+        self.up_output = proc.stdout
 
     def up_again(self):
         """`duo up` on the running cluster: starts what is not running (a killed data

@@ -27,7 +27,8 @@ SqlTable databases_definition() {
 }  // namespace
 
 bool is_builtin_database(const std::string& db) {
-  return db == "mysql" || db == "information_schema" || db == "ndbinfo";
+  return db == "mysql" || db == "information_schema" || db == "ndbinfo" ||
+         db == "performance_schema";
 }
 
 Status Catalog::ensure_system_tables() {
@@ -78,7 +79,7 @@ bool Catalog::database_exists(api::Session& session, const std::string& db) {
 
 std::vector<std::string> Catalog::list_databases(api::Session& session) {
   api::TablePtr table = databases_table();
-  std::vector<std::string> out = {"information_schema", "mysql", "ndbinfo"};
+  std::vector<std::string> out = {"information_schema", "mysql", "ndbinfo", "performance_schema"};
   auto tx = check(session.begin());
   auto cursor = check(tx->scan(*table, api::ScanSpec{}));
   storage::AttrValues row;

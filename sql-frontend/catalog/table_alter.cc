@@ -18,11 +18,6 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-std::string upper(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return text;
-}
-
 [[noreturn]] void throw_cant_drop(const std::string& name) {
   throw SqlException(1091, "42000", "Can't DROP '" + name + "'; check that column/key exists");
 }
@@ -290,13 +285,7 @@ TableChange plan_alter(const SqlTable& table, const AlterTableStatement& stateme
         change.new_name = *action.new_name;
         break;
       case AlterActionKind::kTableOptions:
-        if (action.options.engine) {
-          const std::string engine = upper(*action.options.engine);
-          if (engine != "NDB" && engine != "NDBCLUSTER" && engine != "INNODB") {
-            throw SqlException(1286, "42000",
-                               "Unknown storage engine '" + *action.options.engine + "'");
-          }
-        }
+        // ENGINE= was checked by the executor (engine_substitution.h): always ndbcluster.
         if (action.options.comment) set_table_comment(&change, *action.options.comment);
         break;
     }

@@ -66,9 +66,9 @@ void set_column_default(TableChange* change, const AlterAction& action);
 // CREATE TABLE for a syntax error or FULLY_REPLICATED=1 (ndb_table_options.h).
 void set_table_comment(TableChange* change, const std::string& comment);
 
-// Applies every action of ALTER TABLE in order (ENGINE in table options is checked:
-// 1286; COMMENT as set_table_comment; other options are accepted and ignored, as the
-// storage has no use for them).
+// Applies every action of ALTER TABLE in order (ENGINE= is the executor's to check:
+// engine_substitution.h; COMMENT as set_table_comment; other options are accepted and ignored, as
+// the storage has no use for them).
 TableChange plan_alter(const SqlTable& table, const AlterTableStatement& statement);
 
 // SHOW CREATE TABLE's text, as MySQL 8.0 prints it for an NDB table. `auto_increment`

@@ -6,6 +6,7 @@
 #include "sql-frontend/catalog/ndb_table_options.h"
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/admin_statements.h"
+#include "sql-frontend/executor/engine_substitution.h"
 #include "sql-frontend/executor/global_variables.h"
 #include "sql-frontend/executor/privilege_check.h"
 #include "sql-frontend/executor/session_registry.h"
@@ -49,12 +50,7 @@ server::StatementResult execute_admin(StatementContext& context, const Statement
       }
       if (!catalog.database_exists(context.api_session, db)) throw_unknown_database(db);
       if (create.options.engine) {
-        std::string engine = *create.options.engine;
-        for (char& c : engine) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-        if (engine != "NDB" && engine != "NDBCLUSTER" && engine != "INNODB") {
-          throw SqlException(1286, "42000",
-                             "Unknown storage engine '" + *create.options.engine + "'");
-        }
+        check_table_engine(context, *create.options.engine, create.table.name.name);
       }
       catalog::SqlTable table = catalog::table_from_create(create, db);
       for (const ColumnDef& column : create.columns) {

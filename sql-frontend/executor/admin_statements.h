@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sql-frontend/executor/statement_context.h"
@@ -24,6 +25,10 @@ server::StatementResult execute_set_password(StatementContext& context, const Se
 server::StatementResult execute_kill(StatementContext& context, const KillStatement& kill);
 // SHOW ... (CREATE TABLE through ddl_executor.cc's show_create_table).
 server::StatementResult execute_show(StatementContext& context, const ShowStatement& show);
+
+// SHOW STATUS's (name, value) pairs, sorted by name as MySQL lists them; also
+// information_schema GLOBAL_STATUS / SESSION_STATUS (server_views.cc).
+std::vector<std::pair<std::string, std::string>> status_variables(StatementContext& context);
 
 // A result set of text columns; nullopt cells are NULL.
 using TextRow = std::vector<std::optional<std::string>>;

@@ -29,6 +29,7 @@
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/catalog/table_alter.h"
 #include "sql-frontend/executor/admin_statements.h"
+#include "sql-frontend/executor/engine_substitution.h"
 #include "sql-frontend/executor/sql_value.h"
 #include "sql-frontend/executor/statement_context.h"
 
@@ -352,6 +353,11 @@ server::StatementResult execute_ddl(StatementContext& context, const Statement& 
     case StatementKind::kAlterTable: {
       const auto& alter = statement.as<AlterTableStatement>();
       const catalog::BoundTable bound = bind_for_change(context, alter.table);
+      for (const AlterAction& action : alter.actions) {
+        if (action.kind == AlterActionKind::kTableOptions && action.options.engine) {
+          check_table_engine(context, *action.options.engine, bound.sql.name);
+        }
+      }
       const catalog::TableChange change = catalog::plan_alter(bound.sql, alter);
       if (change.copy_rows && alter.algorithm && *alter.algorithm == "INPLACE") {
         throw SqlException(1846, "0A000",

@@ -7,8 +7,8 @@
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/functions.h"
-#include "sql-frontend/executor/global_variables.h"
 #include "sql-frontend/executor/statement_context.h"
+#include "sql-frontend/executor/system_variables.h"
 #include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/ast_printer.h"
 #include "storage/row/collation.h"
@@ -398,57 +398,6 @@ const catalog::SqlColumn* column_of(const ColumnExpr& column, const EvalContext&
   return table == nullptr ? nullptr : &table->columns[ref.column];
 }
 
-SqlValue system_variable(const std::string& raw_name, const server::SessionState* session) {
-  const std::string name = lower(raw_name);
-  const bool autocommit = session == nullptr || session->autocommit;
-  if (name == "version_comment") return SqlValue::of_string("DuoDB Server (GPL)");
-  if (name == "version") return SqlValue::of_string(server_version());
-  if (name == "max_allowed_packet") return SqlValue::of_int(67108864);
-  if (name == "autocommit") return SqlValue::of_int(autocommit ? 1 : 0);
-  if (name == "auto_increment_increment" || name == "auto_increment_offset")
-    return SqlValue::of_int(1);
-  if (name == "character_set_client" || name == "character_set_connection" ||
-      name == "character_set_results" || name == "character_set_server" ||
-      name == "character_set_database") {
-    return SqlValue::of_string("utf8mb4");
-  }
-  if (name == "collation_connection" || name == "collation_server" ||
-      name == "collation_database") {
-    return SqlValue::of_string("utf8mb4_0900_ai_ci");
-  }
-  if (name == "transaction_isolation" || name == "tx_isolation") {
-    return SqlValue::of_string("READ-COMMITTED");
-  }
-  if (name == "transaction_read_only" || name == "tx_read_only") return SqlValue::of_int(0);
-  if (name == "sql_mode") {
-    return SqlValue::of_string("STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION");
-  }
-  if (name == "lower_case_table_names") return SqlValue::of_int(0);
-  if (name == "time_zone") return SqlValue::of_string("SYSTEM");
-  if (name == "system_time_zone") return SqlValue::of_string("UTC");
-  if (name == "wait_timeout" || name == "interactive_timeout") return SqlValue::of_int(28800);
-  if (name == "net_write_timeout") return SqlValue::of_int(60);
-  if (name == "net_buffer_length") return SqlValue::of_int(16384);
-  if (name == "license") return SqlValue::of_string("GPL");
-  if (name == "init_connect") return SqlValue::of_string("");
-  if (name == "performance_schema") return SqlValue::of_int(0);
-  if (name == "query_cache_size" || name == "query_cache_type") return SqlValue::of_int(0);
-  if (name == "sql_select_limit") return SqlValue::of_uint(UINT64_MAX);
-  if (name == "max_execution_time") return SqlValue::of_int(0);
-  if (name == "default_storage_engine" || name == "storage_engine") {
-    return SqlValue::of_string("ndbcluster");
-  }
-  if (name == "ndb_read_backup") {
-    return SqlValue::of_int(GlobalVariables::instance().ndb_read_backup() ? 1 : 0);
-  }
-  if (name == "hostname") return SqlValue::of_string("localhost");
-  if (name == "port") return SqlValue::of_int(3306);
-  if (name == "have_ssl" || name == "have_openssl") return SqlValue::of_string("DISABLED");
-  if (name == "warning_count" || name == "error_count") return SqlValue::of_int(0);
-  if (name == "identity" || name == "last_insert_id") return SqlValue::of_int(0);
-  throw SqlException(1193, "HY000", "Unknown system variable '" + raw_name + "'");
-}
-
 SqlValue evaluate(const Expr& expr, const EvalContext& context) {
   switch (expr.kind) {
     case ExprKind::kLiteral:
@@ -478,8 +427,11 @@ SqlValue evaluate(const Expr& expr, const EvalContext& context) {
     }
     case ExprKind::kSystemVariable: {
       const std::string& name = expr.as<SystemVariableExpr>().name;
-      if (std::optional<SqlValue> count = diagnostics_count(name, context)) return *count;
-      return system_variable(name, context.session);
+      // warning_count / error_count are SESSION-only: @@global. of them is an error.
+      if (expr.as<SystemVariableExpr>().scope != VariableScope::kGlobal) {
+        if (std::optional<SqlValue> count = diagnostics_count(name, context)) return *count;
+      }
+      return system_variable(name, context.session, expr.as<SystemVariableExpr>().scope);
     }
     case ExprKind::kUserVariable: {
       // The connection's value; NULL when never set (MySQL).

@@ -134,8 +134,6 @@ bool is_constant(const Expr& expr);
 // The top-level AND terms of `condition` (none for null).
 void split_conjuncts(const Expr* condition, std::vector<const Expr*>* out);
 
-// @@name as the session sees it; throws 1193 for an unknown variable.
-SqlValue system_variable(const std::string& name, const server::SessionState* session);
 // MySQL's LIKE under the case-insensitive collation ('%', '_' one character, escape;
 // storage/row/collation.h, the filter pushed to the data nodes matches the same).
 bool like_match(std::string_view text, std::string_view pattern, char escape);

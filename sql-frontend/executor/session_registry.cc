@@ -80,6 +80,7 @@ void SessionRegistry::connected(const server::SessionState& session) {
   entry.info.user = session.user;
   entry.info.host = session.host;
   entry.info.db = session.database;
+  entry.connect_attributes = session.connect_attributes;
   entry.since = Clock::now();
   highest_connection_id_ = std::max(highest_connection_id_, session.connection_id);
 }
@@ -117,6 +118,16 @@ void SessionRegistry::statement_finished(const server::SessionState& session) {
 void SessionRegistry::disconnected(uint32_t connection_id) {
   std::lock_guard lock(mutex_);
   entries_.erase(connection_id);
+}
+
+std::vector<std::pair<uint32_t, std::vector<std::pair<std::string, std::string>>>>
+SessionRegistry::connect_attributes_of(const std::string& user) {
+  std::vector<std::pair<uint32_t, std::vector<std::pair<std::string, std::string>>>> out;
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, entry] : entries_) {
+    if (entry.info.user == user) out.emplace_back(id, entry.connect_attributes);
+  }
+  return out;
 }
 
 std::optional<std::string> SessionRegistry::user_of(uint32_t connection_id) {

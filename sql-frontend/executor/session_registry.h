@@ -52,6 +52,11 @@ class SessionRegistry {
   // not reported (so SHOW PROCESSLIST always shows the asking connection).
   std::vector<ProcessInfo> list(const server::SessionState& self, std::string_view self_text);
 
+  // The connection attributes (from the handshake) of every registered connection of
+  // user `user`, by connection id (performance_schema.session_account_connect_attrs).
+  std::vector<std::pair<uint32_t, std::vector<std::pair<std::string, std::string>>>>
+  connect_attributes_of(const std::string& user);
+
   // The user connection `connection_id` runs as, if it is registered.
   std::optional<std::string> user_of(uint32_t connection_id);
 
@@ -61,6 +66,7 @@ class SessionRegistry {
  private:
   struct Entry {
     ProcessInfo info;  // info.info unused: `text` while running
+    std::vector<std::pair<std::string, std::string>> connect_attributes;
     // The running statement's text; kept (not freed) between statements, so reporting
     // one costs no allocation once the connection's statements fit.
     std::string text;

@@ -1,15 +1,21 @@
 // SHOW statements: DATABASES, TABLES, COLUMNS, INDEX, VARIABLES, STATUS, PROCESSLIST,
-// ENGINES, WARNINGS/ERRORS, CREATE DATABASE, GRANTS — MySQL 8.0's column sets, with
+// ENGINES, WARNINGS/ERRORS, CREATE DATABASE, GRANTS, COLLATION, CHARACTER SET, TABLE
+// STATUS, ENGINE NDB STATUS — MySQL 8.0's column sets, with
 // LIKE (on the first column) and WHERE (over the result's columns by name). SHOW CREATE
 // TABLE is ddl_executor.cc's. See admin_statements.h.
 #include <algorithm>
 #include <cctype>
 
+#include "sql-frontend/catalog/auto_increment.h"
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/admin_statements.h"
 #include "sql-frontend/executor/privilege_check.h"
 #include "sql-frontend/executor/session_registry.h"
+#include "sql-frontend/executor/system_variables.h"
 #include "sql-frontend/executor/system_views.h"
+#include "sql-frontend/parser/ascii_case.h"
+#include "sql-frontend/parser/parser.h"
+#include "sql-frontend/protocol/character_sets.h"
 
 namespace duo::sql::executor {
 
@@ -165,84 +171,18 @@ server::StatementResult show_index(StatementContext& context, const ShowStatemen
                   std::move(rows), context);
 }
 
-// Variables SHOW VARIABLES lists: those @@ knows (expression.cc) and a few more that
-// connectors and tools read, with duo_sqld's values.
-std::vector<std::pair<std::string, std::string>> extra_variables() {
-  return {{"default_authentication_plugin", "mysql_native_password"},
-          {"have_ndbcluster", "YES"},
-          {"innodb_version", "8.0.36"},
-          {"max_connections", "151"},
-          {"ndb_version_string", "ndb-8.0.36"},
-          {"protocol_version", "10"},
-          {"skip_name_resolve", "ON"},
-          {"version_compile_machine", "x86_64"},
-          {"version_compile_os", "Linux"}};
-}
-
-std::vector<std::string> engine_variable_names() {
-  return {"auto_increment_increment",
-          "auto_increment_offset",
-          "autocommit",
-          "character_set_client",
-          "character_set_connection",
-          "character_set_database",
-          "character_set_results",
-          "character_set_server",
-          "collation_connection",
-          "collation_database",
-          "collation_server",
-          "default_storage_engine",
-          "have_openssl",
-          "have_ssl",
-          "hostname",
-          "init_connect",
-          "interactive_timeout",
-          "license",
-          "lower_case_table_names",
-          "max_allowed_packet",
-          "max_execution_time",
-          "ndb_read_backup",
-          "net_buffer_length",
-          "net_write_timeout",
-          "performance_schema",
-          "port",
-          "query_cache_size",
-          "query_cache_type",
-          "sql_mode",
-          "sql_select_limit",
-          "system_time_zone",
-          "time_zone",
-          "transaction_isolation",
-          "transaction_read_only",
-          "version",
-          "version_comment",
-          "wait_timeout"};
-}
-
-bool is_boolean_variable(const std::string& name) {
-  return name == "autocommit" || name == "ndb_read_backup" || name == "performance_schema" ||
-         name == "transaction_read_only";
-}
-
 server::StatementResult show_variables(StatementContext& context, const ShowStatement& show) {
-  std::vector<std::pair<std::string, std::string>> values = extra_variables();
-  for (const std::string& name : engine_variable_names()) {
-    try {
-      std::string value = system_variable(name, &context.session).to_text();
-      // SHOW VARIABLES spells boolean variables ON/OFF where @@ gives 1/0.
-      if (is_boolean_variable(name)) value = value == "0" ? "OFF" : "ON";
-      values.emplace_back(name, std::move(value));
-    } catch (const SqlException& e) {
-      if (e.code() != 1193) throw;  // not known to this build's @@ evaluation
-    }
-  }
-  std::sort(values.begin(), values.end());
   std::vector<TextRow> rows;
-  for (auto& [name, value] : values) rows.push_back({name, value});
+  for (auto& [name, value] :
+       list_system_variables(&context.session, show.scope == VariableScope::kGlobal)) {
+    rows.push_back({name, value});
+  }
   return filtered(show, {"Variable_name", "Value"}, std::move(rows), context);
 }
 
-server::StatementResult show_status(StatementContext& context, const ShowStatement& show) {
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> status_variables(StatementContext& context) {
   std::vector<std::pair<std::string, std::string>> status =
       SessionRegistry::instance().status(context.session);
   // NDB's counters of this server's cluster connection (every session's, as NDB's global
@@ -280,9 +220,131 @@ server::StatementResult show_status(StatementContext& context, const ShowStateme
                                                  std::tolower(static_cast<unsigned char>(y));
                                         });
   });
+  return status;
+}
+
+namespace {
+
+server::StatementResult show_status(StatementContext& context, const ShowStatement& show) {
   std::vector<TextRow> rows;
-  for (auto& [name, value] : status) rows.push_back({name, value});
+  for (auto& [name, value] : status_variables(context)) rows.push_back({name, value});
   return filtered(show, {"Variable_name", "Value"}, std::move(rows), context);
+}
+
+server::StatementResult show_collation(StatementContext& context, const ShowStatement& show) {
+  std::vector<TextRow> rows;
+  for (const protocol::CollationInfo& c : protocol::collations()) {
+    rows.push_back({std::string(c.name), std::string(c.character_set), std::to_string(c.id),
+                    std::string(c.is_default ? "Yes" : ""), std::string("Yes"),
+                    std::to_string(c.sort_length), std::string(c.no_pad ? "NO PAD" : "PAD SPACE")});
+  }
+  return filtered(show,
+                  {"Collation", "Charset", "Id", "Default", "Compiled", "Sortlen", "Pad_attribute"},
+                  std::move(rows), context);
+}
+
+server::StatementResult show_charset(StatementContext& context, const ShowStatement& show) {
+  std::vector<TextRow> rows;
+  for (const protocol::CharacterSetInfo& cs : protocol::character_sets()) {
+    rows.push_back({std::string(cs.name), std::string(cs.description),
+                    std::string(cs.default_collation), std::to_string(cs.max_length_bytes)});
+  }
+  return filtered(show, {"Charset", "Description", "Default collation", "Maxlen"}, std::move(rows),
+                  context);
+}
+
+std::string quoted_identifier(const std::string& name) {
+  std::string out = "`";
+  for (char c : name) {
+    out += c;
+    if (c == '`') out += '`';
+  }
+  return out + "`";
+}
+
+// The table's rows, counted by a scan on the data nodes (COUNT(*)): NDB's handler
+// reports the fragments' committed row counts; a count is what DuoDB has for that.
+uint64_t table_row_count(StatementContext& context, const std::string& db,
+                         const std::string& table) {
+  const std::string sql =
+      "SELECT COUNT(*) FROM " + quoted_identifier(db) + "." + quoted_identifier(table);
+  ParsedStatement parsed = parse_statement(sql);
+  if (!parsed.ok()) return 0;
+  // A statement of its own: each count is one cluster transaction (a scan).
+  const std::vector<SqlValue> no_params;
+  StatementContext counting{context.session, context.catalog, context.api_session, no_params};
+  counting.source_text = sql;
+  server::StatementResult result =
+      execute_select(counting, parsed.statement->as<SelectStatement>());
+  const auto* rows = std::get_if<server::ResultSet>(&result);
+  if (rows == nullptr || rows->rows.empty() || rows->rows.front().empty()) return 0;
+  const server::Value& count = rows->rows.front().front();
+  if (const auto* i = std::get_if<int64_t>(&count)) return static_cast<uint64_t>(*i);
+  if (const auto* u = std::get_if<uint64_t>(&count)) return *u;
+  return 0;
+}
+
+// MySQL 8.0's columns; the statistics the cluster does not keep are 0 or NULL.
+server::StatementResult show_table_status(StatementContext& context, const ShowStatement& show) {
+  const std::string db = database_of_show(context, show);
+  if (!database_exists(context, db)) throw_unknown_database(db);
+  std::vector<TextRow> rows;
+  if (!is_system_view_database(db)) {
+    for (const std::string& name : context.catalog.list_tables(db)) {
+      if (show.like && !like_match(name, *show.like, '\\')) continue;
+      catalog::BoundTable bound;
+      try {
+        bound = context.catalog.get_table(db, name);
+      } catch (const SqlException& e) {
+        if (e.code() == 1146) continue;  // dropped while we listed
+        throw;
+      }
+      const std::optional<uint64_t> next = catalog::peek_auto_increment(
+          context.catalog.cluster(), context.api_session, catalog::cluster_table_name(db, name));
+      std::optional<std::string> auto_increment;
+      if (next)
+        auto_increment = std::to_string(*next);
+      else if (std::any_of(bound.sql.columns.begin(), bound.sql.columns.end(),
+                           [](const catalog::SqlColumn& c) { return c.auto_increment; }))
+        auto_increment = "1";
+      rows.push_back({name, std::string("ndbcluster"), std::string("10"), std::string("Dynamic"),
+                      std::to_string(table_row_count(context, db, name)), std::string("0"),
+                      std::string("0"), std::string("0"), std::string("0"), std::string("0"),
+                      auto_increment, std::nullopt, std::nullopt, std::nullopt,
+                      std::string("utf8mb4_0900_ai_ci"), std::nullopt, std::string(""),
+                      std::string("")});
+    }
+  }
+  return filtered(
+      show,
+      {"Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length",
+       "Max_data_length", "Index_length", "Data_free", "Auto_increment", "Create_time",
+       "Update_time", "Check_time", "Collation", "Checksum", "Create_options", "Comment"},
+      std::move(rows), context);
+}
+
+// SHOW ENGINE NDB STATUS: the server's connection to the cluster, as NDB's mysqld
+// shows it (Type, Name, Status). The NDB API object counters it adds have no
+// counterpart in the client library and are not shown.
+server::StatementResult show_engine_status(StatementContext& context, const ShowStatement& show) {
+  const std::string engine = ascii_lower(show.engine);
+  if (engine != "ndb" && engine != "ndbcluster") {
+    if (engine == "innodb" || engine == "performance_schema" || engine == "myisam" ||
+        engine == "memory") {
+      return text_result({"Type", "Name", "Status"}, {});
+    }
+    throw SqlException(1286, "42000", "Unknown storage engine '" + show.engine + "'");
+  }
+  const NdbConnectionStatus status = ndb_connection_status(context);
+  const std::string connection =
+      "cluster_node_id=" + std::to_string(status.node_id) +
+      ", connected_host=" + status.management_host +
+      ", connected_port=" + std::to_string(status.management_port) +
+      ", number_of_data_nodes=" + std::to_string(status.data_nodes) +
+      ", number_of_ready_data_nodes=" + std::to_string(status.ready_data_nodes) +
+      ", connect_count=0";
+  return text_result({"Type", "Name", "Status"},
+                     {{std::string("ndbcluster"), std::string("connection"), connection}});
 }
 
 server::StatementResult show_processlist(StatementContext& context, const ShowStatement& show) {
@@ -397,6 +459,14 @@ server::StatementResult execute_show(StatementContext& context, const ShowStatem
       return show_create_table(context, show);  // ddl_executor.cc
     case ShowKind::kGrants:
       return show_grants(context, show);
+    case ShowKind::kCollation:
+      return show_collation(context, show);
+    case ShowKind::kCharset:
+      return show_charset(context, show);
+    case ShowKind::kTableStatus:
+      return show_table_status(context, show);
+    case ShowKind::kEngineStatus:
+      return show_engine_status(context, show);
     default:
       throw_not_supported("this SHOW statement");
   }

@@ -8,6 +8,7 @@
 #include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/executor/statement_retry.h"
+#include "sql-frontend/executor/system_variables.h"
 #include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/ast_printer.h"
 
@@ -186,10 +187,16 @@ server::StatementResult SqlEngine::dispatch(
   check_privileges(context, statement, prepared != nullptr ? &prepared->privileges : nullptr);
   server::StatementResult result;
   switch (statement.kind) {
-    case StatementKind::kSelect:
-      result = execute_select_planned(context, statement.as<SelectStatement>(),
-                                      prepared != nullptr ? &prepared->plan : nullptr);
+    case StatementKind::kSelect: {
+      const auto& select = statement.as<SelectStatement>();
+      result =
+          execute_select_planned(context, select, prepared != nullptr ? &prepared->plan : nullptr);
+      // DO: the values were computed; the client gets an OK (with their warnings).
+      if (select.discard_result && std::holds_alternative<server::ResultSet>(result)) {
+        result = server::OkResult{};
+      }
       break;
+    }
     case StatementKind::kInsert:
       result = execute_insert(context, statement.as<InsertStatement>());
       break;
@@ -308,7 +315,15 @@ server::StatementResult SqlEngine::set_statement(server::SessionState& session, 
       c.user_variables[ascii_lower(item.name)] = evaluate(*item.value, context.eval());
       continue;
     }
-    if (item.kind != SetKind::kSystemVariable) continue;  // NAMES, CHARACTER SET: utf8mb4 only
+    if (item.kind == SetKind::kNames) {
+      set_names(session, item.name, item.collate);
+      continue;
+    }
+    if (item.kind == SetKind::kCharacterSet) {
+      set_character_set(session, item.name);
+      continue;
+    }
+    if (item.kind != SetKind::kSystemVariable) continue;  // TRANSACTION: accepted
     const std::string name = ascii_lower(item.name);
     if (name == "ndb_read_backup") {
       // GLOBAL only, as in NDB: the default READ_BACKUP of tables created from now on.
@@ -320,12 +335,28 @@ server::StatementResult SqlEngine::set_statement(server::SessionState& session, 
       GlobalVariables::instance().set_ndb_read_backup(switch_value(item, name));
       continue;
     }
-    if (name != "autocommit") continue;  // other session variables are accepted, not kept
-    if (item.scope == VariableScope::kGlobal) throw_not_supported("SET GLOBAL autocommit");
-    const bool on = switch_value(item, name);
-    // Turning autocommit on commits the open transaction.
-    if (on && !session.autocommit && session.in_transaction) end_transaction(session, c, true);
-    session.autocommit = on;
+    if (name == "autocommit") {
+      if (item.scope == VariableScope::kGlobal) throw_not_supported("SET GLOBAL autocommit");
+      const bool on = switch_value(item, name);
+      // Turning autocommit on commits the open transaction.
+      if (on && !session.autocommit && session.in_transaction) end_transaction(session, c, true);
+      session.autocommit = on;
+      continue;
+    }
+    // Every other variable: checked and kept (system_variables.h). A bare word (ON,
+    // OFF, a mode list written without quotes) or DEFAULT is passed as a word.
+    std::optional<std::string> word;
+    SqlValue value;
+    if (item.value->kind == ExprKind::kColumn) {
+      word = item.value->as<ColumnExpr>().column.name;
+    } else if (item.value->kind == ExprKind::kDefault) {
+      word = "DEFAULT";
+    } else {
+      StatementContext context{session, catalog_, *c.api_session, params};
+      context.user_variables = &c.user_variables;
+      value = evaluate(*item.value, context.eval());
+    }
+    set_system_variable(session, item.scope, item.name, word, value);
   }
   return server::OkResult{};
 }
@@ -356,7 +387,8 @@ std::variant<server::PreparedStatementInfo, server::SqlError> SqlEngine::prepare
   // The result columns, so that clients size their result binds (libmariadb refuses an
   // execute whose column count differs from the prepare's). Computed columns are typed by
   // their values at each execute.
-  if (prepared.statement->kind == StatementKind::kSelect) {
+  if (prepared.statement->kind == StatementKind::kSelect &&
+      !prepared.statement->as<SelectStatement>().discard_result) {
     try {
       const std::vector<SqlValue> no_params;
       StatementContext context{session, catalog_, *c.api_session, no_params};

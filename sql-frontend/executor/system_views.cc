@@ -11,6 +11,8 @@
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/catalog/user_record.h"
 #include "sql-frontend/executor/privilege_check.h"
+#include "sql-frontend/executor/server_views.h"
+#include "sql-frontend/executor/system_view_builder.h"
 
 namespace duo::sql::executor {
 
@@ -27,42 +29,6 @@ std::string g_connect_string;  // GUARDED_BY(g_connect_string_mutex)
 std::string upper(std::string text) {
   for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return text;
-}
-
-// Builds a view's columns; `type` is a declared type ("varchar(64)", "bigint unsigned").
-class ViewBuilder {
- public:
-  ViewBuilder(const std::string& db, const std::string& name) {
-    view_.table.db = db;
-    view_.table.name = name;
-  }
-  ViewBuilder& column(const std::string& name, const std::string& type, bool nullable = false) {
-    catalog::SqlColumn column;
-    column.name = name;
-    column.declared_type = type;
-    column.nullable = nullable;
-    catalog::derive_storage(&column);
-    view_.table.columns.push_back(std::move(column));
-    return *this;
-  }
-  void row(std::vector<SqlValue> values) {
-    if (view_.rows.size() >= kStatementRowsMax) throw_too_many_rows();
-    view_.rows.push_back(std::move(values));
-  }
-  SystemView done() { return std::move(view_); }
-
- private:
-  SystemView view_;
-};
-
-SqlValue text(std::string value) {
-  return SqlValue::of_string(std::move(value));
-}
-SqlValue number(uint64_t value) {
-  return SqlValue::of_uint(value);
-}
-SqlValue nullable_text(const std::optional<std::string>& value) {
-  return value ? text(*value) : SqlValue::null();
 }
 
 // The databases whose tables information_schema shows: every SQL database but the
@@ -213,7 +179,8 @@ SystemView tables(StatementContext& context) {
               text(""),
               text("")});
   };
-  for (const std::string& db : {std::string("information_schema"), std::string("ndbinfo")}) {
+  for (const std::string& db : {std::string("information_schema"), std::string("ndbinfo"),
+                                std::string("performance_schema")}) {
     for (const std::string& name : system_view_names(db)) add(db, name, true);
   }
   for (const std::string& db : user_databases(context)) {
@@ -311,6 +278,34 @@ SystemView statistics(StatementContext& context) {
                   text(index.name), number(i + 1), text(column.name), text("A"), SqlValue::null(),
                   SqlValue::null(), SqlValue::null(), text(column.nullable ? "YES" : ""),
                   text("BTREE"), text(""), text(""), text("YES"), SqlValue::null()});
+      }
+    }
+  });
+  return view.done();
+}
+
+// The columns of PRIMARY KEY and UNIQUE constraints (foreign keys do not exist yet).
+SystemView key_column_usage(StatementContext& context) {
+  ViewBuilder view("information_schema", "KEY_COLUMN_USAGE");
+  view.column("CONSTRAINT_CATALOG", "varchar(64)")
+      .column("CONSTRAINT_SCHEMA", "varchar(64)")
+      .column("CONSTRAINT_NAME", "varchar(64)", true)
+      .column("TABLE_CATALOG", "varchar(64)")
+      .column("TABLE_SCHEMA", "varchar(64)")
+      .column("TABLE_NAME", "varchar(64)")
+      .column("COLUMN_NAME", "varchar(64)", true)
+      .column("ORDINAL_POSITION", "int unsigned")
+      .column("POSITION_IN_UNIQUE_CONSTRAINT", "int unsigned", true)
+      .column("REFERENCED_TABLE_SCHEMA", "varchar(64)", true)
+      .column("REFERENCED_TABLE_NAME", "varchar(64)", true)
+      .column("REFERENCED_COLUMN_NAME", "varchar(64)", true);
+  for_each_table(context, [&](const std::string& db, const catalog::SqlTable& table) {
+    for (const catalog::SqlIndex& index : table.indexes) {
+      if (index.kind == catalog::SqlIndexKind::kKey) continue;
+      for (size_t i = 0; i < index.columns.size(); ++i) {
+        view.row({text("def"), text(db), text(index.name), text("def"), text(db), text(table.name),
+                  text(table.columns[index.columns[i]].name), number(i + 1), SqlValue::null(),
+                  SqlValue::null(), SqlValue::null(), SqlValue::null()});
       }
     }
   });
@@ -534,16 +529,40 @@ SystemView cluster_operations(StatementContext& context) {
 }  // namespace
 
 bool is_system_view_database(const std::string& db) {
-  return db == "information_schema" || db == "ndbinfo";
+  return db == "information_schema" || db == "ndbinfo" || db == "performance_schema";
 }
 
 std::vector<std::string> system_view_names(const std::string& db) {
+  std::vector<std::string> names = server_view_names(db);
   if (db == "information_schema") {
-    return {"COLUMNS",    "ENGINES", "PROCESSLIST",    "SCHEMATA",
-            "STATISTICS", "TABLES",  "USER_PRIVILEGES"};
+    for (const char* name : {"COLUMNS", "ENGINES", "KEY_COLUMN_USAGE", "PROCESSLIST", "SCHEMATA",
+                             "STATISTICS", "TABLES", "USER_PRIVILEGES"}) {
+      names.emplace_back(name);
+    }
   }
-  if (db == "ndbinfo") return {"cluster_operations", "memoryusage", "nodes", "transporters"};
-  return {};
+  if (db == "ndbinfo") names = {"cluster_operations", "memoryusage", "nodes", "transporters"};
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+NdbConnectionStatus ndb_connection_status(StatementContext& context) {
+  NdbConnectionStatus status;
+  status.node_id = context.catalog.cluster().node_id();
+  std::string connect_string;
+  {
+    std::lock_guard lock(g_connect_string_mutex);
+    connect_string = g_connect_string;
+  }
+  if (Result<mgm::ConnectString> target = mgm::parse_connect_string(connect_string); target.ok()) {
+    status.management_host = target->host;
+    status.management_port = target->port;
+  }
+  for (const mgm::NodeStatus& node : cluster_nodes()) {
+    if (node.type != "NDB") continue;
+    ++status.data_nodes;
+    if (node.status == "STARTED") ++status.ready_data_nodes;
+  }
+  return status;
 }
 
 void set_management_connect_string(const std::string& connect_string) {
@@ -572,6 +591,7 @@ std::string column_key_text(const catalog::SqlTable& table, uint16_t column) {
 std::optional<SystemView> read_system_view(StatementContext& context, const std::string& db,
                                            const std::string& name) {
   if (!is_system_view_database(db)) return std::nullopt;
+  if (std::optional<SystemView> view = read_server_view(context, db, name)) return view;
   if (db == "information_schema") {
     // MySQL's information_schema names are case-insensitive.
     const std::string view = upper(name);
@@ -579,6 +599,7 @@ std::optional<SystemView> read_system_view(StatementContext& context, const std:
     if (view == "TABLES") return tables(context);
     if (view == "COLUMNS") return columns(context);
     if (view == "STATISTICS") return statistics(context);
+    if (view == "KEY_COLUMN_USAGE") return key_column_usage(context);
     if (view == "ENGINES") return engines();
     if (view == "USER_PRIVILEGES") return user_privileges(context);
     if (view == "PROCESSLIST") return processlist(context);
@@ -589,7 +610,7 @@ std::optional<SystemView> read_system_view(StatementContext& context, const std:
     if (name == "cluster_operations") return cluster_operations(context);
   }
   // ndbinfo is a database of tables in MySQL (1146); information_schema's are views.
-  if (db == "ndbinfo") throw_unknown_table(db, name);
+  if (db == "ndbinfo" || db == "performance_schema") throw_unknown_table(db, name);
   throw SqlException(1109, "42S02", "Unknown table '" + name + "' in " + db);
 }
 

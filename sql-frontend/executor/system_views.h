@@ -1,9 +1,10 @@
 // System views: tables whose rows duo_sqld computes when a statement reads them —
-// `information_schema` (SCHEMATA, TABLES, COLUMNS, STATISTICS, ENGINES,
-// USER_PRIVILEGES, PROCESSLIST) from the catalog, with MySQL 8.0's column names and value formats,
-// and `ndbinfo` (nodes, memoryusage, transporters) from the management server's
-// `get status` (what the data nodes report to it). SELECT binds them like cluster
-// tables; they cannot be written.
+// `information_schema` (SCHEMATA, TABLES, COLUMNS, STATISTICS, KEY_COLUMN_USAGE, ENGINES,
+// USER_PRIVILEGES, PROCESSLIST) from the catalog, with MySQL 8.0's column names and
+// value formats; the server's own views (server_views.h: variables, status, collations,
+// character sets, performance_schema); and `ndbinfo` (nodes, memoryusage,
+// transporters) from the management server's `get status` (what the data nodes report
+// to it). SELECT binds them like cluster tables; they cannot be written.
 //
 // Not available (they need data the kernel does not report yet): ndbinfo.nodes'
 // uptime and config_generation, transporters' byte counters and the data nodes' own
@@ -37,6 +38,17 @@ std::vector<std::string> system_view_names(const std::string& db);
 // Where ndbinfo asks for the nodes' state: the management server of the cluster
 // (duo_sqld sets it once at start, before serving).
 void set_management_connect_string(const std::string& connect_string);
+
+// This server's link to the cluster, for SHOW ENGINE NDB STATUS: its API node id, the
+// management server it was given, and the data nodes mgmd knows of and those STARTED.
+struct NdbConnectionStatus {
+  uint32_t node_id = 0;
+  std::string management_host;
+  uint32_t management_port = 0;
+  size_t data_nodes = 0;
+  size_t ready_data_nodes = 0;
+};
+NdbConnectionStatus ndb_connection_status(StatementContext& context);
 
 // Text helpers shared with SHOW (admin_executor.cc): MySQL's COLUMN_TYPE and
 // DATA_TYPE of a column, and its COLUMN_KEY (PRI, UNI, MUL or empty).

@@ -588,6 +588,9 @@ struct SelectStatement : Statement {
   static constexpr StatementKind kKind = StatementKind::kSelect;
   explicit SelectStatement(SourcePos p) : Statement(kKind, p) {}
   QueryPtr query;
+  // DO expr [, expr ...]: a SELECT without FROM whose values are computed (for their
+  // effects: SLEEP, @x := ..., warnings) and not sent; the client gets an OK.
+  bool discard_result = false;
 };
 
 struct Assignment {
@@ -872,6 +875,7 @@ enum class ShowKind : uint8_t {
   kCharset,
   kGrants,
   kTableStatus,
+  kEngineStatus,  // SHOW ENGINE name STATUS
 };
 
 struct ShowStatement : Statement {
@@ -887,6 +891,7 @@ struct ShowStatement : Statement {
   ExprPtr where;                                  // WHERE expr
   std::optional<Limit> limit;                     // SHOW WARNINGS LIMIT ...
   std::optional<UserName> user;                   // SHOW GRANTS FOR user
+  std::string engine;                             // SHOW ENGINE name STATUS, as written
 };
 
 struct DescribeStatement : Statement {

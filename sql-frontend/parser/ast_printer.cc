@@ -836,15 +836,33 @@ const char* show_what(ShowKind k) {
       return "GRANTS";
     case ShowKind::kTableStatus:
       return "TABLE STATUS";
+    case ShowKind::kEngineStatus:
+      return "ENGINE";
   }
   return "?";
 }
 
 void Printer::statement(const Statement& s) {
   switch (s.kind) {
-    case StatementKind::kSelect:
-      query(*s.as<SelectStatement>().query);
+    case StatementKind::kSelect: {
+      const auto& select = s.as<SelectStatement>();
+      if (select.discard_result) {
+        // DO: the items of its one block.
+        const SelectBlock& b = *select.query->select;
+        out += "DO ";
+        for (size_t i = 0; i < b.items.size(); ++i) {
+          if (i) out += ", ";
+          expr(*b.items[i].expr);
+          if (b.items[i].alias) {
+            out += " AS ";
+            ident(*b.items[i].alias);
+          }
+        }
+        return;
+      }
+      query(*select.query);
       return;
+    }
     case StatementKind::kInsert: {
       const auto& i = s.as<InsertStatement>();
       out += i.replace ? "REPLACE " : "INSERT ";
@@ -1225,6 +1243,12 @@ void Printer::statement(const Statement& s) {
       if (sh.scope == VariableScope::kGlobal) out += "GLOBAL ";
       if (sh.scope == VariableScope::kSession) out += "SESSION ";
       out += show_what(sh.what);
+      if (sh.what == ShowKind::kEngineStatus) {
+        out += ' ';
+        name(sh.engine);
+        out += " STATUS";
+        return;
+      }
       if (sh.what == ShowKind::kCreateDatabase) {
         out += ' ';
         if (sh.if_not_exists) out += "IF NOT EXISTS ";

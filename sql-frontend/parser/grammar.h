@@ -130,6 +130,7 @@ class Parser {
   Limit parse_limit();
   std::vector<Assignment> parse_assignments();
   StatementPtr parse_select_statement();
+  StatementPtr parse_do();  // DO expr [, expr ...]
   StatementPtr parse_insert(bool replace);
   StatementPtr parse_update();
   StatementPtr parse_delete();

@@ -277,6 +277,14 @@ StatementPtr Parser::parse_show() {
       stmt->what = take().is(Keyword::kWarnings) ? ShowKind::kWarnings : ShowKind::kErrors;
       if (peek().is(Keyword::kLimit)) stmt->limit = parse_limit();
       return stmt;
+    case Keyword::kEngine:
+      // SHOW ENGINE name {STATUS | MUTEX}: only STATUS has rows here.
+      if (full) fail();
+      take();
+      stmt->what = ShowKind::kEngineStatus;
+      stmt->engine = parse_name_or_string();
+      expect(Keyword::kStatus);
+      return stmt;
     case Keyword::kStorage:
     case Keyword::kEngines:
       if (full) fail();

@@ -10,6 +10,21 @@ StatementPtr Parser::parse_select_statement() {
   return stmt;
 }
 
+StatementPtr Parser::parse_do() {
+  auto stmt = std::make_unique<SelectStatement>(here());
+  expect(Keyword::kDo);
+  stmt->discard_result = true;
+  stmt->query = std::make_unique<QueryExpr>();
+  stmt->query->pos = here();
+  stmt->query->select = std::make_unique<SelectBlock>();
+  stmt->query->select->pos = here();
+  do {
+    if (peek().is(TokenKind::kStar)) fail();  // DO takes expressions only
+    parse_select_item(*stmt->query->select);
+  } while (accept(TokenKind::kComma));
+  return stmt;
+}
+
 QueryPtr Parser::parse_query_expr() {
   DepthGuard guard(*this);
   QueryPtr left = parse_query_term();

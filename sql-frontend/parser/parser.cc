@@ -166,6 +166,9 @@ StatementPtr Parser::parse_statement() {
       case Keyword::kSelect:
         stmt = parse_select_statement();
         break;
+      case Keyword::kDo:
+        stmt = parse_do();
+        break;
       case Keyword::kInsert:
         stmt = parse_insert(false);
         break;

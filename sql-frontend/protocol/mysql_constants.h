@@ -174,6 +174,7 @@ inline constexpr uint16_t kErNoDb = 1046;                     // 3D000
 inline constexpr uint16_t kErUnknownCom = 1047;               // 08S01
 inline constexpr uint16_t kErBadDb = 1049;                    // 42000
 inline constexpr uint16_t kErUnknownError = 1105;             // HY000
+inline constexpr uint16_t kErWrongValueForVar = 1231;         // 42000
 inline constexpr uint16_t kErNetPacketTooLarge = 1153;        // 08S01
 inline constexpr uint16_t kErNetReadError = 1158;             // 08S01
 inline constexpr uint16_t kErNetPacketsOutOfOrder = 1156;     // 08S01

@@ -19,13 +19,16 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
+#include "sql-frontend/protocol/character_sets.h"
 #include "sql-frontend/protocol/packets.h"
 
 namespace duo::sql::server {
@@ -116,6 +119,21 @@ struct SessionState {
   bool autocommit = true;
   bool in_transaction = false;
   uint32_t client_capabilities = 0;
+  bool unix_socket = false;  // connected over the Unix socket
+  // From the HandshakeResponse41: the client's collation id and its connection
+  // attributes (performance_schema.session_account_connect_attrs), in the order sent.
+  uint8_t handshake_collation = 0;
+  // The connection character set as collation ids (protocol/character_sets.h), from the
+  // handshake and SET NAMES / SET CHARACTER SET / SET character_set_*: the client's text
+  // is converted from `client_collation`'s character set, text results to
+  // `results_collation`'s (0: character_set_results NULL, sent as stored).
+  uint16_t client_collation = protocol::kDefaultCollationId;
+  uint16_t connection_collation = protocol::kDefaultCollationId;
+  uint16_t results_collation = protocol::kDefaultCollationId;
+  std::vector<std::pair<std::string, std::string>> connect_attributes;
+  // System variables this connection SET (lower-case name -> value as MySQL shows it);
+  // the handler owns their meaning. COM_RESET_CONNECTION clears them.
+  std::map<std::string, std::string> system_variables;
   // Set when the connection is being killed; long-running handlers poll it.
   const std::atomic<bool>* killed = nullptr;
   // Set by KILL QUERY until the next command starts; long-running handlers poll it too.

@@ -3,6 +3,8 @@
 
 #include "ndb-kernel/common/logging.h"
 #include "sql-frontend/protocol/auth_scramble.h"
+#include "sql-frontend/protocol/character_sets.h"
+#include "sql-frontend/protocol/charset_conversion.h"
 
 namespace duo::sql::server {
 
@@ -30,13 +32,15 @@ const char* protocol_sql_state(uint16_t code) {
 }  // namespace
 
 Session::Session(uint32_t connection_id, std::unique_ptr<SocketTransport> socket,
-                 std::string peer_host, const SessionOptions& options, QueryHandler* handler,
-                 Authenticator* authenticator, const TlsContext* tls_context, ServerControl* server)
+                 std::string peer_host, bool unix_socket, const SessionOptions& options,
+                 QueryHandler* handler, Authenticator* authenticator, const TlsContext* tls_context,
+                 ServerControl* server)
     : options_(options),
       handler_(handler),
       authenticator_(authenticator),
       tls_context_(tls_context),
       socket_(std::move(socket)),
+      unix_socket_(unix_socket),
       endpoint_(socket_.get()) {
   state_.connection_id = connection_id;
   state_.host = std::move(peer_host);
@@ -133,14 +137,32 @@ bool Session::handshake() {
 
   state_.client_capabilities = response.capabilities & server_capabilities_;
   state_.user = response.username;
-  Authenticator::Result auth = authenticator_->authenticate(
-      endpoint_, response, state_.client_capabilities, nonce_, tls_ != nullptr, state_.host);
+  state_.unix_socket = unix_socket_;
+  state_.handshake_collation = response.character_set;
+  // The client's character set: ucs2/utf16/utf32 are refused as MySQL refuses them; one
+  // the server does not list falls back to the server's default, as in MySQL.
+  if (std::string_view unusable = protocol::unusable_client_charset(response.character_set);
+      !unusable.empty()) {
+    send_error(protocol::kErWrongValueForVar, "42000",
+               "Variable 'character_set_client' can't be set to the value of '" +
+                   std::string(unusable) + "'");
+    (void)endpoint_.flush().ok();
+    return false;
+  }
+  if (protocol::find_collation(response.character_set) != nullptr) {
+    state_.client_collation = state_.connection_collation = state_.results_collation =
+        response.character_set;
+  }
+  Authenticator::Result auth =
+      authenticator_->authenticate(endpoint_, response, state_.client_capabilities, nonce_,
+                                   tls_ != nullptr || unix_socket_, state_.host);
   if (auth.outcome == Authenticator::Outcome::kConnectionLost) return false;
   if (auth.outcome == Authenticator::Outcome::kDenied) {
     send_error(auth.error);
     (void)endpoint_.flush().ok();
     return false;
   }
+  state_.connect_attributes = std::move(response.attributes);
   if ((state_.client_capabilities & protocol::kClientConnectWithDb) && !response.database.empty()) {
     try {
       std::optional<SqlError> error = handler_->change_database(state_, response.database);
@@ -260,6 +282,7 @@ void Session::on_query(const std::string& payload) {
   PacketReader reader(payload);
   protocol::ComWithText query = protocol::ComWithText::read(reader, Command::kQuery);
   bool multi = (state_.client_capabilities & protocol::kClientMultiStatements) != 0;
+  convert_client_text(&query.text);
   send_results(handler_->query(state_, query.text, multi), /*binary=*/false);
 }
 
@@ -300,6 +323,7 @@ void Session::on_field_list(const std::string& payload) {
 void Session::on_prepare(const std::string& payload) {
   PacketReader reader(payload);
   protocol::ComWithText prepare = protocol::ComWithText::read(reader, Command::kStmtPrepare);
+  convert_client_text(&prepare.text);
   auto result = handler_->prepare(state_, prepare.text);
   if (auto* error = std::get_if<SqlError>(&result)) {
     send_error(*error);
@@ -346,7 +370,11 @@ void Session::on_prepare(const std::string& payload) {
     send_end_of_metadata_or_rows(0, status_flags(), /*rows_end=*/false);
   }
   if (!info.columns.empty()) {
-    for (const ColumnDefinition41& column : info.columns) queue(protocol::encode(column));
+    const bool rewritten = results_rewritten();
+    for (ColumnDefinition41& column : info.columns) {
+      if (rewritten) describe_in_results_charset(&column);
+      queue(protocol::encode(column));
+    }
     send_end_of_metadata_or_rows(0, status_flags(), /*rows_end=*/false);
   }
 }
@@ -386,6 +414,13 @@ void Session::on_execute(const std::string& payload) {
       param.value = std::move(statement.long_data[i]);
       statement.long_data[i].clear();
       statement.has_long_data[i] = false;
+    }
+    // String parameters are text in the client's character set; BLOB types are bytes.
+    if (auto* text = std::get_if<std::string>(&param.value);
+        text != nullptr &&
+        (param.type.type == FieldType::kString || param.type.type == FieldType::kVarString ||
+         param.type.type == FieldType::kVarchar)) {
+      convert_client_text(text);
     }
     params.push_back(std::move(param));
   }
@@ -460,6 +495,12 @@ void Session::on_reset_connection() {
   close_all_statements();
   handler_->on_disconnect(state_);
   state_.autocommit = true;
+  state_.system_variables.clear();
+  // The connection character set goes back to the handshake's.
+  const uint16_t handshake = protocol::find_collation(state_.handshake_collation) != nullptr
+                                 ? state_.handshake_collation
+                                 : protocol::kDefaultCollationId;
+  state_.client_collation = state_.connection_collation = state_.results_collation = handshake;
   state_.in_transaction = false;
   send_ok(OkResult{});
 }
@@ -517,7 +558,10 @@ void Session::send_ok(const OkResult& ok, uint16_t extra_status) {
 }
 
 void Session::send_error(const SqlError& error) {
-  protocol::ErrPacket packet{error.code, error.sql_state, error.message};
+  // MySQL sends messages in character_set_results too.
+  protocol::ErrPacket packet{
+      error.code, error.sql_state,
+      results_rewritten() ? in_results_charset(error.message) : error.message};
   queue(protocol::encode(packet));
 }
 
@@ -550,7 +594,7 @@ void Session::queue_in_place(const Write& write) {
 
 void Session::write_result(const StatementResult& result, bool binary, uint16_t status) {
   if (auto* error = std::get_if<SqlError>(&result)) {
-    queue(protocol::encode(protocol::ErrPacket{error->code, error->sql_state, error->message}));
+    send_error(*error);
     return;
   }
   if (auto* ok = std::get_if<OkResult>(&result)) {
@@ -564,6 +608,14 @@ void Session::write_result(const StatementResult& result, bool binary, uint16_t 
     return;
   }
   const ResultSet& set = std::get<ResultSet>(result);
+  if (results_rewritten()) {
+    write_converted_result(set, binary, status);
+  } else {
+    write_result_set(set, binary, status);
+  }
+}
+
+void Session::write_result_set(const ResultSet& set, bool binary, uint16_t status) {
   const std::vector<ColumnDefinition41>& columns = set.column_definitions();
   if (columns.empty()) throw std::logic_error("result set without columns");
   queue_in_place(
@@ -599,6 +651,61 @@ void Session::write_result(const StatementResult& result, bool binary, uint16_t 
     const protocol::EofPacket eof{set.warnings, status};
     queue_in_place([&](protocol::PacketWriter& writer) { eof.write(writer); });
   }
+}
+
+// --- Connection character set ------------------------------------------------------
+
+void Session::convert_client_text(std::string* text) const {
+  const protocol::CollationInfo* client = protocol::find_collation(state_.client_collation);
+  if (client == nullptr) return;
+  const protocol::TextEncoding encoding = protocol::encoding_of_charset(client->character_set);
+  if (protocol::needs_conversion(encoding)) *text = protocol::to_utf8mb4(*text, encoding);
+}
+
+bool Session::results_rewritten() const {
+  const protocol::CollationInfo* results = protocol::find_collation(state_.results_collation);
+  return results != nullptr && results->character_set != "utf8mb4";
+}
+
+std::string Session::in_results_charset(std::string_view text) const {
+  const protocol::CollationInfo& results = *protocol::find_collation(state_.results_collation);
+  return protocol::from_utf8mb4(text, protocol::encoding_of_charset(results.character_set));
+}
+
+bool Session::describe_in_results_charset(ColumnDefinition41* column) const {
+  for (std::string* name : {&column->name, &column->org_name, &column->table, &column->org_table}) {
+    *name = in_results_charset(*name);
+  }
+  if (column->character_set == protocol::kCharsetBinary) return false;
+  const protocol::CollationInfo& results = *protocol::find_collation(state_.results_collation);
+  const protocol::CharacterSetInfo* charset = protocol::find_character_set(results.character_set);
+  // Lengths are in bytes of the results' character set (stored text: 4 per character).
+  column->column_length =
+      column->column_length / 4 * (charset == nullptr ? 4 : charset->max_length_bytes);
+  column->character_set = results.id;
+  return true;
+}
+
+// The slow path, for a connection whose character_set_results is not utf8mb4: text
+// columns are described in the results' collation and their values converted.
+void Session::write_converted_result(const ResultSet& set, bool binary, uint16_t status) {
+  std::vector<ColumnDefinition41> columns = set.column_definitions();
+  std::vector<bool> is_text(columns.size());
+  for (size_t i = 0; i < columns.size(); ++i) is_text[i] = describe_in_results_charset(&columns[i]);
+  ResultSet converted;
+  converted.columns = std::move(columns);
+  converted.warnings = set.warnings;
+  converted.rows.reserve(set.rows.size());
+  for (const std::vector<Value>& row : set.rows) {
+    std::vector<Value> out = row;
+    for (size_t i = 0; i < out.size() && i < is_text.size(); ++i) {
+      if (auto* text = std::get_if<std::string>(&out[i]); text != nullptr && is_text[i]) {
+        *text = in_results_charset(*text);
+      }
+    }
+    converted.rows.push_back(std::move(out));
+  }
+  write_result_set(converted, binary, status);
 }
 
 void Session::send_results(std::vector<StatementResult> results, bool binary) {

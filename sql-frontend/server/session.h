@@ -73,9 +73,11 @@ class Session {
   // name at most a database or table: anything longer is refused as malformed.
   static constexpr size_t kControlCommandBytesMax = 64 * 1024;
 
+  // `unix_socket`: the connection came over the Unix socket (a secure transport for
+  // authentication, as in MySQL).
   Session(uint32_t connection_id, std::unique_ptr<SocketTransport> socket, std::string peer_host,
-          const SessionOptions& options, QueryHandler* handler, Authenticator* authenticator,
-          const TlsContext* tls_context, ServerControl* server);
+          bool unix_socket, const SessionOptions& options, QueryHandler* handler,
+          Authenticator* authenticator, const TlsContext* tls_context, ServerControl* server);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -127,6 +129,7 @@ class Session {
   // Queues all packets of one result, encoded in place; throws if a value cannot be
   // encoded (send_results then takes back what was queued).
   void write_result(const StatementResult& result, bool binary, uint16_t status);
+  void write_result_set(const ResultSet& set, bool binary, uint16_t status);
   void queue(const std::string& payload);
   // Queues one packet whose payload `write(PacketWriter&)` encodes straight into the
   // output buffer.
@@ -135,12 +138,24 @@ class Session {
 
   void close_all_statements();
 
+  // Connection character set (SessionState::client_collation / results_collation).
+  // Converts text the client sent (SQL, string parameters) to utf8mb4.
+  void convert_client_text(std::string* text) const;
+  // True when results go out in another character set than utf8mb4.
+  bool results_rewritten() const;
+  // Only when results_rewritten(): `text` (utf8mb4) in character_set_results, and a
+  // column described in it (false for a binary column, whose values stay bytes).
+  std::string in_results_charset(std::string_view text) const;
+  bool describe_in_results_charset(ColumnDefinition41* column) const;
+  void write_converted_result(const ResultSet& set, bool binary, uint16_t status);
+
   // Constant after construction.
   const SessionOptions& options_;
   QueryHandler* const handler_;
   Authenticator* const authenticator_;
   const TlsContext* const tls_context_;
   std::unique_ptr<SocketTransport> socket_;
+  const bool unix_socket_;
 
   // Owned by the session thread.
   std::unique_ptr<TlsTransport> tls_;

@@ -248,5 +248,32 @@ TEST_F(SessionTest, EncodedColumnsAreSentAsGiven) {
   }
 }
 
+// ucs2, utf16 and utf32 cannot carry SQL: a handshake asking for one is refused before
+// authentication, as MySQL refuses it (1231); a collation id the server does not list
+// falls back to the default and the login goes on.
+TEST_F(SessionTest, HandshakeRefusesUcs2Utf16Utf32ClientCharsets) {
+  for (uint8_t id : {35, 54, 56, 60, 101, 160}) {
+    testing::RawClient raw(server_.port());
+    ASSERT_TRUE(raw.read_greeting());
+    protocol::HandshakeResponse41 response = raw.response_for("native_user", "npass");
+    response.character_set = id;
+    ASSERT_TRUE(raw.send(protocol::encode(response)));
+    auto error = parse<protocol::ErrPacket>(raw.receive());
+    EXPECT_EQ(error.error_code, 1231) << int(id);
+    EXPECT_NE(error.message.find("Variable 'character_set_client' can't be set to the value of"),
+              std::string::npos)
+        << error.message;
+    EXPECT_FALSE(raw.receive().has_value()) << "the connection stays open";
+  }
+  testing::RawClient raw(server_.port());
+  ASSERT_TRUE(raw.read_greeting());
+  protocol::HandshakeResponse41 response = raw.response_for("native_user", "npass");
+  response.character_set = 250;  // gb18030_unicode_520_ci: not listed here
+  ASSERT_TRUE(raw.send(protocol::encode(response)));
+  auto ok = raw.receive();
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(static_cast<uint8_t>((*ok)[0]), 0x00) << "login refused";
+}
+
 }  // namespace
 }  // namespace duo::sql::server

@@ -19,6 +19,11 @@
 
 namespace duo::sql::server {
 
+namespace {
+// Pending connections the kernel queues per listening socket.
+constexpr int kListenBacklog = 128;
+}  // namespace
+
 SqlServer::SqlServer(QueryHandler* handler, UserDirectory* directory, SqlServerOptions options)
     : handler_(handler), options_(std::move(options)), authenticator_(directory, &sha2_cache_) {}
 
@@ -30,6 +35,14 @@ Status SqlServer::start() {
   if (!options_.tls_cert_file.empty() || !options_.tls_key_file.empty()) {
     DUO_ASSIGN_OR_RETURN(tls_context_,
                          TlsContext::load(options_.tls_cert_file, options_.tls_key_file));
+  }
+  // The Unix socket first: once the TCP port answers, both are there (duo up looks).
+  if (!options_.socket_path.empty()) {
+    Status unix_socket = unix_listener_.open(options_.socket_path, kListenBacklog);
+    if (!unix_socket.ok()) {
+      DUO_LOG(WARNING, "sqld") << "cannot listen on Unix socket " << options_.socket_path << ": "
+                               << unix_socket.message() << "; serving TCP only";
+    }
   }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -49,7 +62,8 @@ Status SqlServer::start() {
   }
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, addresses->ai_addr, addresses->ai_addrlen) != 0 || ::listen(fd, 128) != 0) {
+  if (::bind(fd, addresses->ai_addr, addresses->ai_addrlen) != 0 ||
+      ::listen(fd, kListenBacklog) != 0) {
     std::string error = std::strerror(errno);
     ::freeaddrinfo(addresses);
     ::close(fd);
@@ -67,6 +81,8 @@ Status SqlServer::start() {
   if (wake_fd_ < 0) return Status(ErrorCode::kIoError, "eventfd failed");
   accept_thread_ = std::thread([this] { accept_loop(); });
   DUO_LOG(INFO, "sqld") << "MySQL protocol listening on " << options_.bind_address << ":" << port_
+                        << (unix_listener_.is_open() ? " and Unix socket " + unix_listener_.path()
+                                                     : std::string())
                         << (tls_context_ ? " (TLS available)" : "");
   return Status::OK();
 }
@@ -90,6 +106,7 @@ void SqlServer::stop() {
   }
   for (std::thread& thread : threads) thread.join();
   if (listen_fd_ >= 0) ::close(listen_fd_);
+  unix_listener_.close();
   if (wake_fd_ >= 0) ::close(wake_fd_);
   listen_fd_ = wake_fd_ = -1;
 }
@@ -158,48 +175,60 @@ void refuse_too_many(int fd) {
 
 void SqlServer::accept_loop() {
   while (!stopping_.load()) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    int ready = ::poll(fds, 2, -1);
+    pollfd fds[3] = {
+        {wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}, {unix_listener_.fd(), POLLIN, 0}};
+    const nfds_t count = unix_listener_.is_open() ? 3 : 2;
+    int ready = ::poll(fds, count, -1);
     if (ready < 0) {
       if (errno == EINTR) continue;
       DUO_LOG(ERROR, "sqld") << "poll: " << std::strerror(errno);
       return;
     }
-    if (fds[1].revents != 0 || stopping_.load()) return;
+    if (fds[0].revents != 0 || stopping_.load()) return;
     reap_finished();
-    sockaddr_storage peer{};
-    socklen_t peer_length = sizeof peer;
-    int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &peer_length, SOCK_CLOEXEC);
-    if (fd < 0) {
-      int error = errno;
-      if (error != EINTR && error != EAGAIN && error != ECONNABORTED) {
-        DUO_LOG(WARNING, "sqld") << "accept: " << std::strerror(error);
-      }
-      if (error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM) {
-        // Out of descriptors or memory: the pending connection stays readable, so
-        // back off (while still listening for stop()) instead of spinning.
-        pollfd wake{wake_fd_, POLLIN, 0};
-        ::poll(&wake, 1, 100);
-      }
-      continue;
-    }
-    int one = 1;
-    // Request/response traffic: never wait to coalesce a reply.
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    std::lock_guard lock(mutex_);
-    if (connections_.size() - finished_.size() >= options_.max_connections) {
-      refuse_too_many(fd);
-      continue;
-    }
-    uint32_t id = next_connection_id_++;
-    Connection& connection = connections_[id];
-    connection.thread = std::thread([this, id, fd, host = peer_host_of(peer)]() mutable {
-      run_connection(id, fd, std::move(host));
-    });
+    if (fds[1].revents != 0) accept_one(listen_fd_, /*unix_socket=*/false);
+    if (count == 3 && fds[2].revents != 0) accept_one(unix_listener_.fd(), /*unix_socket=*/true);
   }
 }
 
-void SqlServer::run_connection(uint32_t connection_id, int fd, std::string peer_host) {
+void SqlServer::accept_one(int listen_fd, bool unix_socket) {
+  sockaddr_storage peer{};
+  socklen_t peer_length = sizeof peer;
+  int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &peer_length, SOCK_CLOEXEC);
+  if (fd < 0) {
+    int error = errno;
+    if (error != EINTR && error != EAGAIN && error != ECONNABORTED) {
+      DUO_LOG(WARNING, "sqld") << "accept: " << std::strerror(error);
+    }
+    if (error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM) {
+      // Out of descriptors or memory: the pending connection stays readable, so
+      // back off (while still listening for stop()) instead of spinning.
+      pollfd wake{wake_fd_, POLLIN, 0};
+      ::poll(&wake, 1, 100);
+    }
+    return;
+  }
+  if (!unix_socket) {
+    int one = 1;
+    // Request/response traffic: never wait to coalesce a reply.
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  std::lock_guard lock(mutex_);
+  if (connections_.size() - finished_.size() >= options_.max_connections) {
+    refuse_too_many(fd);
+    return;
+  }
+  uint32_t id = next_connection_id_++;
+  Connection& connection = connections_[id];
+  // MySQL names a Unix-socket client's host "localhost".
+  std::string host = unix_socket ? std::string("localhost") : peer_host_of(peer);
+  connection.thread = std::thread([this, id, fd, host = std::move(host), unix_socket]() mutable {
+    run_connection(id, fd, std::move(host), unix_socket);
+  });
+}
+
+void SqlServer::run_connection(uint32_t connection_id, int fd, std::string peer_host,
+                               bool unix_socket) {
   // OpenSSL writes with write(2); a peer that vanished must yield EPIPE on this
   // thread, not a process-killing SIGPIPE. Blocking it here leaves the process's
   // signal disposition alone.
@@ -209,8 +238,8 @@ void SqlServer::run_connection(uint32_t connection_id, int fd, std::string peer_
   pthread_sigmask(SIG_BLOCK, &block, nullptr);
 
   auto session = std::make_unique<Session>(connection_id, std::make_unique<SocketTransport>(fd),
-                                           std::move(peer_host), options_.session, handler_,
-                                           &authenticator_, tls_context_.get(), this);
+                                           std::move(peer_host), unix_socket, options_.session,
+                                           handler_, &authenticator_, tls_context_.get(), this);
   bool run = false;
   {
     std::lock_guard lock(mutex_);

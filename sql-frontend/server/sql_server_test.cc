@@ -2,7 +2,8 @@
 // installed) against an in-process SqlServer with the EchoQueryHandler. Covers both
 // authentication plugins, refusals, text results, multi-statements, prepared
 // statements with every parameter type, TLS, packets over 16 MiB, max_allowed_packet,
-// KILL and max_connections.
+// KILL, max_connections, and the Unix socket (both plugins over it, a stale socket taken
+// over, one in use left alone, unusable paths leaving TCP serving).
 #include "sql-frontend/server/sql_server.h"
 
 #include <gtest/gtest.h>
@@ -10,9 +11,12 @@
 #include <openssl/bio.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "sql-frontend/server/sql_server_test_util.h"
@@ -629,6 +633,187 @@ TEST_F(SqlServerTest, MariadbCliBatchMode) {
   EXPECT_EQ(output, "1\n1\n");
 }
 #endif
+
+// --- Unix socket -----------------------------------------------------------------------
+
+namespace {
+
+// A fresh directory for sockets, removed with the object.
+struct SocketDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("duo_sock_" + std::to_string(::getpid()) + "_" +
+                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  SocketDir() { std::filesystem::remove_all(path); }
+  ~SocketDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+SqlServerOptions with_socket(const std::string& socket_path) {
+  SqlServerOptions o;
+  o.socket_path = socket_path;
+  return o;
+}
+
+// libmariadb over the Unix socket: no host, no port.
+MYSQL* connect_over_socket(const std::string& path, const char* user, const char* password) {
+  MYSQL* mysql = mysql_init(nullptr);
+  unsigned timeout_s = 30;
+  mysql_options(mysql, MYSQL_OPT_CONNECT_TIMEOUT, &timeout_s);
+  if (mysql_real_connect(mysql, nullptr, user, password, nullptr, 0, path.c_str(), 0) ==
+      nullptr) {
+    ADD_FAILURE() << "socket connect as " << user << ": " << mysql_error(mysql);
+    mysql_close(mysql);
+    return nullptr;
+  }
+  return mysql;
+}
+
+}  // namespace
+
+TEST(SqlServerUnixSocketTest, LibmariadbLogsInOverTheSocketWithBothPlugins) {
+  SocketDir dir;
+  const std::string path = (dir.path / "run" / "mysqld.sock").string();  // "run" is created
+  TestServer server(with_socket(path));
+  ASSERT_EQ(server.server->socket_path(), path);
+  MYSQL* native = connect_over_socket(path, "native_user", "npass");
+  ASSERT_NE(native, nullptr);
+  EXPECT_NE(std::string(mysql_get_host_info(native)).find("socket"), std::string::npos)
+      << mysql_get_host_info(native);
+  ASSERT_EQ(mysql_query(native, "SELECT 7"), 0);
+  MYSQL_RES* result = mysql_store_result(native);
+  ASSERT_NE(result, nullptr);
+  MYSQL_ROW row = mysql_fetch_row(result);
+  ASSERT_NE(row, nullptr);
+  EXPECT_STREQ(row[0], "7");
+  mysql_free_result(result);
+  mysql_close(native);
+  // caching_sha2_password with a cold cache and no TLS: the socket is a secure
+  // transport, so the full authentication (clear password) is allowed, as in MySQL.
+  MYSQL* sha2 = connect_over_socket(path, "sha2_user", "spass");
+  ASSERT_NE(sha2, nullptr);
+  EXPECT_EQ(mysql_get_ssl_cipher(sha2), nullptr);
+  mysql_close(sha2);
+  // A wrong password is refused over the socket too, naming the host localhost.
+  MYSQL* wrong = mysql_init(nullptr);
+  EXPECT_EQ(mysql_real_connect(wrong, nullptr, "native_user", "nope", nullptr, 0, path.c_str(), 0),
+            nullptr);
+  EXPECT_EQ(mysql_errno(wrong), 1045u);
+  EXPECT_EQ(std::string(mysql_error(wrong)),
+            "Access denied for user 'native_user'@'localhost' (using password: YES)");
+  mysql_close(wrong);
+  // TCP still serves.
+  Client tcp(server.port(), "native_user", "npass");
+  EXPECT_TRUE(tcp.connected) << tcp.error;
+  server.server->stop();
+  EXPECT_FALSE(std::filesystem::exists(path)) << "the socket file outlived the server";
+}
+
+TEST(SqlServerUnixSocketTest, StaleSocketIsTakenOverLiveOneIsLeftAlone) {
+  SocketDir dir;
+  std::filesystem::create_directories(dir.path);
+  const std::string path = (dir.path / "mysqld.sock").string();
+  // A socket file whose server is gone (bound, never listened, closed).
+  {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ::close(fd);
+    ASSERT_TRUE(std::filesystem::exists(path));
+  }
+  TestServer first(with_socket(path));
+  EXPECT_EQ(first.server->socket_path(), path);
+  // The path is in use now: a second server serves TCP only and leaves it alone.
+  TestServer second(with_socket(path));
+  EXPECT_EQ(second.server->socket_path(), "");
+  Client tcp(second.port(), "root", "");
+  EXPECT_TRUE(tcp.connected) << tcp.error;
+  second.server->stop();
+  ASSERT_TRUE(std::filesystem::exists(path));
+  MYSQL* still = connect_over_socket(path, "root", "");
+  ASSERT_NE(still, nullptr);
+  mysql_close(still);
+}
+
+TEST(SqlServerUnixSocketTest, UnusablePathsLeaveTcpServing) {
+  SocketDir dir;
+  std::filesystem::create_directories(dir.path);
+  // Longer than sun_path holds.
+  TestServer long_path(with_socket((dir.path / std::string(120, 'x')).string()));
+  EXPECT_EQ(long_path.server->socket_path(), "");
+  Client a(long_path.port(), "root", "");
+  EXPECT_TRUE(a.connected) << a.error;
+  // A regular file in the way is never removed.
+  const std::filesystem::path file = dir.path / "not_a_socket";
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  TestServer blocked(with_socket(file.string()));
+  EXPECT_EQ(blocked.server->socket_path(), "");
+  EXPECT_TRUE(std::filesystem::is_regular_file(file));
+  Client b(blocked.port(), "root", "");
+  EXPECT_TRUE(b.connected) << b.error;
+}
+
+// --- Connection character set ----------------------------------------------------------
+
+// Text the client sends is converted from its character set to utf8mb4, results back to
+// it, and text columns are described in it (the EchoQueryHandler returns the literal it
+// was given, as utf8mb4).
+TEST_F(SqlServerTest, ConnectionCharacterSetConvertsTextBothWays) {
+  // The character set goes in the handshake (the EchoQueryHandler knows no SET NAMES).
+  struct Connection {
+    MYSQL* mysql = mysql_init(nullptr);
+    ~Connection() { mysql_close(mysql); }
+  };
+  auto connect_with = [&](const char* charset) {
+    auto client = std::make_unique<Connection>();
+    mysql_options(client->mysql, MYSQL_SET_CHARSET_NAME, charset);
+    EXPECT_NE(mysql_real_connect(client->mysql, "127.0.0.1", "root", "", nullptr,
+                                 server_.port(), nullptr, 0),
+              nullptr)
+        << mysql_error(client->mysql);
+    return client;
+  };
+  auto first_cell = [](Connection& client, const std::string& sql, unsigned* charsetnr) {
+    EXPECT_EQ(mysql_real_query(client.mysql, sql.data(), sql.size()), 0)
+        << mysql_error(client.mysql);
+    MYSQL_RES* result = mysql_store_result(client.mysql);
+    if (result == nullptr) return std::string("NO RESULT");
+    *charsetnr = mysql_fetch_field(result)->charsetnr;
+    MYSQL_ROW row = mysql_fetch_row(result);
+    unsigned long* lengths = mysql_fetch_lengths(result);
+    std::string out(row[0], lengths[0]);
+    mysql_free_result(result);
+    return out;
+  };
+  unsigned charsetnr = 0;
+  // utf8mb4 (the default): nothing converted.
+  auto utf8mb4 = connect_with("utf8mb4");
+  EXPECT_EQ(first_cell(*utf8mb4, "SELECT 'caf\xc3\xa9 \xf0\x9f\x98\x80'", &charsetnr),
+            "caf\xc3\xa9 \xf0\x9f\x98\x80");
+  // ascii: a byte above 0x7F the client sends is no ASCII character: '?'.
+  auto ascii = connect_with("ascii");
+  EXPECT_EQ(first_cell(*ascii, "SELECT 'caf\xe9'", &charsetnr), "caf?");
+  EXPECT_EQ(charsetnr, 11u);
+  // utf8mb3: the 4-byte character cannot be sent back: '?'.
+  auto utf8mb3 = connect_with("utf8mb3");
+  EXPECT_EQ(first_cell(*utf8mb3, "SELECT 'caf\xc3\xa9 \xf0\x9f\x98\x80'", &charsetnr),
+            "caf\xc3\xa9 ?");
+  EXPECT_EQ(charsetnr, 33u);
+  // latin1 (cp1252): 0xE9 and 0x80 travel as U+00E9 and U+20AC and come back.
+  auto latin1 = connect_with("latin1");
+  EXPECT_EQ(first_cell(*latin1, "SELECT 'caf\xe9 \x80'", &charsetnr), "caf\xe9 \x80");
+  EXPECT_EQ(charsetnr, 8u);
+  // Numbers stay binary (63).
+  first_cell(*latin1, "SELECT 42", &charsetnr);
+  EXPECT_EQ(charsetnr, 63u);
+}
 
 }  // namespace
 }  // namespace duo::sql::server

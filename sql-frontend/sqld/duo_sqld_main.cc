@@ -2,7 +2,7 @@
 // an API node (api::Cluster: node id from duo_mgmd, links to every data node), waits
 // until every data node reports STARTED, makes sure the SQL system tables exist, then
 // serves the MySQL protocol (SqlServer) with the SqlEngine on --bind-address:--port
-// until SIGTERM/SIGINT.
+// and the Unix socket --socket until SIGTERM/SIGINT.
 //
 // Like duo_datad it daemonizes unless --foreground, with a pid file and a log in
 // --datadir (duo_sqld.pid, duo_sqld_out.log). It keeps no data: killing it loses
@@ -38,6 +38,7 @@
 #include "sql-frontend/executor/expression.h"
 #include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/sql_engine.h"
+#include "sql-frontend/executor/system_variables.h"
 #include "sql-frontend/executor/system_views.h"
 #include "sql-frontend/server/sql_server.h"
 #include "sql-frontend/sqld/server_certificate.h"
@@ -63,6 +64,8 @@ struct Options {
   uint32_t node_id = 0;
   std::string bind_address = "127.0.0.1";
   uint16_t port = 3306;
+  // Where MySQL clients that name no host connect (their compiled-in default).
+  std::string socket = "/run/mysqld/mysqld.sock";
   std::string datadir = ".";
   bool foreground = false;
   std::string log_level = "info";
@@ -83,6 +86,9 @@ void print_usage() {
       "                               thread reads the cluster for all (0..16, default 8)\n"
       "  -P, --port=N                 MySQL port (default 3306)\n"
       "  --bind-address=ADDR          listen address (default 127.0.0.1)\n"
+      "  -S, --socket=PATH            Unix socket (default /run/mysqld/mysqld.sock; an\n"
+      "                               empty PATH: none); one that cannot be used is logged\n"
+      "                               and the server serves TCP only\n"
       "  --datadir=DIR                pid file and log directory (default .)\n"
       "  --foreground, --nodaemon     stay in the foreground and log to stderr\n"
       "  --log-level=LEVEL            error, warning, info (default), debug\n"
@@ -123,6 +129,9 @@ bool parse_args(int argc, char** argv, Options* options) {
       auto port = mgm::parse_uint_arg(value, 65535);
       if (!port) return false;
       options->port = static_cast<uint16_t>(*port);
+    } else if (arg == "-S" || arg == "--socket") {
+      if (!take_value()) return false;
+      options->socket = value;
     } else if (arg == "--bind-address") {
       if (!take_value()) return false;
       options->bind_address = value;
@@ -315,16 +324,23 @@ int run_sqld(int argc, char** argv) {
   sql::server::SqlServerOptions server_options;
   server_options.bind_address = options.bind_address;
   server_options.port = options.port;
+  server_options.socket_path = options.socket;
   server_options.tls_cert_file = tls.cert_file;
   server_options.tls_key_file = tls.key_file;
   server_options.session.server_version = sql::executor::server_version();
   sql::server::SqlServer server(&engine, &users, server_options);
+  // @@port and @@socket: set before the first client can ask, corrected once the
+  // server knows what it listens on.
+  sql::executor::set_server_endpoints(options.port, options.socket);
   if (Status started = server.start(); !started.ok()) {
     DUO_LOG(ERROR, kLog) << "cannot listen on " << options.bind_address << ":" << options.port
                          << ": " << started.message();
     return finish(kExitError);
   }
+  sql::executor::set_server_endpoints(server.port(), server.socket_path());
   DUO_LOG(INFO, kLog) << "ready for connections on " << options.bind_address << ":" << server.port()
+                      << (server.socket_path().empty() ? std::string()
+                                                       : " and socket " + server.socket_path())
                       << " (accounts from the cluster)";
   while (!stop_requested()) ::poll(nullptr, 0, 200);
   DUO_LOG(INFO, kLog) << "stopping: stop signal received";

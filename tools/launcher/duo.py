@@ -23,7 +23,8 @@ first (SIGTERM, then SIGKILL), since it is a client of the data nodes. `duo stat
 `duo_mgm -e show` and `all status`.
 
 Ports: mgmd listens on P (default 1186), data nodes on P+1 and P+2 (ServerPort), duo_sqld
-on 127.0.0.1:Q (default 3306). P and Q are remembered in D and reused by later runs.
+on 127.0.0.1:Q (default 3306) and on the Unix socket D/sqld/mysqld.sock (`mysql -uroot -S
+D/sqld/mysqld.sock`). P and Q are remembered in D and reused by later runs.
 The data directory defaults to $DUO_DATA_DIR, else ~/.duodb. The binaries duo_mgmd,
 duo_datad, duo_mgm and duo_sqld are taken from the directory of this program (the `bin/` of the
 tarball, or `build/bin/` of a build tree).
@@ -106,6 +107,9 @@ class Cluster:
         self.sqld_dir = os.path.join(self.dir, "sqld")
         self.sql_port_file = os.path.join(self.dir, "sqld.port")
         self.sqld_pid_file = os.path.join(self.sqld_dir, "duo_sqld.pid")
+        # duo_sqld's Unix socket (mysql -S PATH); in the data directory, so that
+        # clusters in different directories never share one.
+        self.sql_socket = os.path.join(self.sqld_dir, "mysqld.sock")
 
     # Where each process keeps its pid and logs.
     def cluster_pid_files(self):
@@ -338,7 +342,7 @@ def start_sqld(cluster, sql_port):
         has_slot = re.search(r"^\[mysqld\]\s*\nNodeId=%d\b" % SQLD_NODE_ID, f.read(), re.M)
     start_daemon([path, "--ndb-connectstring=" + cluster.connect_string(),
                   "--port=%d" % sql_port, "--bind-address=127.0.0.1",
-                  "--datadir=" + cluster.sqld_dir]
+                  "--socket=" + cluster.sql_socket, "--datadir=" + cluster.sqld_dir]
                  + (["--ndb-nodeid=%d" % SQLD_NODE_ID] if has_slot else []), "duo_sqld")
     deadline = time.time() + SQLD_READY_TIMEOUT_S
     while True:
@@ -352,7 +356,13 @@ def start_sqld(cluster, sql_port):
             raise LaunchError("duo_sqld did not start listening on 127.0.0.1:%d; `duo down` "
                               "cleans up.\n%s" % (sql_port, cluster.log_tail()))
         time.sleep(0.3)
-    print("duo: started duo_sqld on 127.0.0.1:%d" % sql_port)
+    # The socket is bound before the TCP port answers (SqlServer::start).
+    if os.path.exists(cluster.sql_socket):
+        print("duo: started duo_sqld on 127.0.0.1:%d and %s" % (sql_port, cluster.sql_socket))
+        return ("SQL endpoint: mysql -h127.0.0.1 -P%d -uroot  or  mysql -uroot -S %s"
+                % (sql_port, cluster.sql_socket))
+    print("duo: started duo_sqld on 127.0.0.1:%d (no Unix socket: see %s)"
+          % (sql_port, os.path.join(cluster.sqld_dir, "duo_sqld_out.log")))
     return "SQL endpoint: mysql -h127.0.0.1 -P%d -uroot" % sql_port
 
 

@@ -93,6 +93,7 @@ class Env:
         self.sqld = subprocess.Popen(
             [self.args.sqld, "-c", "127.0.0.1:%d" % self.mgm_port, "--port=%d" % self.sql_port,
              "--bind-address=127.0.0.1", "--datadir=" + os.path.join(self.dir, "sqld"),
+             "--socket=" + os.path.join(self.dir, "sqld", "mysqld.sock"),
              "--foreground"], stdout=log, stderr=log)
         log.close()
         self.processes.append(self.sqld)

@@ -49,7 +49,8 @@ def start_second_sqld(bin_dir, cluster, port, directory):
     log = open(os.path.join(directory, "out.log"), "w")
     proc = subprocess.Popen([os.path.join(bin_dir, "duo_sqld"), "--foreground",
                              "--ndb-connectstring=" + cluster.connect_string,
-                             "--port=%d" % port, "--datadir=" + directory],
+                             "--port=%d" % port, "--datadir=" + directory,
+                             "--socket=" + os.path.join(directory, "mysqld.sock")],
                             stdout=log, stderr=subprocess.STDOUT)
 
     def accepts():
