@@ -173,18 +173,33 @@ def read_pid(path):
 
 
 def process_alive(pid):
+    """True while any thread of process pid has not finished exiting.
+
+    Not just the thread group leader: when a multi-threaded daemon exits, its main thread
+    can already be a zombie while other threads are still tearing down the address space
+    (a big DataMemory takes a while to unmap) and still hold the process's listening
+    sockets and pid-file lock, so `duo up` right after would find the ports in use. A
+    process whose every thread is a zombie (Z) or dead (X) has closed all its files; it
+    may stay a zombie until its parent reaps it, which for a daemon is not us."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    # A zombie (our own exited child) is not alive.
     try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
+        tids = os.listdir("/proc/%d/task" % pid)
     except OSError:
-        return True
+        return os.path.exists("/proc/%d" % pid)  # reaped between the two looks, or no /proc
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                state = f.read().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue  # that thread is gone
+        if state not in ("Z", "X"):
+            return True
+    return False
 
 
 def run_mgm(cluster, command, timeout=40):
