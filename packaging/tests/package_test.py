@@ -9,7 +9,10 @@ configuration `cmake --build BUILD --target package` uses), into a scratch direc
 reproducible  packs twice (different umask), compares the bytes, checks the .sha256.
 contents      one top directory named like the file, bin/ lib/ share/duodb/ docs/, every
               program, RPATH $ORIGIN/../lib on the programs and $ORIGIN on the bundled
-              libraries, the glibc floor of the unpacked tree equal to the one in the name.
+              libraries, the glibc floor of the unpacked tree equal to the one in the name;
+              then the tree's bin/duo, called through a symlink from a directory with a
+              space in its name, runs a cluster (up, down, up again on the same ports, SQL).
+              Needs the mysql client.
 debian12      unpacks into an empty directory inside a clean Debian 12 (bookworm, minbase)
               root file system (debootstrap, cached in --rootfs-cache and used through an
               overlay mount so it stays clean), runs ldd there on every ELF (nothing
@@ -139,6 +142,40 @@ def scenario_contents(options, scratch):
           % (floor, match.group(2)))
     log("%s: layout, run paths and glibc floor %s check out"
         % (os.path.basename(tarball), floor))
+    launcher_from_tree(tree, scratch)
+
+
+def launcher_from_tree(tree, scratch):
+    """bin/duo of the unpacked tree, called through a symlink to it in a directory whose
+    name holds a space (as a user links it into ~/bin), finds its sibling programs: a
+    cluster comes up, serves SQL, and `duo down && duo up` on the same ports works."""
+    link_dir = os.path.join(scratch, "my bin")
+    os.makedirs(link_dir)
+    os.symlink(os.path.join(tree, "bin", "duo"), os.path.join(link_dir, "duo"))
+    data_dir = os.path.join(scratch, "duo data")
+    base, sql_port = free_port_block(3), free_port_block(1)
+
+    def duo(*args):
+        proc = subprocess.run([os.path.join(link_dir, "duo")] + list(args)
+                              + ["--data-dir", data_dir], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=START_TIMEOUT_S)
+        return proc.returncode, proc.stdout.decode(errors="replace")
+    try:
+        rc, out = duo("up", "--base-port", str(base), "--sql-port", str(sql_port),
+                      "--data-memory", "64")
+        check(rc == 0 and "cluster is up" in out, "duo up from the tree: %s" % out)
+        rc, out = duo("down")
+        check(rc == 0 and "cluster stopped" in out, "duo down: %s" % out)
+        rc, out = duo("up")  # same ports, right away
+        check(rc == 0 and "cluster is up" in out, "duo up right after duo down: %s" % out)
+        proc = subprocess.run(["mysql", "-h127.0.0.1", "-P%d" % sql_port, "-uroot", "--batch",
+                               "--skip-column-names", "--skip-ssl", "-e", "SELECT 1+1"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+        check(proc.stdout == b"2\n", "SQL through the tree's duo_sqld: %s" % proc.stdout)
+    finally:
+        rc, out = duo("down")
+    check(rc == 0, "final duo down: %s" % out)
+    log("bin/duo through a symlink: up, down, up on the same ports, SQL, down")
 
 
 # --- debian12 ---------------------------------------------------------------------------
