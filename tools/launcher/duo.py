@@ -19,14 +19,17 @@ starts again and catches up from the live replica while the cluster serves (a no
 restart); a dead duo_sqld starts again. `--initial`
 rewrites config.ini and starts the data nodes empty (their file systems are cleared). `duo down` asks mgmd to SHUTDOWN (data nodes first), then sends
 SIGTERM and finally SIGKILL to whatever the pid files still name; duo_sqld is stopped
-first (SIGTERM, then SIGKILL), since it is a client of the data nodes. `duo status` prints
+first (SIGTERM, then SIGKILL), since it is a client of the data nodes. It returns only
+once every thread of those processes has exited, so their ports are free for the next
+`duo up`. `duo status` prints
 `duo_mgm -e show` and `all status`.
 
 Ports: mgmd listens on P (default 1186), data nodes on P+1 and P+2 (ServerPort), duo_sqld
 on 127.0.0.1:Q (default 3306). P and Q are remembered in D and reused by later runs.
 The data directory defaults to $DUO_DATA_DIR, else ~/.duodb. The binaries duo_mgmd,
 duo_datad, duo_mgm and duo_sqld are taken from the directory of this program (the `bin/` of the
-tarball, or `build/bin/` of a build tree).
+tarball, or `build/bin/` of a build tree), after following symlinks to it. At run time it
+needs only Python 3's standard library.
 
 Why Python and not C++: the launcher only orchestrates processes (write a file, spawn,
 poll a status, signal pids); no hot path and no protocol code of its own (it drives
