@@ -75,6 +75,17 @@ import threading
 import time
 import traceback
 
+
+def default_bin_dir():
+    """The tarball's bin/ when this script is installed in share/duodb/bench/, else the
+    build tree's build/release/bin."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    installed = os.path.normpath(os.path.join(here, "../../../bin"))
+    if os.path.exists(os.path.join(installed, "duo_bench")):
+        return installed
+    return os.path.normpath(os.path.join(here, "../../build/release/bin"))
+
+
 CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 # How often threads' context switches are read during a run. A thread that ends between
 # two polls loses at most one interval of its counts; every poll costs this script about
@@ -1238,9 +1249,9 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(
         description=" ".join(__doc__.split("\n\n")[0].split()),
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("--bin", default=os.path.normpath(os.path.join(here,
-                                                                       "../../build/release/bin")),
-                        help="DuoDB build (A) bin directory (default build/release/bin)")
+    parser.add_argument("--bin", default=default_bin_dir(),
+                        help="DuoDB build (A) bin directory (default: the tarball's bin/ "
+                             "when installed, else build/release/bin)")
     parser.add_argument("--duo-bin-b", metavar="DIR",
                         help="A/B mode: a second build's bin directory, run interleaved with --bin")
     parser.add_argument("--rounds", type=int, default=3, help="A/B rounds (default 3)")

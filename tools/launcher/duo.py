@@ -19,7 +19,9 @@ starts again and catches up from the live replica while the cluster serves (a no
 restart); a dead duo_sqld starts again. `--initial`
 rewrites config.ini and starts the data nodes empty (their file systems are cleared). `duo down` asks mgmd to SHUTDOWN (data nodes first), then sends
 SIGTERM and finally SIGKILL to whatever the pid files still name; duo_sqld is stopped
-first (SIGTERM, then SIGKILL), since it is a client of the data nodes. `duo status` prints
+first (SIGTERM, then SIGKILL), since it is a client of the data nodes. It returns only
+once every thread of those processes has exited, so their ports are free for the next
+`duo up`. `duo status` prints
 `duo_mgm -e show` and `all status`.
 
 Ports: mgmd listens on P (default 1186), data nodes on P+1 and P+2 (ServerPort), duo_sqld
@@ -27,7 +29,8 @@ on 127.0.0.1:Q (default 3306) and on the Unix socket D/sqld/mysqld.sock (`mysql 
 D/sqld/mysqld.sock`). P and Q are remembered in D and reused by later runs.
 The data directory defaults to $DUO_DATA_DIR, else ~/.duodb. The binaries duo_mgmd,
 duo_datad, duo_mgm and duo_sqld are taken from the directory of this program (the `bin/` of the
-tarball, or `build/bin/` of a build tree).
+tarball, or `build/bin/` of a build tree), after following symlinks to it. At run time it
+needs only Python 3's standard library.
 
 Why Python and not C++: the launcher only orchestrates processes (write a file, spawn,
 poll a status, signal pids); no hot path and no protocol code of its own (it drives
@@ -177,18 +180,33 @@ def read_pid(path):
 
 
 def process_alive(pid):
+    """True while any thread of process pid has not finished exiting.
+
+    Not just the thread group leader: when a multi-threaded daemon exits, its main thread
+    can already be a zombie while other threads are still tearing down the address space
+    (a big DataMemory takes a while to unmap) and still hold the process's listening
+    sockets and pid-file lock, so `duo up` right after would find the ports in use. A
+    process whose every thread is a zombie (Z) or dead (X) has closed all its files; it
+    may stay a zombie until its parent reaps it, which for a daemon is not us."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    # A zombie (our own exited child) is not alive.
     try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
+        tids = os.listdir("/proc/%d/task" % pid)
     except OSError:
-        return True
+        return os.path.exists("/proc/%d" % pid)  # reaped between the two looks, or no /proc
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                state = f.read().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue  # that thread is gone
+        if state not in ("Z", "X"):
+            return True
+    return False
 
 
 def run_mgm(cluster, command, timeout=40):

@@ -504,10 +504,28 @@ def scenario_launcher(env):
     rc, out, err = duo("down")
     check(rc == 0 and "cluster stopped" in out, "down: %s %s" % (out, err))
     check("2 DuoDB data node(s) have shutdown." in out, "down via SHUTDOWN: %s" % out)
+    # `duo down` returns only once every thread of every process it stopped is gone
+    # (a zombie main thread is not enough), so the ports are free at once for `duo up`.
     for pid in pids:
-        check(not os.path.exists("/proc/%d" % pid) or
-              open("/proc/%d/stat" % pid).read().split(")")[-1].split()[0] == "Z",
-              "pid %d still running" % pid)
+        task_dir = "/proc/%d/task" % pid
+        live = []
+        for tid in (os.listdir(task_dir) if os.path.exists(task_dir) else []):
+            try:
+                with open("%s/%s/stat" % (task_dir, tid)) as f:
+                    if f.read().rsplit(")", 1)[-1].split()[0] not in ("Z", "X"):
+                        live.append(tid)
+            except OSError:
+                pass
+        check(not live, "pid %d still has running threads %s after duo down" % (pid, live))
+    for port in (base, base + 1, base + 2, sql_port):
+        probe = socket.socket()
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the daemons bind
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            raise TestFailure("port %d still in use right after duo down: %s" % (port, error))
+        finally:
+            probe.close()
     rc, out, err = duo("status")
     check(rc == 1 and "not reachable" in err, "status after down: %s" % err)
     rc, out, err = duo("down")
@@ -518,7 +536,7 @@ def scenario_launcher(env):
         proc = subprocess.run([DATACHECK] + list(args) + ["--connect", "127.0.0.1:%d" % base],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
         return proc.returncode, proc.stdout.decode() + proc.stderr.decode()
-    rc, out, err = duo("up")
+    rc, out, err = duo("up")  # `duo down && duo up` on the same ports, immediately
     check(rc == 0 and "the data nodes recover their data" in out, "up again: %s %s" % (out, err))
     check(datacheck("load", "--rows", "3000")[0] == 0, "load")
     time.sleep(2.5)  # a global checkpoint (TimeBetweenGlobalCheckpoints=2000)
