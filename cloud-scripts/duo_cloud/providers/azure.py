@@ -89,8 +89,9 @@ class AzureProvider(CloudProvider):
         ]
 
     def discover_vms(self):
+        # check=False: no resource group yet (status before deploy) lists no VM.
         found = self.runner.query(self.in_group("vm", "list", "--show-details"), "list VMs",
-                                  "check `az login`", empty=[])
+                                  "check `az login`", empty=[], check=False)
         vms = {}
         for vm in found or []:
             tags = vm.get("tags") or {}
