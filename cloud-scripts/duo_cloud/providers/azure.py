@@ -89,9 +89,8 @@ class AzureProvider(CloudProvider):
         ]
 
     def discover_vms(self):
-        # check=False: no resource group yet (status before deploy) lists no VM.
         found = self.runner.query(self.in_group("vm", "list", "--show-details"), "list VMs",
-                                  "check `az login`", empty=[], check=False)
+                                  "check `az login`", empty=[])
         vms = {}
         for vm in found or []:
             tags = vm.get("tags") or {}
