@@ -21,7 +21,7 @@ import sys
 import urllib.request
 
 from . import plan as plan_mod
-from .install import Installer, OPT
+from .install import Installer, OPT, file_sha256
 from .providers import make_provider
 from .runner import Runner, StepError, quote
 
@@ -106,13 +106,20 @@ def fill_defaults(options):
 
 
 def fetch_tarball(options, runner):
-    """The tarball as a local file: a URL is downloaded into the state directory once
-    (and checked against URL.sha256 when the server has one)."""
+    """The tarball as a local file: a URL is downloaded into the state directory once;
+    either is checked against its .sha256 when there is one."""
     source = options.tarball
     if not source.startswith(("http://", "https://")):
         if not runner.dry_run and not os.path.isfile(source):
             raise StepError("--tarball %s: no such file" % source,
                             "give the path of duodb-<version>-linux-*.tar.gz")
+        checksum = source + ".sha256"  # packaging/ ships one beside the tarball
+        if not runner.dry_run and os.path.isfile(checksum):
+            with open(checksum) as f:
+                expected = (f.read().split() or [""])[0]
+            if file_sha256(source) != expected:
+                raise StepError("%s does not match %s" % (source, checksum),
+                                "copy or download the tarball again")
         return os.path.abspath(source)
     target = os.path.join(options.state_dir, "downloads", os.path.basename(source))
     runner.say("+ download %s -> %s" % (source, target))
@@ -127,8 +134,8 @@ def fetch_tarball(options, runner):
         except OSError:
             expected = None
         if expected:
-            from .install import file_sha256
             if file_sha256(target + ".part") != expected:
+                os.remove(target + ".part")
                 raise StepError("%s does not match %s.sha256" % (source, source),
                                 "download it again or check the URL")
         os.replace(target + ".part", target)

@@ -16,6 +16,9 @@ Plus option validation and the config.ini of a 4-data-node plan.
 """
 
 import contextlib
+import functools
+import hashlib
+import http.server
 import io
 import json
 import os
@@ -23,6 +26,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -392,6 +396,44 @@ class OptionTests(unittest.TestCase):
                       out)
         self.assertIn("+ ip netns exec duo-c1-data2 nft -f -", out)
         self.assertFalse(os.path.exists("/nonexistent/c1"))
+
+    def test_tarball_url_is_downloaded_and_checked(self):
+        served = tempfile.mkdtemp(prefix="duo_served_")
+        state = tempfile.mkdtemp(prefix="duo_state_")
+        try:
+            with open(os.path.join(served, "duodb.tar.gz"), "wb") as f:
+                f.write(b"tarball bytes")
+            with open(os.path.join(served, "duodb.tar.gz.sha256"), "w") as f:
+                f.write(hashlib.sha256(b"tarball bytes").hexdigest() + "  duodb.tar.gz\n")
+            with open(os.path.join(served, "bad.tar.gz"), "wb") as f:
+                f.write(b"corrupted")
+            with open(os.path.join(served, "bad.tar.gz.sha256"), "w") as f:
+                f.write(hashlib.sha256(b"tarball bytes").hexdigest() + "\n")
+            handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=served)
+            handler.log_message = lambda *args: None
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            thread = threading.Thread(target=server.serve_forever, daemon=True)
+            thread.start()
+            try:
+                base = "http://127.0.0.1:%d/" % server.server_address[1]
+                options = installer.parse_options(["deploy", "--provider", "local", "--cluster",
+                                                   "c1", "--state-dir", state, "--tarball",
+                                                   base + "duodb.tar.gz"])
+                runner = installer.Runner(out=io.StringIO())
+                path = installer.fetch_tarball(options, runner)
+                with open(path, "rb") as f:
+                    self.assertEqual(f.read(), b"tarball bytes")
+                options.tarball = base + "bad.tar.gz"
+                with self.assertRaises(installer.StepError) as raised:
+                    installer.fetch_tarball(options, runner)
+                self.assertIn("does not match", str(raised.exception))
+                self.assertEqual(os.listdir(os.path.join(state, "downloads")), ["duodb.tar.gz"])
+            finally:
+                server.shutdown()
+                server.server_close()
+        finally:
+            shutil.rmtree(served, ignore_errors=True)
+            shutil.rmtree(state, ignore_errors=True)
 
     def test_config_ini_of_four_data_nodes(self):
         plan = plan_mod.ClusterPlan("c4", "aws", "arm64", 4, 2, {}, 50, 1024)
