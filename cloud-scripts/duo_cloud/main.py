@@ -154,7 +154,8 @@ def deploy(options, plan, provider, runner):
             not os.path.exists(options.ssh_key + ".pub"):
         raise StepError("no public key %s.pub" % options.ssh_key,
                         "create one (ssh-keygen -t ed25519) or pass --ssh-key")
-    os.makedirs(options.state_dir, exist_ok=True)
+    if not runner.dry_run:
+        os.makedirs(options.state_dir, exist_ok=True)
     tarball = fetch_tarball(options, runner)
     runner.say("== network and firewall (%s, cluster %s)" % (options.provider, plan.cluster))
     provider.ensure_infrastructure()

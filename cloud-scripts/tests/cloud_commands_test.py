@@ -242,6 +242,8 @@ class ProviderTests:
         code, out, err = self.fake.deploy(self.provider, extra=("--dry-run",))
         self.assertEqual(code, 0, err)
         self.assertEqual(self.fake.calls(), [], "a dry run ran commands")
+        self.assertFalse(os.path.exists(os.path.join(self.fake.dir, "state")),
+                         "a dry run made the state directory")
         printed = [line for line in out.splitlines() if line.startswith("+ ")]
         self.assertGreater(len(printed), 20)
         self.assertTrue(any(self.dry_run_create in line for line in printed), out[:2000])
@@ -260,7 +262,8 @@ class AwsTest(ProviderTests, unittest.TestCase):
     dry_run_create = "aws ec2 create-vpc"
 
     def create_delete_pairs(self):
-        return [("create-vpc", "delete-vpc"), ("create-internet-gateway", "delete-internet-gateway"),
+        return [("create-vpc", "delete-vpc"),
+                ("create-internet-gateway", "delete-internet-gateway"),
                 ("attach-internet-gateway", "detach-internet-gateway"),
                 ("create-subnet", "delete-subnet"), ("create-route-table", "delete-route-table"),
                 ("associate-route-table", "disassociate-route-table"),

@@ -328,7 +328,8 @@ def gcloud(cloud, tokens):
         text = one(o, "--filter", "")
         if kind == "instances":
             key, value = text[len("labels."):].split("=", 1)
-            return [gcp_instance(r) for r in cloud.find("instances") if r["labels"].get(key) == value]
+            return [gcp_instance(r) for r in cloud.find("instances")
+                    if r["labels"].get(key) == value]
         if kind == "firewall-rules":
             network = text[len("network~"):].rstrip("$")
             return [{"name": r["name"], "network": r["network"]}

@@ -101,7 +101,8 @@ class AwsProvider(CloudProvider):
                 self.ec2("create-route-table", "--vpc-id", self.vpc, "--tag-specifications",
                          self.tags("route-table", self.cluster + "-rt")),
                 "create the route table", self.fix_quota, json_out=True,
-                placeholder={"RouteTable": {"RouteTableId": "<rtb-id>"}})["RouteTable"]["RouteTableId"]
+                placeholder={"RouteTable": {"RouteTableId": "<rtb-id>"}}
+            )["RouteTable"]["RouteTableId"]
         if not any(r.get("DestinationCidrBlock") == "0.0.0.0/0" for r in table.get("Routes", [])):
             self.runner.run(self.ec2("create-route", "--route-table-id", self.route_table,
                                      "--destination-cidr-block", "0.0.0.0/0",

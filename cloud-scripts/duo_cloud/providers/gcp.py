@@ -55,7 +55,8 @@ class GcpProvider(CloudProvider):
                                         "--network", self.network, "--region", self.region,
                                         "--range", plan_mod.SUBNET_CIDR),
                             "create the subnet", self.fix_quota, json_out=True)
-        existing = {r["name"] for r in self.listed(["firewall-rules"], "network~%s$" % self.network)}
+        existing = {r["name"] for r in self.listed(["firewall-rules"],
+                                                   "network~%s$" % self.network)}
         for name, options in self.firewall_rules():
             if name not in existing:
                 self.runner.run(self.gcloud("firewall-rules", "create", name, "--network",
