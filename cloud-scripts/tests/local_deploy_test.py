@@ -16,6 +16,10 @@ from inside a namespace:
 Prints the deploy time. Without root, `ip` or `nft` it exits 77 (CTest skip). Every
 wait is bounded; the cluster is destroyed on any failure and on SIGTERM/SIGINT.
 
+A deploy of a corrupt tarball comes first: it stops with what to fix, and the deploy
+above resumes from what it left (the namespaces), so step 5 also shows that a failed
+run leaves nothing that destroy does not remove.
+
 Usage: local_deploy_test.py --build-dir build/release [--source-dir .] [--keep]
 """
 
@@ -119,19 +123,22 @@ class LocalCluster:
                 "--local-dir", self.local_dir, "--local-subnet", self.subnet] + list(extra)
         return run(argv, timeout=timeout)
 
-    def deploy(self):
-        proc = self.installer("deploy", "--tarball", self.tarball, "--wait-timeout", "120",
-                              # Fast failure detection and a short wait for an arbitrator
-                              # that cannot be reached, so step 4 takes seconds.
-                              "--config-param", "HeartbeatIntervalDbDb=500",
-                              "--config-param", "ArbitrationTimeout=3000",
-                              "--config-param", "TimeBetweenGlobalCheckpoints=500")
+    def deploy(self, tarball=None):
+        proc = self.deploy_run(tarball or self.tarball)
         check(proc.returncode == 0, "deploy failed (exit %d):\n%s" %
               (proc.returncode, proc.stdout[-6000:]))
         status = self.installer("status", "--json", timeout=60)
         check(status.returncode == 0, "status failed:\n%s" % status.stdout)
         self.layout = json.loads(status.stdout)["local"]
         return proc.stdout
+
+    def deploy_run(self, tarball):
+        return self.installer("deploy", "--tarball", tarball, "--wait-timeout", "120",
+                              # Fast failure detection and a short wait for an arbitrator
+                              # that cannot be reached, so step 4 takes seconds.
+                              "--config-param", "HeartbeatIntervalDbDb=500",
+                              "--config-param", "ArbitrationTimeout=3000",
+                              "--config-param", "TimeBetweenGlobalCheckpoints=500")
 
     def vm(self, name_suffix):
         return next(v for v in self.layout["vms"] if v["name"] == "%s-%s" % (self.name,
@@ -232,13 +239,33 @@ def check_security_group(cluster):
     log("security group: cluster port open, other port dropped")
 
 
-def scenario(cluster):
+def failed_deploy_resumes(cluster, work_dir):
+    """A deploy that fails half-way (a corrupt tarball: the namespaces exist, unpacking
+    fails) stops with what to fix and the destroy command; the next deploy resumes."""
+    corrupt = os.path.join(work_dir, "corrupt.tar.gz")
+    with open(corrupt, "wb") as f:
+        f.write(b"not a tarball")
+    proc = cluster.deploy_run(corrupt)
+    check(proc.returncode == 1, "deploy of a corrupt tarball exits 1, got %d:\n%s" %
+          (proc.returncode, proc.stdout[-3000:]))
+    check("unpack the tarball" in proc.stdout and "to fix: check the tarball" in proc.stdout
+          and "destroy --provider local --cluster %s" % cluster.name in proc.stdout,
+          "the failure says what failed, what to fix and how to destroy:\n%s" %
+          proc.stdout[-3000:])
+    log("a deploy of a corrupt tarball stopped with what to fix")
+
+
+def scenario(cluster, work_dir):
+    failed_deploy_resumes(cluster, work_dir)
     start = time.time()
     output = cluster.deploy()
     deploy_s = time.time() - start
-    log("deployed in %.1fs (2 data nodes + mgmd + sqld in namespaces, subnet %s.0/24)" %
+    log("deployed (resumed after the failure) in %.1fs (2 data nodes + mgmd + sqld in "
+        "namespaces, subnet %s.0/24)" %
         (deploy_s, cluster.subnet))
     check("hello from duo-cloud-installer" in output, "the smoke query's answer is printed")
+    check("ip netns add" not in output, "the deploy after the failed one made no namespace "
+          "again:\n%s" % output)
     check("mysql -h %s" % cluster.vm("sqld1")["address"] in output,
           "the connection string names the sqld:\n%s" % output[-2000:])
     roots = run(["ip", "-4", "addr"]).stdout + run(["ip", "-4", "route", "show", "table",
@@ -333,7 +360,7 @@ def main():
                                     os.path.abspath(options.source_dir), work_dir)
         log("tarball %s" % tarball)
         cluster = LocalCluster(tarball, work_dir)
-        scenario(cluster)
+        scenario(cluster, work_dir)
     except (TestFailure, Terminated, subprocess.TimeoutExpired, OSError) as error:
         failed = True
         log("FAIL: %s" % error)
