@@ -247,6 +247,9 @@ def main(argv):
             deploy(options, plan, provider, runner)
         elif options.command == "destroy":
             provider.destroy()
+            known_hosts = getattr(provider, "known_hosts", None)
+            if known_hosts and os.path.exists(known_hosts) and not runner.dry_run:
+                os.remove(known_hosts)  # new VMs at the same addresses have new host keys
             runner.say("cluster %s destroyed on %s" % (plan.cluster, options.provider))
         else:
             return status(options, plan, provider, runner)

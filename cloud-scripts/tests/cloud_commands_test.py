@@ -196,6 +196,14 @@ class ProviderTests:
                 self.assertEqual(bool(vm["public"]), role != "data", name)
             self.destroy_ok(arch)
 
+    def test_destroy_forgets_the_host_keys(self):
+        self.deploy_ok()
+        known_hosts = os.path.join(self.fake.dir, "state", "%s-known_hosts" % CLUSTER)
+        with open(known_hosts, "w") as f:  # as ssh leaves it
+            f.write("203.0.113.1 ssh-ed25519 AAAA\n")
+        self.destroy_ok()
+        self.assertFalse(os.path.exists(known_hosts))
+
     def test_every_create_has_its_delete(self):
         self.deploy_ok()
         deploy_calls = self.fake.cli_calls()
