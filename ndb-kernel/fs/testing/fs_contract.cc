@@ -56,7 +56,7 @@ std::string pattern(char seed, size_t length) {
 
 FsAnswerCollector::FsAnswerCollector() : Block("fs_test_client", kFsTestClientBlock) {
   for (kernel::SignalId id : {kFsOpenConf, kFsRef, kFsWriteConf, kFsReadConf, kFsSyncConf,
-                              kFsCloseConf, kFsRemoveConf, kFsListConf}) {
+                              kFsCloseConf, kFsRemoveConf, kFsListConf, protocol::kFsPageConf}) {
     on(id, &FsAnswerCollector::on_answer);
   }
 }
