@@ -82,6 +82,9 @@ Result<std::unique_ptr<FileSystemBlock>> FileSystemBlock::create(FileSystemOptio
   if (options.queued_requests_max < 1) {
     return Status(ErrorCode::kConfigError, "queued requests max must be at least 1");
   }
+  if (options.aio_depth < 1 || options.aio_depth > 65536) {
+    return Status(ErrorCode::kConfigError, "AIO depth must be 1..65536");
+  }
   if (!sink) return Status(ErrorCode::kInvalidArgument, "file system block needs a sink");
   return std::make_unique<FileSystemBlock>(std::move(options), std::move(sink));
 }
@@ -102,6 +105,19 @@ FileSystemBlock::FileSystemBlock(FileSystemOptions options, CompletionSink sink)
   on(protocol::kFsCloseReq, &FileSystemBlock::on_close);
   on(protocol::kFsRemoveReq, &FileSystemBlock::on_remove);
   on(protocol::kFsListReq, &FileSystemBlock::on_list);
+  on(protocol::kFsPageReadReq, &FileSystemBlock::on_page_io);
+  on(protocol::kFsPageWriteReq, &FileSystemBlock::on_page_io);
+  if (options_.page_io_aio) {
+    Result<std::unique_ptr<AioEngine>> aio =
+        AioEngine::create(std::max<uint32_t>(options_.aio_depth, 1),
+                          [this](uint64_t cookie, int64_t result) { on_aio_complete(cookie, result); });
+    if (aio.ok()) {
+      aio_ = std::move(aio).value();
+    } else {
+      DUO_LOG(WARNING, "file_system") << "libaio unavailable (" << aio.status().message()
+                                      << "): page IO runs on the IO threads";
+    }
+  }
   io_threads_.reserve(options_.io_threads);
   for (uint32_t i = 0; i < options_.io_threads; ++i) {
     io_threads_.emplace_back([this] { run_io_thread(); });
@@ -121,6 +137,8 @@ void FileSystemBlock::stop() {
     stopping_ = true;
   }
   stop_requested_.store(true, std::memory_order_release);
+  // Page IO in flight in the kernel completes (its answers are dropped: stopping).
+  if (aio_ != nullptr) aio_->stop();
   work_cv_.notify_all();
   for (std::thread& thread : io_threads_) thread.join();
   io_threads_.clear();
@@ -132,6 +150,8 @@ FileSystemStats FileSystemBlock::stats() const {
   stats.refused_busy = refused_busy_.load(std::memory_order_relaxed);
   stats.answer_retries = answer_retries_.load(std::memory_order_relaxed);
   stats.answers_dropped = answers_dropped_.load(std::memory_order_relaxed);
+  stats.page_ios_aio = page_ios_aio_.load(std::memory_order_relaxed);
+  stats.page_ios_threads = page_ios_threads_.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mutex_);
   stats.open_files = open_files_;
   return stats;
@@ -301,6 +321,131 @@ void FileSystemBlock::on_list(Signal& signal) {
   admit_path_request(signal, std::move(request));
 }
 
+void FileSystemBlock::on_page_io(Signal& signal) {
+  Result<FsPageReq> req = FsPageReq::from_signal(signal);
+  if (!req.ok()) return refuse(signal, req.status());
+  Request request = request_of(signal, req->user_ref);
+  request.handle = req->handle;
+  request.offset = req->offset;
+  request.length = req->length;
+  request.flags = req->flags;
+  request.frame = req->frame;
+  const bool write = req->is_write();
+  Status refused;
+  int fd = -1;
+  bool use_aio = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const uint32_t handle = request.handle;
+    OpenFile* file = handle >= 1 && handle <= files_.size() ? files_[handle - 1].get() : nullptr;
+    if (file == nullptr || file->closing || file->fd < 0) {
+      refused = Status(ErrorCode::kInvalidArgument,
+                       "file handle " + std::to_string(handle) + " is not open");
+    } else if (queued_requests_ >= options_.queued_requests_max) {
+      refused = Status(ErrorCode::kTemporary, "file system request queue is full");
+    } else {
+      ++queued_requests_;
+      ++file->page_ios_in_flight;
+      fd = file->fd;
+      request.path = file->path;
+      // A write that must be synced needs fdatasync after it: the IO threads do both.
+      use_aio = file->page_io == FsPageIoPath::kDirectAio && aio_ != nullptr &&
+                !(write && (request.flags & kFsSyncAfter) != 0);
+    }
+  }
+  if (!refused.ok()) {
+    if (refused.is(ErrorCode::kTemporary)) refused_busy_.fetch_add(1, std::memory_order_relaxed);
+    return refuse(signal, refused);
+  }
+  requests_.fetch_add(1, std::memory_order_relaxed);
+  if (use_aio) {
+    auto io = std::make_unique<AioPageIo>(AioPageIo{request, request.path});
+    Status submitted = aio_->submit(fd, write, request.frame, request.length, request.offset,
+                                    reinterpret_cast<uintptr_t>(io.get()));
+    if (submitted.ok()) {
+      io.release();  // owned by the kernel's IO until on_aio_complete
+      return;
+    }
+    if (!submitted.is(ErrorCode::kTemporary)) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        --queued_requests_;
+        finish_page_io_locked(request.handle);
+      }
+      return refuse(signal, submitted);
+    }
+    // The AIO queue is full: the IO threads take it.
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Work work;
+    work.handle = request.handle;
+    work.page = true;
+    work.fd = fd;
+    work.request = std::move(request);
+    ready_.push_back(std::move(work));
+  }
+  work_cv_.notify_one();
+}
+
+void FileSystemBlock::finish_page_io_locked(uint32_t handle) {
+  // A file with page IO in flight is never freed: its close waits (close_deferred).
+  OpenFile& file = *files_[handle - 1];
+  --file.page_ios_in_flight;
+  if (file.page_ios_in_flight == 0 && file.close_deferred && !file.busy) {
+    file.close_deferred = false;
+    ready_.push_back(file_work(handle));
+    work_cv_.notify_one();
+  }
+}
+
+void FileSystemBlock::on_aio_complete(uint64_t cookie, int64_t result) {
+  std::unique_ptr<AioPageIo> io(reinterpret_cast<AioPageIo*>(static_cast<uintptr_t>(cookie)));
+  page_ios_aio_.fetch_add(1, std::memory_order_relaxed);
+  deliver(io->request.requester, page_io_answer(io->request, io->path, result));
+  std::lock_guard<std::mutex> lock(mutex_);
+  --queued_requests_;
+  finish_page_io_locked(io->request.handle);
+}
+
+Signal FileSystemBlock::page_io_answer(const Request& request, const std::string& path,
+                                       int64_t result) {
+  const bool write = request.id == protocol::kFsPageWriteReq;
+  if (result < 0) {
+    return os_ref(request.user_ref, write ? "write page of" : "read page of", path,
+                  static_cast<int>(-result));
+  }
+  if (write && result != request.length) {
+    return os_ref(request.user_ref, "write page of", path, EIO);  // short write
+  }
+  if (!write && result < request.length) {
+    // Past the end of the file: the rest of the frame reads as zeros.
+    std::memset(request.frame + result, 0, request.length - static_cast<size_t>(result));
+  }
+  return FsPageConf{request.user_ref, static_cast<uint32_t>(result)}.to_signal();
+}
+
+Signal FileSystemBlock::run_page_io(const Request& request, const std::string& path, int fd) {
+  page_ios_threads_.fetch_add(1, std::memory_order_relaxed);
+  const bool write = request.id == protocol::kFsPageWriteReq;
+  size_t done = 0;
+  while (done < request.length) {
+    const ssize_t moved = retry_on_interrupt([&] {
+      const off_t at = static_cast<off_t>(request.offset + done);
+      return write ? ::pwrite(fd, request.frame + done, request.length - done, at)
+                   : ::pread(fd, request.frame + done, request.length - done, at);
+    });
+    if (moved < 0) return page_io_answer(request, path, -errno);
+    if (moved == 0) break;  // end of file
+    done += static_cast<size_t>(moved);
+  }
+  if (write && (request.flags & kFsSyncAfter) != 0 &&
+      retry_on_interrupt([&] { return ::fdatasync(fd); }) != 0) {
+    return os_ref(request.user_ref, "sync", path, errno);
+  }
+  return page_io_answer(request, path, static_cast<int64_t>(done));
+}
+
 // ---- IO threads ----
 
 void FileSystemBlock::run_io_thread() {
@@ -320,9 +465,23 @@ void FileSystemBlock::run_io_thread() {
       continue;
     }
 
+    if (work.page) {
+      lock.unlock();
+      Signal answer = run_page_io(work.request, work.request.path, work.fd);
+      deliver(work.request.requester, std::move(answer));
+      lock.lock();
+      --queued_requests_;
+      finish_page_io_locked(work.handle);
+      continue;
+    }
+
     // The OpenFile object stays put while busy (files_ holds it by pointer, and a busy
     // file is never freed), so the reference survives unlocking.
     OpenFile& file = *files_[work.handle - 1];
+    if (file.pending.front().id == protocol::kFsCloseReq && file.page_ios_in_flight > 0) {
+      file.close_deferred = true;  // the last page IO's answer schedules the close
+      continue;
+    }
     Request request = std::move(file.pending.front());
     file.pending.pop_front();
     file.busy = true;
@@ -331,14 +490,17 @@ void FileSystemBlock::run_io_thread() {
 
     FileResult result;
     if (request.id == protocol::kFsOpenReq) {
-      result.answer = open_file(request, work.handle, &result.new_fd);
+      result.answer = open_file(request, work.handle, &result.new_fd, &result.page_io);
       result.file_closed = result.new_fd < 0;
     } else {
       result = run_on_file(request, file.path, fd);
     }
 
     lock.lock();
-    if (result.new_fd >= 0) file.fd = result.new_fd;
+    if (result.new_fd >= 0) {
+      file.fd = result.new_fd;
+      file.page_io = result.page_io;
+    }
     if (result.file_closed) {
       file.fd = -1;
       file.closing = true;
@@ -352,7 +514,7 @@ void FileSystemBlock::run_io_thread() {
     if (!file.pending.empty()) {
       ready_.push_back(file_work(work.handle));
       work_cv_.notify_one();
-    } else if (file.closing && file.fd < 0) {
+    } else if (file.closing && file.fd < 0 && file.page_ios_in_flight == 0) {
       files_[work.handle - 1].reset();
       free_handles_.push_back(work.handle);
       --open_files_;
@@ -381,15 +543,33 @@ std::string FileSystemBlock::full_path(const std::string& relative) const {
   return relative.empty() ? options_.directory : options_.directory + "/" + relative;
 }
 
-Signal FileSystemBlock::open_file(Request& request, uint32_t handle, int* fd_out) {
+Signal FileSystemBlock::open_file(Request& request, uint32_t handle, int* fd_out,
+                                  FsPageIoPath* page_io_out) {
   *fd_out = -1;
+  *page_io_out = FsPageIoPath::kBuffered;
+  const bool page_file = (request.flags & kFsDirectIo) != 0;
+  bool direct = page_file && options_.page_io_direct;
+  int direct_refused_errno = 0;
+  // O_DIRECT where the file system takes it; EINVAL (tmpfs, some overlays) means it
+  // does not: the same open without it, and buffered page IO.
+  const auto open_maybe_direct = [&](int open_flags, mode_t mode) {
+    if (direct) {
+      const int fd = retry_on_interrupt(
+          [&] { return ::open(full_path(request.path).c_str(), open_flags | O_DIRECT, mode); });
+      if (fd >= 0 || errno != EINVAL) return fd;
+      direct = false;
+      direct_refused_errno = EINVAL;
+    }
+    return retry_on_interrupt(
+        [&] { return ::open(full_path(request.path).c_str(), open_flags, mode); });
+  };
   const std::string path = full_path(request.path);
   const bool reads = (request.flags & kFsRead) != 0;
   const bool writes = (request.flags & kFsWrite) != 0;
   int flags = (reads && writes) ? O_RDWR : (writes ? O_WRONLY : O_RDONLY);
   flags |= O_CLOEXEC;
   if ((request.flags & kFsTruncate) != 0) flags |= O_TRUNC;
-  int fd = retry_on_interrupt([&] { return ::open(path.c_str(), flags); });
+  int fd = open_maybe_direct(flags, 0);
   if (fd < 0 && errno == ENOENT && (request.flags & kFsCreate) != 0) {
     // Make the missing directories one by one, syncing each new entry's parent, so the
     // file's whole path is durable once the open is answered.
@@ -411,7 +591,7 @@ Signal FileSystemBlock::open_file(Request& request, uint32_t handle, int* fd_out
         return os_ref(request.user_ref, "create directory", directory, errno);
       }
     }
-    fd = retry_on_interrupt([&] { return ::open(path.c_str(), flags | O_CREAT, 0640); });
+    fd = open_maybe_direct(flags | O_CREAT, 0640);
     if (fd >= 0) {
       if (const int sync_error = sync_directory(parent_of(path)); sync_error != 0) {
         ::close(fd);
@@ -433,7 +613,18 @@ Signal FileSystemBlock::open_file(Request& request, uint32_t handle, int* fd_out
     return os_ref(request.user_ref, "open", request.path, error);
   }
   *fd_out = fd;
-  return FsOpenConf{request.user_ref, handle, static_cast<uint64_t>(status.st_size)}.to_signal();
+  if (page_file) {
+    *page_io_out = !direct ? FsPageIoPath::kBuffered
+                           : (aio_ != nullptr ? FsPageIoPath::kDirectAio : FsPageIoPath::kDirectThreads);
+    DUO_LOG(INFO, "file_system") << "file '" << request.path << "': page IO uses "
+                                 << fs_page_io_path_name(*page_io_out)
+                                 << (direct_refused_errno != 0
+                                         ? " (the file system refused O_DIRECT: " +
+                                               os_error_text(direct_refused_errno) + ")"
+                                         : std::string());
+  }
+  return FsOpenConf{request.user_ref, handle, static_cast<uint64_t>(status.st_size), *page_io_out}
+      .to_signal();
 }
 
 FileSystemBlock::FileResult FileSystemBlock::run_on_file(Request& request, const std::string& path,

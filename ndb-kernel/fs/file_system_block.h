@@ -18,6 +18,15 @@
 // Bounds: open files (open_files_max, FS_REF kTemporary beyond) and requests admitted
 // but not yet answered (queued_requests_max, FS_REF kTemporary beyond).
 //
+// Page IO (FS_PAGE_READREQ / FS_PAGE_WRITEREQ): straight between the file and the
+// requester's frame, outside the handle's FIFO. A handle opened with kFsDirectIo is
+// opened with O_DIRECT (if the file system refuses it — tmpfs, some overlay file
+// systems — without) and its page IO goes through libaio (AioEngine) when the kernel
+// gave the block an AIO context, else through the IO threads; each file's path is
+// logged at open and answered in FS_OPENCONF. A page write with kFsSyncAfter, and page
+// IO the AIO queue has no room for, run on the IO threads. FS_CLOSEREQ waits for the
+// handle's page IO.
+//
 // This file uses threads and files on purpose; it lives in fs/, outside the directories
 // kernel_tidy.py scans. Keep it there.
 //
@@ -39,6 +48,7 @@
 #include <thread>
 #include <vector>
 
+#include "ndb-kernel/fs/aio_engine.h"
 #include "ndb-kernel/fs/fs_messages.h"
 #include "ndb-kernel/runtime/block.h"
 
@@ -63,6 +73,12 @@ struct FileSystemOptions {
   uint32_t queued_requests_max = 4096;
   // Pause of an IO thread before retrying an answer the sink refused as kTemporary.
   uint32_t answer_retry_pause_ms = 1;
+  // Page IO on kFsDirectIo handles: O_DIRECT when the file system allows it, and libaio
+  // (with at most aio_depth IOs in flight) when the kernel allows it. Off: the IO
+  // threads (tests force the fallback this way).
+  bool page_io_direct = true;
+  bool page_io_aio = true;
+  uint32_t aio_depth = 256;
 };
 
 struct FileSystemStats {
@@ -71,6 +87,8 @@ struct FileSystemStats {
   uint64_t answer_retries = 0;   // the sink answered kTemporary; retried
   uint64_t answers_dropped = 0;  // the sink failed otherwise, or the block stopped
   uint64_t open_files = 0;       // handles allocated now
+  uint64_t page_ios_aio = 0;      // page requests done through libaio
+  uint64_t page_ios_threads = 0;  // page requests done on the IO threads
 };
 
 class FileSystemBlock final : public kernel::Block {
@@ -88,6 +106,8 @@ class FileSystemBlock final : public kernel::Block {
   // queued are not answered. Idempotent.
   void stop();
   FileSystemStats stats() const;
+  // Whether page IO may use libaio (the kernel gave an AIO context and it is enabled).
+  bool aio_available() const { return aio_ != nullptr; }
 
  private:
   // One admitted request, decoded; which fields matter depends on `id`.
@@ -99,6 +119,7 @@ class FileSystemBlock final : public kernel::Block {
     uint32_t flags = 0;
     uint64_t offset = 0;
     uint32_t length = 0;
+    uint8_t* frame = nullptr;  // page IO: the requester's memory
     std::string path;
     Bytes data;
   };
@@ -110,16 +131,27 @@ class FileSystemBlock final : public kernel::Block {
     bool busy = false;     // an IO thread is running the front request
     bool closing = false;  // FS_CLOSEREQ received or open failed: admit nothing more
     std::deque<Request> pending;
+    FsPageIoPath page_io = FsPageIoPath::kBuffered;
+    uint32_t page_ios_in_flight = 0;
+    bool close_deferred = false;  // the close waits for page_ios_in_flight to drain
   };
   // What an IO thread picks up: a path request, or the front request of a file.
   struct Work {
     uint32_t handle = 0;  // 0: `request` is a path request
+    bool page = false;    // `request` is page IO on `handle` (outside its FIFO)
+    int fd = -1;          // page IO: the handle's descriptor
     Request request;
+  };
+  // Page IO handed to libaio, until its completion.
+  struct AioPageIo {
+    Request request;
+    std::string path;
   };
   // Result of running one request on a file.
   struct FileResult {
     kernel::Signal answer;
     int new_fd = -1;           // FS_OPENREQ that succeeded
+    FsPageIoPath page_io = FsPageIoPath::kBuffered;
     bool file_closed = false;  // open failed or FS_CLOSEREQ ran: the handle is done
   };
 
@@ -130,6 +162,7 @@ class FileSystemBlock final : public kernel::Block {
   void on_close(kernel::Signal& signal);
   void on_remove(kernel::Signal& signal);
   void on_list(kernel::Signal& signal);
+  void on_page_io(kernel::Signal& signal);
 
   // A request answering `signal`'s sender, with its id and user_ref.
   static Request request_of(const kernel::Signal& signal, uint32_t user_ref);
@@ -147,7 +180,16 @@ class FileSystemBlock final : public kernel::Block {
   // `path` is the file's (constant) relative path, for messages and kFsRemoveAfter.
   FileResult run_on_file(Request& request, const std::string& path, int fd);
   kernel::Signal run_path_request(Request& request);
-  kernel::Signal open_file(Request& request, uint32_t handle, int* fd_out);
+  kernel::Signal open_file(Request& request, uint32_t handle, int* fd_out,
+                           FsPageIoPath* page_io_out);
+  // Page IO on the calling IO thread (pread/pwrite, fdatasync for kFsSyncAfter).
+  kernel::Signal run_page_io(const Request& request, const std::string& path, int fd);
+  // The answer to page IO that transferred `result` bytes (or failed with -errno).
+  static kernel::Signal page_io_answer(const Request& request, const std::string& path,
+                                       int64_t result);
+  void on_aio_complete(uint64_t cookie, int64_t result);
+  // A page request of `handle` is answered: lets a deferred close run. Under mutex_.
+  void finish_page_io_locked(uint32_t handle);
   // Hands `answer` (addressed to `requester`) to the sink, retrying kTemporary.
   void deliver(const kernel::BlockAddress& requester, kernel::Signal answer);
   std::string full_path(const std::string& relative) const;
@@ -168,6 +210,8 @@ class FileSystemBlock final : public kernel::Block {
 
   // Started by the constructor, joined by stop(): the owning thread only.
   std::vector<std::thread> io_threads_;
+  // Null when libaio is off or refused. Its callback runs on its own thread.
+  std::unique_ptr<AioEngine> aio_;
 
   // Read without the lock: by deliver()'s retry loop, and by stats().
   std::atomic<bool> stop_requested_{false};
@@ -175,6 +219,8 @@ class FileSystemBlock final : public kernel::Block {
   std::atomic<uint64_t> refused_busy_{0};
   std::atomic<uint64_t> answer_retries_{0};
   std::atomic<uint64_t> answers_dropped_{0};
+  std::atomic<uint64_t> page_ios_aio_{0};
+  std::atomic<uint64_t> page_ios_threads_{0};
 };
 
 }  // namespace duo::fs

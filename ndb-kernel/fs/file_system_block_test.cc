@@ -15,7 +15,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <thread>
 
@@ -64,6 +67,8 @@ struct RealFsOptions {
   uint32_t open_files_max = 40;
   uint32_t queued_requests_max = 4096;
   size_t queue_capacity_signals = 4096;
+  bool page_io_direct = true;
+  bool page_io_aio = true;
 };
 
 // A node with the file system block on the main thread and the test requester (and a
@@ -92,6 +97,8 @@ class RealFs : public contract::FsDriver {
     fs_options.io_threads = options.io_threads;
     fs_options.open_files_max = options.open_files_max;
     fs_options.queued_requests_max = options.queued_requests_max;
+    fs_options.page_io_direct = options.page_io_direct;
+    fs_options.page_io_aio = options.page_io_aio;
     ThreadRuntime* raw_runtime = runtime_.get();
     auto block = FileSystemBlock::create(fs_options, [raw_runtime](Signal& answer) {
       return raw_runtime->try_send_from_outside(answer);
@@ -281,6 +288,155 @@ TEST(RealFileSystemOnly, PermissionDeniedIsAnIoError) {
   std::filesystem::permissions(fs.root() + "/ro", std::filesystem::perms::owner_read);
   Signal answer = fs.call(FsOpenReq{1, kFsWrite, "ro"}.to_signal());
   contract::expect_ref(answer, ErrorCode::kIoError, EACCES);
+}
+
+
+// ---- Page IO (FS_PAGE_READREQ / FS_PAGE_WRITEREQ) ----
+
+constexpr uint32_t kTestPageBytes = 32 * 1024;
+constexpr uint32_t kTestPages = 8;
+
+// Page-aligned memory standing in for page-cache frames.
+struct Frames {
+  explicit Frames(size_t count)
+      : bytes(static_cast<uint8_t*>(std::aligned_alloc(kFsPageAlign, count * kTestPageBytes))) {}
+  ~Frames() { std::free(bytes); }
+  uint8_t* frame(size_t i) { return bytes + i * kTestPageBytes; }
+  uint8_t* bytes;
+};
+
+Signal page_request(kernel::SignalId id, uint32_t user_ref, uint32_t handle, uint64_t offset,
+                    uint8_t* frame, uint32_t length, uint32_t flags = 0) {
+  return FsPageReq{id, user_ref, handle, offset, frame, length, flags}.to_signal();
+}
+
+// Opens a page file, writes kTestPages pages at once, reads them back at once into other
+// frames, and checks bytes, the end of file and the file on disk. Returns the path used.
+FsPageIoPath page_round_trip(RealFs& fs) {
+  Signal open_answer = fs.call(
+      FsOpenReq{1, kFsRead | kFsWrite | kFsCreate | kFsDirectIo, "dd/data_1.dat"}.to_signal());
+  Result<FsOpenConf> open = FsOpenConf::from_signal(open_answer);
+  EXPECT_TRUE(open.ok()) << open_answer.describe();
+  if (!open.ok()) return FsPageIoPath::kBuffered;
+  const uint32_t handle = open->handle;
+  Frames out(kTestPages), in(kTestPages + 1);
+  std::vector<Signal> writes;
+  for (uint32_t p = 0; p < kTestPages; ++p) {
+    for (uint32_t i = 0; i < kTestPageBytes; ++i) out.frame(p)[i] = static_cast<uint8_t>(p * 31 + i % 251);
+    writes.push_back(page_request(protocol::kFsPageWriteReq, 100 + p, handle,
+                                  uint64_t{p} * kTestPageBytes, out.frame(p), kTestPageBytes));
+  }
+  for (Signal& answer : fs.exchange(std::move(writes))) {
+    Result<FsPageConf> conf = FsPageConf::from_signal(answer);
+    EXPECT_TRUE(conf.ok()) << answer.describe();
+    if (conf.ok()) {
+      EXPECT_EQ(conf->bytes, kTestPageBytes);
+    }
+  }
+  std::vector<Signal> reads;
+  // In reverse, plus one page past the end of the file.
+  for (uint32_t p = kTestPages + 1; p-- > 0;) {
+    std::memset(in.frame(p), 0xee, kTestPageBytes);
+    reads.push_back(page_request(protocol::kFsPageReadReq, 200 + p, handle,
+                                 uint64_t{p} * kTestPageBytes, in.frame(p), kTestPageBytes));
+  }
+  std::vector<Signal> answers = fs.exchange(std::move(reads));
+  EXPECT_EQ(answers.size(), kTestPages + 1);
+  for (Signal& answer : answers) {
+    Result<FsPageConf> conf = FsPageConf::from_signal(answer);
+    EXPECT_TRUE(conf.ok()) << answer.describe();
+    if (!conf.ok()) continue;
+    const uint32_t p = conf->user_ref - 200;
+    if (p == kTestPages) {
+      EXPECT_EQ(conf->bytes, 0u);  // past the end: zeros
+      for (uint32_t i = 0; i < kTestPageBytes; i += 512) EXPECT_EQ(in.frame(p)[i], 0) << i;
+    } else {
+      EXPECT_EQ(conf->bytes, kTestPageBytes);
+      EXPECT_EQ(std::memcmp(in.frame(p), out.frame(p), kTestPageBytes), 0) << "page " << p;
+    }
+  }
+  contract::close_ok(fs, handle);
+  std::ifstream file(fs.root() + "/dd/data_1.dat", std::ios::binary);
+  std::vector<char> on_disk((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(on_disk.size(), size_t{kTestPages} * kTestPageBytes);
+  if (on_disk.size() == size_t{kTestPages} * kTestPageBytes) {
+    EXPECT_EQ(std::memcmp(on_disk.data(), out.bytes, on_disk.size()), 0);
+  }
+  return open->page_io;
+}
+
+TEST(RealFileSystemPageIo, DirectAioWhereTheFileSystemAllowsIt) {
+  RealFs fs;
+  const FsPageIoPath path = page_round_trip(fs);
+  const FileSystemStats stats = fs.block().stats();
+  if (path == FsPageIoPath::kBuffered) {
+    GTEST_SKIP() << "the test directory (" << fs.root()
+                 << ") refuses O_DIRECT: the buffered fallback was used and checked";
+  }
+  if (!fs.block().aio_available()) {
+    EXPECT_EQ(path, FsPageIoPath::kDirectThreads);
+    GTEST_SKIP() << "this kernel refuses libaio contexts: O_DIRECT on the IO threads was checked";
+  }
+  EXPECT_EQ(path, FsPageIoPath::kDirectAio);
+  EXPECT_EQ(stats.page_ios_aio, 2u * kTestPages + 1);
+  EXPECT_EQ(stats.page_ios_threads, 0u);
+}
+
+TEST(RealFileSystemPageIo, FallbackToTheIoThreadsWithoutDirectIo) {
+  RealFs fs(RealFsOptions{.page_io_direct = false, .page_io_aio = false});
+  EXPECT_EQ(page_round_trip(fs), FsPageIoPath::kBuffered);
+  EXPECT_FALSE(fs.block().aio_available());
+  EXPECT_EQ(fs.block().stats().page_ios_aio, 0u);
+  EXPECT_EQ(fs.block().stats().page_ios_threads, 2u * kTestPages + 1);
+}
+
+TEST(RealFileSystemPageIo, DirectIoOnTheIoThreadsWithoutAio) {
+  RealFs fs(RealFsOptions{.page_io_aio = false});
+  const FsPageIoPath path = page_round_trip(fs);
+  if (path == FsPageIoPath::kBuffered) GTEST_SKIP() << "the test directory refuses O_DIRECT";
+  EXPECT_EQ(path, FsPageIoPath::kDirectThreads);
+  EXPECT_EQ(fs.block().stats().page_ios_threads, 2u * kTestPages + 1);
+}
+
+TEST(RealFileSystemPageIo, CloseWaitsForPageIoAndSyncAfterIsAnswered) {
+  RealFs fs;
+  const uint32_t handle =
+      contract::open_ok(fs, "p.dat", kFsRead | kFsWrite | kFsCreate | kFsDirectIo);
+  Frames frames(kTestPages);
+  std::vector<Signal> requests;
+  for (uint32_t p = 0; p < kTestPages; ++p) {
+    std::memset(frames.frame(p), static_cast<int>(p + 1), kTestPageBytes);
+    requests.push_back(page_request(protocol::kFsPageWriteReq, 10 + p, handle,
+                                    uint64_t{p} * kTestPageBytes, frames.frame(p), kTestPageBytes,
+                                    p == 0 ? kFsSyncAfter : 0));
+  }
+  requests.push_back(FsCloseReq{99, handle, 0}.to_signal());
+  std::vector<Signal> answers = fs.exchange(std::move(requests));
+  ASSERT_EQ(answers.size(), kTestPages + 1);
+  for (size_t i = 0; i + 1 < answers.size(); ++i) {
+    EXPECT_EQ(answers[i].id(), protocol::kFsPageConf) << answers[i].describe();
+  }
+  EXPECT_EQ(answers.back().id(), protocol::kFsCloseConf) << "the close overtook page IO";
+  EXPECT_EQ(fs.block().stats().open_files, 0u);
+}
+
+TEST(RealFileSystemPageIo, MisalignedOrUnknownHandleIsRefused) {
+  RealFs fs;
+  const uint32_t handle = contract::open_ok(fs, "q.dat", kFsRead | kFsWrite | kFsCreate | kFsDirectIo);
+  Frames frames(2);
+  Signal misaligned_memory = fs.call(page_request(protocol::kFsPageReadReq, 1, handle, 0,
+                                                  frames.frame(0) + 512, kTestPageBytes));
+  contract::expect_ref(misaligned_memory, ErrorCode::kInvalidArgument);
+  Signal misaligned_offset = fs.call(
+      page_request(protocol::kFsPageReadReq, 2, handle, 100, frames.frame(0), kTestPageBytes));
+  contract::expect_ref(misaligned_offset, ErrorCode::kInvalidArgument);
+  Signal too_long = fs.call(page_request(protocol::kFsPageReadReq, 3, handle, 0, frames.frame(0),
+                                         kFsPageIoBytesMax + 4096));
+  contract::expect_ref(too_long, ErrorCode::kInvalidArgument);
+  Signal no_handle = fs.call(
+      page_request(protocol::kFsPageWriteReq, 4, 999, 0, frames.frame(0), kTestPageBytes));
+  contract::expect_ref(no_handle, ErrorCode::kInvalidArgument);
+  contract::close_ok(fs, handle);
 }
 
 }  // namespace

@@ -105,12 +105,71 @@ Result<FsOpenReq> FsOpenReq::from_signal(Signal& signal) {
 Signal FsOpenConf::to_signal() && {
   Signal signal(kFsOpenConf, {user_ref, handle});
   set_u64(&signal, 2, size_bytes);
+  signal.set_word(4, static_cast<uint32_t>(page_io));
   return signal;
 }
 
 Result<FsOpenConf> FsOpenConf::from_signal(Signal& signal) {
   DUO_RETURN_IF_ERROR(check_id(signal, kFsOpenConf));
-  return FsOpenConf{signal.word(0), signal.word(1), get_u64(signal, 2)};
+  if (signal.word(4) > static_cast<uint32_t>(FsPageIoPath::kDirectAio)) {
+    return malformed(signal, "unknown page IO path");
+  }
+  return FsOpenConf{signal.word(0), signal.word(1), get_u64(signal, 2),
+                    static_cast<FsPageIoPath>(signal.word(4))};
+}
+
+const char* fs_page_io_path_name(FsPageIoPath path) {
+  switch (path) {
+    case FsPageIoPath::kBuffered: return "buffered IO on the IO threads";
+    case FsPageIoPath::kDirectThreads: return "O_DIRECT on the IO threads";
+    case FsPageIoPath::kDirectAio: return "O_DIRECT with libaio";
+  }
+  return "unknown";
+}
+
+// ---- FS_PAGE_READREQ / FS_PAGE_WRITEREQ / FS_PAGE_CONF ----
+
+Signal FsPageReq::to_signal() && {
+  Signal signal(id, {user_ref, handle});
+  set_u64(&signal, 2, offset);
+  set_u64(&signal, 4, reinterpret_cast<uintptr_t>(frame));
+  signal.set_word(6, length);
+  signal.set_word(7, flags);
+  return signal;
+}
+
+Result<FsPageReq> FsPageReq::from_signal(Signal& signal) {
+  if (signal.id() != protocol::kFsPageReadReq && signal.id() != protocol::kFsPageWriteReq) {
+    return malformed(signal, "expected FS_PAGE_READREQ or FS_PAGE_WRITEREQ");
+  }
+  FsPageReq req;
+  req.id = signal.id();
+  req.user_ref = signal.word(0);
+  req.handle = signal.word(1);
+  req.offset = get_u64(signal, 2);
+  const uint64_t address = get_u64(signal, 4);
+  req.frame = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(address));
+  req.length = signal.word(6);
+  req.flags = signal.word(7);
+  if (address == 0 || address % kFsPageAlign != 0) {
+    return malformed(signal, "page frame address not a multiple of 4096");
+  }
+  if (req.offset % kFsPageAlign != 0) return malformed(signal, "page offset not a multiple of 4096");
+  if (req.length == 0 || req.length > kFsPageIoBytesMax || req.length % kFsPageAlign != 0) {
+    return malformed(signal, "page length not a multiple of 4096 within 256 KiB");
+  }
+  if ((req.flags & ~kFsSyncAfter) != 0) return malformed(signal, "unknown page IO flags");
+  if (!req.is_write() && req.flags != 0) return malformed(signal, "kFsSyncAfter on a page read");
+  return req;
+}
+
+Signal FsPageConf::to_signal() && {
+  return Signal(protocol::kFsPageConf, {user_ref, bytes});
+}
+
+Result<FsPageConf> FsPageConf::from_signal(Signal& signal) {
+  DUO_RETURN_IF_ERROR(check_id(signal, protocol::kFsPageConf));
+  return FsPageConf{signal.word(0), signal.word(1)};
 }
 
 // ---- FS_REF ----

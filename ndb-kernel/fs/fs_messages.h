@@ -32,6 +32,17 @@
 //     kFsSyncAfter, on its handle is answered; data written since may be lost or torn
 //     (a prefix of its 512-byte sectors kept) by a crash. Creating a file or directory
 //     and removing one are durable when answered.
+//   - Page IO (FS_PAGE_READREQ / FS_PAGE_WRITEREQ, for the page cache): the request
+//     names memory of the requester's process (a page-cache frame) by address; the
+//     bytes go straight between the file and that memory, which the requester must not
+//     touch (nor free) until the answer. Offset, length and address are multiples of
+//     kFsPageAlign (O_DIRECT's rule). Page requests are NOT ordered with each other or
+//     with the handle's other requests: many run at once on one file, answered as they
+//     complete (the requester keeps at most one in flight per page). An FS_SYNCREQ
+//     covers the page writes answered before it was sent; an FS_CLOSEREQ waits until
+//     the handle's page requests are answered. A handle opened with kFsDirectIo uses
+//     O_DIRECT and libaio where the file system and kernel allow, else the IO threads
+//     (FS_OPENCONF w4 says which: FsPageIoPath); the answers are the same either way.
 //
 // Thread-safety: values and pure functions.
 #pragma once
@@ -57,7 +68,9 @@ inline constexpr uint32_t kFsRead = 1;
 inline constexpr uint32_t kFsWrite = 2;
 inline constexpr uint32_t kFsCreate = 4;    // create the file (and missing parents) if absent
 inline constexpr uint32_t kFsTruncate = 8;  // with kFsWrite: cut the file to 0 bytes
-inline constexpr uint32_t kFsOpenFlagsAll = kFsRead | kFsWrite | kFsCreate | kFsTruncate;
+inline constexpr uint32_t kFsDirectIo = 16;  // page IO: O_DIRECT (+ libaio) when allowed
+inline constexpr uint32_t kFsOpenFlagsAll =
+    kFsRead | kFsWrite | kFsCreate | kFsTruncate | kFsDirectIo;
 // FS_WRITEREQ flags.
 inline constexpr uint32_t kFsSyncAfter = 1;  // make the file durable before answering
 // FS_CLOSEREQ flags.
@@ -74,6 +87,18 @@ inline constexpr size_t kFsPathBytesMax = 1024;
 inline constexpr uint32_t kFsOpenFilesDefault = 1024;
 // The sector of the crash model: a torn write keeps a prefix of its sectors.
 inline constexpr uint64_t kFsSectorBytes = 512;
+// Page IO: alignment of offset, length and memory (O_DIRECT), and the largest request
+// (a few pages of read-ahead at once).
+inline constexpr uint64_t kFsPageAlign = 4096;
+inline constexpr uint32_t kFsPageIoBytesMax = 256 * 1024;
+
+// How a handle does page IO (FS_OPENCONF w4).
+enum class FsPageIoPath : uint32_t {
+  kBuffered = 0,       // the IO threads, through the OS page cache (O_DIRECT refused or off)
+  kDirectThreads = 1,  // O_DIRECT on the IO threads (libaio unavailable or off)
+  kDirectAio = 2,      // O_DIRECT with libaio (io_submit / io_getevents)
+};
+const char* fs_page_io_path_name(FsPageIoPath path);
 
 // OK if `path` is a valid relative path (see the contract above); `allow_root` also
 // accepts "" (the file system directory itself, for FS_LISTREQ).
@@ -97,11 +122,13 @@ struct FsOpenReq {
   static Result<FsOpenReq> from_signal(Signal& signal);
 };
 
-// FS_OPENCONF: w0 user_ref, w1 handle, w2-3 file size in bytes (low word first).
+// FS_OPENCONF: w0 user_ref, w1 handle, w2-3 file size in bytes (low word first), w4 the
+// handle's FsPageIoPath (kBuffered when opened without kFsDirectIo).
 struct FsOpenConf {
   uint32_t user_ref = 0;
   uint32_t handle = 0;
   uint64_t size_bytes = 0;
+  FsPageIoPath page_io = FsPageIoPath::kBuffered;
 
   Signal to_signal() &&;
   static Result<FsOpenConf> from_signal(Signal& signal);
@@ -219,6 +246,36 @@ struct FsListConf {
   static size_t encoded_size(const std::vector<std::string>& names);
   Signal to_signal() &&;
   static Result<FsListConf> from_signal(Signal& signal);
+};
+
+// FS_PAGE_READREQ / FS_PAGE_WRITEREQ: w0 user_ref, w1 handle, w2-3 file offset, w4-5
+// the frame's address in the requester's process, w6 length in bytes, w7 flags
+// (kFsSyncAfter, writes only). Offset, address and length are multiples of
+// kFsPageAlign; length is 1 .. kFsPageIoBytesMax. → FS_PAGE_CONF, or FS_REF.
+struct FsPageReq {
+  kernel::SignalId id = protocol::kFsPageReadReq;  // or kFsPageWriteReq
+  uint32_t user_ref = 0;
+  uint32_t handle = 0;
+  uint64_t offset = 0;
+  uint8_t* frame = nullptr;
+  uint32_t length = 0;
+  uint32_t flags = 0;
+
+  bool is_write() const { return id == protocol::kFsPageWriteReq; }
+  Signal to_signal() &&;
+  // Refuses (kInvalidArgument) misaligned offset, address or length, a length out of
+  // range, unknown flags and kFsSyncAfter on a read.
+  static Result<FsPageReq> from_signal(Signal& signal);
+};
+
+// FS_PAGE_CONF: w0 user_ref, w1 bytes transferred. A read past the end of the file
+// zero-fills the rest of the frame and answers the bytes that came from the file.
+struct FsPageConf {
+  uint32_t user_ref = 0;
+  uint32_t bytes = 0;
+
+  Signal to_signal() &&;
+  static Result<FsPageConf> from_signal(Signal& signal);
 };
 
 // FS_SYNCCONF / FS_CLOSECONF / FS_REMOVECONF: w0 user_ref is the whole payload.

@@ -16,7 +16,7 @@ TEST(FsMessages, OpenRoundTripsAndChecksFlagsAndPath) {
   ASSERT_TRUE(req.ok()) << req.status().to_string();
   EXPECT_EQ(req->path, "redo/part0/file1");
 
-  for (uint32_t flags : {0u, kFsCreate, kFsRead | 16u, kFsRead | kFsTruncate}) {
+  for (uint32_t flags : {0u, kFsCreate, kFsRead | 32u, kFsRead | kFsTruncate}) {
     Signal bad = FsOpenReq{1, flags, "f"}.to_signal();
     EXPECT_TRUE(FsOpenReq::from_signal(bad).status().is(ErrorCode::kInvalidArgument)) << flags;
   }
@@ -55,6 +55,40 @@ TEST(FsMessages, AnswersRoundTrip) {
 
   Signal done = fs_done_signal(protocol::kFsSyncConf, 5);
   EXPECT_EQ(fs_user_ref(done), 5u);
+}
+
+TEST(FsMessages, PageRequestsCarryTheFrameAddressAndAreChecked) {
+  alignas(4096) static uint8_t frame[8192];
+  Signal signal =
+      FsPageReq{protocol::kFsPageWriteReq, 3, 4, 0x2'0000'8000ull, frame, 8192, kFsSyncAfter}
+          .to_signal();
+  EXPECT_EQ(signal.id(), protocol::kFsPageWriteReq);
+  Result<FsPageReq> req = FsPageReq::from_signal(signal);
+  ASSERT_TRUE(req.ok()) << req.status().to_string();
+  EXPECT_TRUE(req->is_write());
+  EXPECT_EQ(req->frame, frame);
+  EXPECT_EQ(req->offset, 0x2'0000'8000ull);
+  EXPECT_EQ(req->length, 8192u);
+  EXPECT_EQ(req->flags, kFsSyncAfter);
+  const auto refused = [](FsPageReq page) {
+    Signal bad = std::move(page).to_signal();
+    return FsPageReq::from_signal(bad).status().is(ErrorCode::kInvalidArgument);
+  };
+  using protocol::kFsPageReadReq;
+  EXPECT_TRUE(refused({kFsPageReadReq, 1, 1, 0, frame + 512, 4096, 0}));     // memory
+  EXPECT_TRUE(refused({kFsPageReadReq, 1, 1, 4095, frame, 4096, 0}));        // offset
+  EXPECT_TRUE(refused({kFsPageReadReq, 1, 1, 0, frame, 4000, 0}));           // length
+  EXPECT_TRUE(refused({kFsPageReadReq, 1, 1, 0, frame, 0, 0}));              // empty
+  EXPECT_TRUE(refused({kFsPageReadReq, 1, 1, 0, nullptr, 4096, 0}));         // no frame
+  EXPECT_TRUE(refused({kFsPageReadReq, 1, 1, 0, frame, 4096, kFsSyncAfter}));  // sync read
+  EXPECT_TRUE(refused({kFsPageReadReq, 1, 1, 0, frame, kFsPageIoBytesMax + 4096, 0}));
+
+  Signal conf = FsPageConf{9, 32768}.to_signal();
+  EXPECT_EQ(FsPageConf::from_signal(conf)->bytes, 32768u);
+  Signal open = FsOpenConf{1, 2, 3, FsPageIoPath::kDirectAio}.to_signal();
+  EXPECT_EQ(FsOpenConf::from_signal(open)->page_io, FsPageIoPath::kDirectAio);
+  open.set_word(4, 7);
+  EXPECT_FALSE(FsOpenConf::from_signal(open).ok());
 }
 
 TEST(FsMessages, WriteAndReadRequests) {

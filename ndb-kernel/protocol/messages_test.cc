@@ -126,6 +126,9 @@ TEST(Messages, SignalNumbersAndNamesArePinned) {
       {kFsRemoveConf, 272, "FS_REMOVECONF"},
       {kFsListReq, 273, "FS_LISTREQ"},
       {kFsListConf, 274, "FS_LISTCONF"},
+      {kFsPageReadReq, 275, "FS_PAGE_READREQ"},
+      {kFsPageWriteReq, 276, "FS_PAGE_WRITEREQ"},
+      {kFsPageConf, 277, "FS_PAGE_CONF"},
   };
   register_protocol_signal_names();
   register_protocol_signal_names();  // idempotent

@@ -128,6 +128,12 @@ inline constexpr SignalId kFsRemoveReq = 271;
 inline constexpr SignalId kFsRemoveConf = 272;
 inline constexpr SignalId kFsListReq = 273;
 inline constexpr SignalId kFsListConf = 274;
+// Page IO straight into / out of a page-cache frame (same process): the request names the
+// frame's memory, no section carries the bytes. Not ordered with the handle's other
+// requests (fs_messages.h, "Page IO").
+inline constexpr SignalId kFsPageReadReq = 275;
+inline constexpr SignalId kFsPageWriteReq = 276;
+inline constexpr SignalId kFsPageConf = 277;  // answers both; failures are FS_REF
 
 // Membership: heartbeats, agreed node failure, arbitration (400..429; NDB's QMGR;
 // docs/formats/kernel-protocol.md "Membership"). Node sets travel as a bitmask of

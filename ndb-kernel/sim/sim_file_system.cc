@@ -265,6 +265,8 @@ SimFileSystem::SimFileSystem(SimDisk& disk, SimFileSystemOptions options)
   on(protocol::kFsCloseReq, &SimFileSystem::on_close);
   on(protocol::kFsRemoveReq, &SimFileSystem::on_remove);
   on(protocol::kFsListReq, &SimFileSystem::on_list);
+  on(protocol::kFsPageReadReq, &SimFileSystem::on_page_io);
+  on(protocol::kFsPageWriteReq, &SimFileSystem::on_page_io);
 }
 
 void SimFileSystem::answer(const Signal& signal, Signal answer, Handle* handle) {
@@ -276,6 +278,19 @@ void SimFileSystem::answer(const Signal& signal, Signal answer, Handle* handle) 
     delay_ms = std::max(now_ms + delay_ms, handle->last_answer_ms) - now_ms;
     handle->last_answer_ms = now_ms + delay_ms;
   }
+  Status sent = signal.sender().node_id == node_id()
+                    ? send_delayed(signal.sender(), std::move(answer), delay_ms)
+                    : send(signal.sender(), std::move(answer));
+  if (!sent.ok()) {
+    DUO_BLOCK_LOG(WARNING) << "cannot answer " << signal.describe() << ": " << sent.to_string();
+  }
+}
+
+void SimFileSystem::answer_page(const Signal& signal, Signal answer, Handle& handle) {
+  uint64_t delay_ms = options_.latency_ms;
+  if (options_.latency_jitter_ms > 0) delay_ms += random().uniform(options_.latency_jitter_ms + 1);
+  const uint64_t now_ms = clock().now_ms();
+  handle.last_answer_ms = std::max(handle.last_answer_ms, now_ms + delay_ms);
   Status sent = signal.sender().node_id == node_id()
                     ? send_delayed(signal.sender(), std::move(answer), delay_ms)
                     : send(signal.sender(), std::move(answer));
@@ -380,6 +395,41 @@ void SimFileSystem::on_close(Signal& signal) {
   Handle last = std::move(*handle);
   handles_.erase(req->handle);
   answer(signal, fs::fs_done_signal(protocol::kFsCloseConf, req->user_ref), &last);
+}
+
+void SimFileSystem::on_page_io(Signal& signal) {
+  Result<fs::FsPageReq> req = fs::FsPageReq::from_signal(signal);
+  if (!req.ok()) return refuse(signal, req.status());
+  Handle* handle = find_handle(signal, req->handle);
+  if (handle == nullptr) return;
+  uint32_t os_errno = 0;
+  Status done;
+  uint32_t bytes = req->length;
+  if (req->is_write()) {
+    done = (handle->flags & fs::kFsWrite) == 0
+               ? io_error(EBADF, "write page of '" + handle->path + "'", &os_errno)
+               : disk_.write_file(*handle->file, handle->path, req->offset,
+                                  Bytes(req->frame, req->frame + req->length), &os_errno);
+    if (done.ok() && (req->flags & fs::kFsSyncAfter) != 0) {
+      done = disk_.sync_file(*handle->file, handle->path, &os_errno);
+    }
+  } else {
+    Bytes data;
+    done = (handle->flags & fs::kFsRead) == 0
+               ? io_error(EBADF, "read page of '" + handle->path + "'", &os_errno)
+               : disk_.read_file(*handle->file, handle->path, req->offset, req->length, &data,
+                                 &os_errno);
+    if (done.ok()) {
+      // Past the end of the file the frame reads as zeros, as on the real block.
+      std::copy(data.begin(), data.end(), req->frame);
+      std::fill(req->frame + data.size(), req->frame + req->length, uint8_t{0});
+      bytes = static_cast<uint32_t>(data.size());
+    }
+  }
+  if (!done.ok()) {
+    return answer_page(signal, FsRef::of(req->user_ref, done, os_errno).to_signal(), *handle);
+  }
+  answer_page(signal, fs::FsPageConf{req->user_ref, bytes}.to_signal(), *handle);
 }
 
 void SimFileSystem::on_remove(Signal& signal) {

@@ -24,7 +24,10 @@
 // its answer may or may not keep its effect, as on a real disk) and answers after
 // `latency_ms` plus a seeded jitter in [0, latency_jitter_ms] (from the block's random
 // stream), via send_delayed, never earlier than the previous answer on the same handle:
-// per-handle FIFO holds whatever the jitter.
+// per-handle FIFO holds whatever the jitter. Page IO (FS_PAGE_READREQ/WRITEREQ) copies
+// between the disk and the requester's frame when the request arrives and is answered
+// outside the handle's FIFO (the jitter may reorder page answers, as libaio does), but
+// never after the handle's next close answer.
 //
 // Deterministic: no real files, clocks, threads or unseeded randomness (kernel_tidy.py
 // scans this file).
@@ -163,12 +166,16 @@ class SimFileSystem final : public kernel::Block {
   void on_close(kernel::Signal& signal);
   void on_remove(kernel::Signal& signal);
   void on_list(kernel::Signal& signal);
+  void on_page_io(kernel::Signal& signal);
 
   // The open handle `number`, or null after answering `signal` with FS_REF.
   Handle* find_handle(const kernel::Signal& signal, uint32_t number);
   // Sends `answer` to `signal`'s sender after the latency; after `handle`'s previous
   // answer if a handle is given.
   void answer(const kernel::Signal& signal, kernel::Signal answer, Handle* handle = nullptr);
+  // Sends a page IO answer after the latency, in no order with the handle's other
+  // answers, and makes the handle's later answers (a close) come after it.
+  void answer_page(const kernel::Signal& signal, kernel::Signal answer, Handle& handle);
   void refuse(const kernel::Signal& signal, const Status& status, uint32_t os_errno = 0);
 
   SimDisk& disk_;

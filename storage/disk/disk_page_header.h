@@ -1,8 +1,9 @@
 // The common 64-byte header every disk page starts with, as far as disk row storage
 // reads and writes it. The header is owned by the page cache (storage/page_cache), which
 // computes and checks the checksum; this file only names the fields disk row code
-// touches — the page LSN above all, which makes undo idempotent — so that the two
-// definitions can be reconciled in one place (docs/formats/disk-page.md).
+// touches — the page LSN above all, which makes undo idempotent — with the offsets of
+// storage/page_cache/page_header.h (docs/formats/disk-page.md). DiskPageId names the
+// same page as the cache's PageId (file_no, page_no).
 //
 //   bytes 0..3   u32 crc32c of bytes 4..end (the cache's)
 //   bytes 4..7   u32 page kind / flags
@@ -19,10 +20,11 @@
 #include <cstring>
 
 #include "storage/memory/global_memory.h"
+#include "storage/page_cache/page_header.h"
 
 namespace duo::storage::disk {
 
-inline constexpr uint32_t kDiskPageHeaderBytes = 64;
+inline constexpr uint32_t kDiskPageHeaderBytes = kPageHeaderBytes;
 
 // A page of a tablespace or logfile group: file number (within its filegroup) and page
 // number within the file.
@@ -42,11 +44,12 @@ enum class DiskPageKind : uint32_t {
   kUndofileHeader = 4,
 };
 
+// The offsets are the page cache's (storage/page_cache/page_header.h): one definition.
 namespace page_header_offset {
-inline constexpr uint32_t kKind = 4;
-inline constexpr uint32_t kLsn = 8;
-inline constexpr uint32_t kFile = 16;
-inline constexpr uint32_t kPage = 20;
+inline constexpr uint32_t kKind = kPageHeaderKindOffset;
+inline constexpr uint32_t kLsn = kPageHeaderLsnOffset;
+inline constexpr uint32_t kFile = kPageHeaderFileOffset;
+inline constexpr uint32_t kPage = kPageHeaderPageOffset;
 }  // namespace page_header_offset
 
 inline uint64_t page_lsn(const uint8_t* page) {

@@ -88,6 +88,7 @@ void io_errors_are_reported(FsDriver& fs);
 void truncate_and_remove_after_close(FsDriver& fs);
 void per_handle_order_is_kept(FsDriver& fs);
 void many_files_in_parallel(FsDriver& fs);
+void page_io_round_trip(FsDriver& fs);
 void open_files_are_bounded(FsDriver& fs);
 // `requests` random writes/reads/syncs over 16 files, pipelined in batches, checked
 // against an in-memory model of the files.
@@ -126,6 +127,9 @@ void random_requests_match_a_model(FsDriver& fs, uint64_t seed, int requests);
   }                                                                         \
   TEST_F(Fixture, ManyFilesInParallel) {                                    \
     ::duo::fs::contract::many_files_in_parallel(driver());                  \
+  }                                                                         \
+  TEST_F(Fixture, PageIoRoundTrip) {                                        \
+    ::duo::fs::contract::page_io_round_trip(driver());                      \
   }                                                                         \
   TEST_F(Fixture, OpenFilesAreBounded) {                                    \
     ::duo::fs::contract::open_files_are_bounded(driver());                  \
