@@ -57,7 +57,8 @@ TEST(TableAlterTest, IndexErrorsAreMySqls) {
   EXPECT_EQ(alter_error(t, "ALTER TABLE t1 ADD INDEX x (nope)"), 1072);
   EXPECT_EQ(alter_error(t, "ALTER TABLE t1 DROP INDEX nope"), 1091);
   EXPECT_EQ(alter_error(t, "ALTER TABLE t1 ADD PRIMARY KEY (k)"), 1068);
-  EXPECT_EQ(alter_error(t, "ALTER TABLE t1 ENGINE=MyISAM"), 1286);
+  // ENGINE= is the executor's (engine_substitution.h: 1266 or 1286 by sql_mode), not the plan's.
+  EXPECT_EQ(alter_error(t, "ALTER TABLE t1 ENGINE=MyISAM"), 0);
   EXPECT_EQ(alter_error(t, "ALTER TABLE t1 ENGINE=InnoDB"), 0);
 }
 
