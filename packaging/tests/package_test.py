@@ -51,7 +51,7 @@ PROGRAMS = ("duo", "duo_mgmd", "duo_datad", "duo_sqld", "duo_mgm", "duo_bench",
 SAMPLES = ("config/laptop.ini", "config/two-nodes-three-hosts.ini",
            "config/four-nodes-two-groups.ini", "systemd/duodb-mgmd.service",
            "systemd/duodb-datad@.service", "systemd/duodb-sqld@.service",
-           "bench/sysbench_compare.py", "bench/native_vs_redis.py")
+           "bench/sysbench_compare.py", "bench/native_vs_redis.py", "bench/bench_bin.py")
 MGM_NODE_ID, DATA_NODE_IDS, SQLD_NODE_ID = 49, (1, 2), 54
 START_TIMEOUT_S = 180
 STOP_TIMEOUT_S = 60

@@ -20,15 +20,7 @@ import sys
 import tempfile
 import time
 
-
-def default_bin_dir():
-    """The tarball's bin/ when this script is installed in share/duodb/bench/, else the
-    build tree's build/release/bin."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    installed = os.path.normpath(os.path.join(here, "../../../bin"))
-    if os.path.exists(os.path.join(installed, "duo_bench")):
-        return installed
-    return os.path.normpath(os.path.join(here, "../../build/release/bin"))
+from bench_bin import default_bin_dir
 
 
 REDIS_PORT = 6399
@@ -90,7 +82,7 @@ def redis_figures(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--bin", default=default_bin_dir())
+    parser.add_argument("--bin", default=default_bin_dir(__file__))
     parser.add_argument("--rows", type=int, default=500000)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--parallelism", type=int, default=8)

@@ -73,17 +73,9 @@ import sys
 import tempfile
 import threading
 import time
+
+from bench_bin import default_bin_dir
 import traceback
-
-
-def default_bin_dir():
-    """The tarball's bin/ when this script is installed in share/duodb/bench/, else the
-    build tree's build/release/bin."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    installed = os.path.normpath(os.path.join(here, "../../../bin"))
-    if os.path.exists(os.path.join(installed, "duo_bench")):
-        return installed
-    return os.path.normpath(os.path.join(here, "../../build/release/bin"))
 
 
 CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
@@ -1249,7 +1241,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(
         description=" ".join(__doc__.split("\n\n")[0].split()),
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("--bin", default=default_bin_dir(),
+    parser.add_argument("--bin", default=default_bin_dir(__file__),
                         help="DuoDB build (A) bin directory (default: the tarball's bin/ "
                              "when installed, else build/release/bin)")
     parser.add_argument("--duo-bin-b", metavar="DIR",
