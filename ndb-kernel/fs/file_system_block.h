@@ -130,6 +130,7 @@ class FileSystemBlock final : public kernel::Block {
   void on_close(kernel::Signal& signal);
   void on_remove(kernel::Signal& signal);
   void on_list(kernel::Signal& signal);
+  void on_alloc(kernel::Signal& signal);
 
   // A request answering `signal`'s sender, with its id and user_ref.
   static Request request_of(const kernel::Signal& signal, uint32_t user_ref);
@@ -147,6 +148,8 @@ class FileSystemBlock final : public kernel::Block {
   // `path` is the file's (constant) relative path, for messages and kFsRemoveAfter.
   FileResult run_on_file(Request& request, const std::string& path, int fd);
   kernel::Signal run_path_request(Request& request);
+  // FS_ALLOCREQ on an IO thread (fs_messages.h FsAllocReq).
+  kernel::Signal allocate_file(const Request& request);
   kernel::Signal open_file(Request& request, uint32_t handle, int* fd_out);
   // Hands `answer` (addressed to `requester`) to the sink, retrying kTemporary.
   void deliver(const kernel::BlockAddress& requester, kernel::Signal answer);

@@ -6,6 +6,8 @@ namespace duo::fs {
 
 namespace {
 
+using protocol::kFsAllocConf;
+using protocol::kFsAllocReq;
 using protocol::kFsCloseReq;
 using protocol::kFsListConf;
 using protocol::kFsListReq;
@@ -238,6 +240,33 @@ Result<FsRemoveReq> FsRemoveReq::from_signal(Signal& signal) {
   if ((req.flags & ~kFsRecursive) != 0) return malformed(signal, "unknown remove flags");
   DUO_RETURN_IF_ERROR(check_fs_path(req.path, /*allow_root=*/false));
   return req;
+}
+
+// ---- FS_ALLOCREQ / FS_ALLOCCONF ----
+
+Signal FsAllocReq::to_signal() && {
+  Signal signal(kFsAllocReq, {user_ref, static_cast<uint32_t>(size_bytes),
+                              static_cast<uint32_t>(size_bytes >> 32)});
+  signal.set_section(text_section(path));
+  return signal;
+}
+
+Result<FsAllocReq> FsAllocReq::from_signal(Signal& signal) {
+  DUO_RETURN_IF_ERROR(check_id(signal, kFsAllocReq));
+  FsAllocReq req{signal.word(0), signal.word(1) | (uint64_t{signal.word(2)} << 32),
+                 section_text(signal)};
+  DUO_RETURN_IF_ERROR(check_fs_path(req.path, /*allow_root=*/false));
+  return req;
+}
+
+Signal FsAllocConf::to_signal() && {
+  return Signal(kFsAllocConf, {user_ref, static_cast<uint32_t>(size_bytes),
+                               static_cast<uint32_t>(size_bytes >> 32)});
+}
+
+Result<FsAllocConf> FsAllocConf::from_signal(Signal& signal) {
+  DUO_RETURN_IF_ERROR(check_id(signal, kFsAllocConf));
+  return FsAllocConf{signal.word(0), signal.word(1) | (uint64_t{signal.word(2)} << 32)};
 }
 
 // ---- FS_LISTREQ / FS_LISTCONF ----

@@ -221,6 +221,30 @@ struct FsListConf {
   static Result<FsListConf> from_signal(Signal& signal);
 };
 
+// FS_ALLOCREQ: w0 user_ref, w1-2 size in bytes (low word first); section = path of a
+// file that must not exist yet. Creates it (and missing parents), allocates `size` bytes
+// for real (posix_fallocate: zero-filled, the blocks reserved, so a full disk fails now
+// and not at a later write), syncs it and its directory, closes it. → FS_ALLOCCONF (w0
+// user_ref, w1-2 size). An existing path is kIoError EEXIST; a full disk kIoError ENOSPC;
+// on any failure nothing is left behind (the partial file is removed). Disk-data files
+// (undo and data files) are made this way.
+struct FsAllocReq {
+  uint32_t user_ref = 0;
+  uint64_t size_bytes = 0;
+  std::string path;
+
+  Signal to_signal() &&;
+  static Result<FsAllocReq> from_signal(Signal& signal);
+};
+
+struct FsAllocConf {
+  uint32_t user_ref = 0;
+  uint64_t size_bytes = 0;
+
+  Signal to_signal() &&;
+  static Result<FsAllocConf> from_signal(Signal& signal);
+};
+
 // FS_SYNCCONF / FS_CLOSECONF / FS_REMOVECONF: w0 user_ref is the whole payload.
 Signal fs_done_signal(kernel::SignalId id, uint32_t user_ref);
 

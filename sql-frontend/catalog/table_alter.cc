@@ -322,6 +322,9 @@ std::string show_create_table_text(const SqlTable& table, std::optional<uint64_t
     } else if (timestamp) {
       line += " NULL";
     }
+    // As declared (NDB's mysqld shows the column's own STORAGE, not the table's).
+    if (column.declared_storage == ColumnStorage::kDisk) line += " /*!50606 STORAGE DISK */";
+    if (column.declared_storage == ColumnStorage::kMemory) line += " /*!50606 STORAGE MEMORY */";
     if (column.has_default) {
       if (!column.default_value) {
         line += " DEFAULT NULL";
@@ -373,7 +376,15 @@ std::string show_create_table_text(const SqlTable& table, std::optional<uint64_t
     out += lines[i];
     out += i + 1 < lines.size() ? ",\n" : "\n";
   }
-  out += ") ENGINE=ndbcluster";
+  out += ")";
+  if (!table.tablespace.empty() || table.storage != ColumnStorage::kDefault) {
+    out += " /*!50100";
+    if (!table.tablespace.empty()) out += " TABLESPACE " + quote_name(table.tablespace);
+    if (table.storage == ColumnStorage::kDisk) out += " STORAGE DISK";
+    if (table.storage == ColumnStorage::kMemory) out += " STORAGE MEMORY";
+    out += " */";
+  }
+  out += " ENGINE=ndbcluster";
   if (auto_increment && *auto_increment > 1) {
     out += " AUTO_INCREMENT=" + std::to_string(*auto_increment);
   }

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""NDB disk-data objects end to end, with real processes: CREATE LOGFILE GROUP / CREATE
+TABLESPACE / ALTER ... ADD DATAFILE through one duo_sqld create their files, of their
+sizes and allocated, on both data nodes; a second duo_sqld sees the objects at once
+(information_schema.FILES, SHOW CREATE TABLE, the DDL errors); a file that cannot be
+made on one node fails the statement and leaves no file on the other; the objects
+survive a system restart (duo down / duo up); dropping them removes the files.
+
+Usage: disk_objects_test.py --bin build/<dir>/bin   (CTest label `cluster`)
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../..", "scripts",
+                                "testlib"))
+from cluster_testlib import check, run_in_work_dir  # noqa: E402
+from duo_cluster import LauncherCluster  # noqa: E402
+from two_sqld_test import connect, error_code, query, start_second_sqld  # noqa: E402
+
+DATA_NODES = (1, 2)
+MIB = 1024 * 1024
+
+
+def fs_dir(cluster, node):
+    return os.path.join(cluster.data_dir, "datad", "ndb_%d_fs" % node)
+
+
+def check_file(cluster, name, size):
+    for node in DATA_NODES:
+        path = os.path.join(fs_dir(cluster, node), name)
+        check(os.path.isfile(path), "node %d has no file %s" % (node, name))
+        st = os.stat(path)
+        check(st.st_size == size, "node %d: %s is %d bytes, not %d" % (node, name, st.st_size, size))
+        # Allocated for real (posix_fallocate), not a sparse file.
+        check(st.st_blocks * 512 >= size,
+              "node %d: %s is sparse (%d bytes allocated)" % (node, name, st.st_blocks * 512))
+
+
+def check_no_file(cluster, name):
+    for node in DATA_NODES:
+        path = os.path.join(fs_dir(cluster, node), name)
+        check(not os.path.exists(path), "node %d still has %s" % (node, name))
+
+
+def files_view(conn):
+    return query(conn, "SELECT FILE_NAME, FILE_TYPE, TABLESPACE_NAME, LOGFILE_GROUP_NAME, "
+                       "INITIAL_SIZE FROM information_schema.FILES ORDER BY FILE_NAME")
+
+
+EXPECTED_FILES = (("d1.dat", "DATAFILE", "ts1", "lg1", 1 * MIB),
+                  ("d2.dat", "DATAFILE", "ts1", "lg1", 3 * MIB),
+                  ("u1.log", "UNDO LOG", None, "lg1", 2 * MIB))
+
+
+def run(bin_dir, work_dir):
+    cluster = LauncherCluster(bin_dir, work_dir, extra_ports=1)
+    second = None
+    try:
+        cluster.start()
+        second = start_second_sqld(bin_dir, cluster, cluster.extra_ports[0],
+                                   os.path.join(work_dir, "sqld2"))
+        a = connect(cluster.sql_port)
+        b = connect(cluster.extra_ports[0])
+
+        query(a, "CREATE LOGFILE GROUP lg1 ADD UNDOFILE 'u1.log' INITIAL_SIZE 2M "
+                 "UNDO_BUFFER_SIZE 1M ENGINE NDB")
+        query(a, "CREATE TABLESPACE ts1 ADD DATAFILE 'd1.dat' USE LOGFILE GROUP lg1 "
+                 "INITIAL_SIZE 1M ENGINE NDB")
+        query(b, "ALTER TABLESPACE ts1 ADD DATAFILE 'd2.dat' INITIAL_SIZE 3M")
+        check_file(cluster, "u1.log", 2 * MIB)
+        check_file(cluster, "d1.dat", 1 * MIB)
+        check_file(cluster, "d2.dat", 3 * MIB)
+        check(files_view(a) == EXPECTED_FILES, "sqld A: FILES is %r" % (files_view(a),))
+        check(files_view(b) == EXPECTED_FILES, "sqld B: FILES is %r" % (files_view(b),))
+
+        # A file that exists already on node 2 only: refused, and node 1 keeps nothing.
+        with open(os.path.join(fs_dir(cluster, 2), "clash.dat"), "wb") as f:
+            f.write(b"not ours")
+        check(error_code(b, "ALTER TABLESPACE ts1 ADD DATAFILE 'clash.dat' INITIAL_SIZE 1M") == 1533,
+              "a data file existing on one node was not refused")
+        check(not os.path.exists(os.path.join(fs_dir(cluster, 1), "clash.dat")),
+              "node 1 kept the file of a refused ALTER")
+        with open(os.path.join(fs_dir(cluster, 2), "clash.dat"), "rb") as f:
+            check(f.read() == b"not ours", "the refused ALTER changed node 2's own file")
+        os.remove(os.path.join(fs_dir(cluster, 2), "clash.dat"))
+
+        query(a, "CREATE DATABASE d")
+        query(a, "CREATE TABLE d.t (k INT PRIMARY KEY, v VARCHAR(200)) TABLESPACE ts1 STORAGE DISK")
+        query(b, "INSERT INTO d.t VALUES (1, 'one'), (2, 'two')")
+        show = query(b, "SHOW CREATE TABLE d.t")[0][1]
+        check("/*!50100 TABLESPACE `ts1` STORAGE DISK */" in show, "B's SHOW CREATE TABLE: " + show)
+        check(error_code(b, "DROP TABLESPACE ts1") == 3120, "B dropped a tablespace a table uses")
+        check(error_code(b, "CREATE LOGFILE GROUP lg2 ADD UNDOFILE 'u2.log' INITIAL_SIZE 1M "
+                            "ENGINE NDB") == 1528, "a second logfile group was not refused")
+        a.close()
+        b.close()
+        second.kill()
+        second.wait()
+        second = None
+
+        # System restart: every object, file and table is back.
+        cluster.stop()
+        cluster.start()
+        a = connect(cluster.sql_port)
+        check(files_view(a) == EXPECTED_FILES, "after the restart FILES is %r" % (files_view(a),))
+        check(query(a, "SELECT k, v FROM d.t ORDER BY k") == ((1, "one"), (2, "two")),
+              "the disk table's rows after the restart")
+        check("TABLESPACE `ts1` STORAGE DISK" in query(a, "SHOW CREATE TABLE d.t")[0][1],
+              "SHOW CREATE TABLE after the restart")
+        check_file(cluster, "d2.dat", 3 * MIB)
+
+        # Dropping removes the files on both nodes.
+        query(a, "DROP DATABASE d")
+        query(a, "ALTER TABLESPACE ts1 DROP DATAFILE 'd2.dat'")
+        check_no_file(cluster, "d2.dat")
+        query(a, "ALTER TABLESPACE ts1 DROP DATAFILE 'd1.dat'")
+        query(a, "DROP TABLESPACE ts1")
+        query(a, "DROP LOGFILE GROUP lg1 ENGINE NDB")
+        for name in ("d1.dat", "u1.log"):
+            check_no_file(cluster, name)
+        check(files_view(a) == (), "FILES after dropping everything: %r" % (files_view(a),))
+        a.close()
+    finally:
+        if second is not None:
+            second.kill()
+            second.wait()
+        cluster.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    args = parser.parse_args()
+    return run_in_work_dir("duo-disk-objects-", "disk_objects",
+                           lambda work_dir: run(os.path.abspath(args.bin), work_dir))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
