@@ -52,6 +52,12 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
     out.file_system_path = *fs;
   }
   if (out.file_system_path.empty()) out.file_system_path = out.data_dir;
+  if (Result<std::string> lg = own->get_string("InitialLogFileGroup"); lg.ok()) {
+    out.initial_logfile_group = *lg;
+  }
+  if (Result<std::string> ts = own->get_string("InitialTablespace"); ts.ok()) {
+    out.initial_tablespace = *ts;
+  }
   if (Result<uint64_t> group = own->get_uint("Nodegroup"); group.ok()) out.node_group = *group;
   auto bytes = [own](std::string_view name) -> uint64_t {
     Result<uint64_t> value = own->get_uint(name);

@@ -54,6 +54,7 @@ DictionaryBlock::DictionaryBlock(protocol::ClusterTopology topology)
   on(protocol::kNodeStartingRep, &DictionaryBlock::on_node_starting_rep);
   on(protocol::kNodeStartedRep, &DictionaryBlock::on_node_started_rep);
   on(protocol::kFilegroupReq, &DictionaryBlock::on_filegroup_req);
+  on(protocol::kClusterStartedRep, &DictionaryBlock::on_cluster_started_rep);
   on(protocol::kListFilegroupsReq, &DictionaryBlock::on_list_filegroups_req);
   on(protocol::kFilegroupPrepareReq, &DictionaryBlock::on_filegroup_prepare_req);
   on(protocol::kFilegroupPrepareConf, &DictionaryBlock::on_filegroup_prepare_answer);
@@ -835,6 +836,7 @@ void DictionaryBlock::on_dict_restore_req(Signal& signal) {
     };
     if (!bytes.ok() && bytes.status().is(ErrorCode::kNotFound)) {
       DUO_BLOCK_LOG(INFO) << "no schema file: starting with an empty schema";
+      restored_empty_ = true;
       return finish(0, ErrorCode::kOk);
     }
     Status decoded = bytes.ok() ? decode_schema(*bytes) : bytes.status();

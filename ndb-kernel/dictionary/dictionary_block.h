@@ -108,6 +108,13 @@ class DictionaryBlock : public kernel::Block {
 
   void on_start() override;
 
+  // The disk-data objects an initial start creates (InitialLogFileGroup /
+  // InitialTablespace): run by the master once the cluster has started
+  // (CLUSTER_STARTED_REP from its distribution block) when it restored no schema file.
+  // Set before the block starts.
+  void set_initial_disk_objects(std::vector<protocol::FilegroupChange> changes) {
+    initial_disk_objects_ = std::move(changes);
+  }
   // The filegroups this node has installed (tests).
   const std::map<uint32_t, protocol::FilegroupDef>& filegroups() const { return filegroups_; }
   // The tables this node has installed (tests, the node's reports).
@@ -279,6 +286,8 @@ class DictionaryBlock : public kernel::Block {
   // copied the schema at a restart); an existing file is kept.
   void ensure_filegroup_files();
   void filegroup_node_failed(uint16_t node);
+  // CLUSTER_STARTED_REP: the master queues the initial disk-data objects.
+  void on_cluster_started_rep(kernel::Signal& signal);
   void filegroup_api_failed(uint16_t node);
   void encode_filegroups(fs_client::Bytes* out) const;
   Status decode_filegroups(protocol::ByteReader* in);
@@ -328,6 +337,8 @@ class DictionaryBlock : public kernel::Block {
   // FS requests for disk-data files: user_ref -> schema transaction (0: ensure at restart).
   std::map<uint32_t, uint32_t> filegroup_fs_requests_;
   uint32_t next_filegroup_fs_ref_ = 0;
+  std::vector<protocol::FilegroupChange> initial_disk_objects_;
+  bool restored_empty_ = false;  // the restart found no schema file: an initial start
 
   // Master state.
   uint32_t next_table_id_ = 1;

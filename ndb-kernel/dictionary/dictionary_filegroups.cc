@@ -239,6 +239,10 @@ void DictionaryBlock::start_next_filegroup() {
     filegroup_queue_.pop_front();
     const auto refuse = [&](ErrorCode error, uint32_t ndb_error, uint32_t detail,
                             std::string message) {
+      if (run->client.node_id == 0) {
+        DUO_BLOCK_LOG(ERROR) << kind_name(run->change.kind) << " '" << run->change.name
+                             << "' not created: NDB error " << ndb_error << ": " << message;
+      }
       answer(run->client, protocol::kFilegroupRef,
              DictMsg{run->request_id, static_cast<uint32_t>(error), ndb_error, detail,
                      std::move(message)});
@@ -305,6 +309,11 @@ void DictionaryBlock::finish_filegroup() {
            DictMsg{done->request_id, done->change.filegroup.id, done->change.filegroup.version, 0,
                    ""});
   } else {
+    if (done->client.node_id == 0) {
+      DUO_BLOCK_LOG(ERROR) << kind_name(done->change.kind) << " '" << done->change.name
+                           << "' not created: NDB error " << done->ndb_error << ": "
+                           << done->message;
+    }
     answer(done->client, protocol::kFilegroupRef,
            DictMsg{done->request_id, static_cast<uint32_t>(done->error), done->ndb_error, 0,
                    done->message});
@@ -317,6 +326,20 @@ void DictionaryBlock::filegroup_node_failed(uint16_t node) {
       filegroup_running_->awaiting.empty()) {
     filegroup_phase_done();
   }
+}
+
+void DictionaryBlock::on_cluster_started_rep(Signal& /*signal*/) {
+  if (!is_master() || !restored_empty_ || initial_disk_objects_.empty()) return;
+  restored_empty_ = false;
+  DUO_BLOCK_LOG(INFO) << "initial start: creating " << initial_disk_objects_.size()
+                      << " disk-data object change(s) (InitialLogFileGroup / InitialTablespace)";
+  for (FilegroupChange& change : initial_disk_objects_) {
+    FilegroupRun run;  // no client: the outcome is logged
+    run.change = std::move(change);
+    filegroup_queue_.push_back(std::move(run));
+  }
+  initial_disk_objects_.clear();
+  start_next_filegroup();
 }
 
 void DictionaryBlock::filegroup_api_failed(uint16_t node) {

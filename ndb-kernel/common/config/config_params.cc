@@ -75,6 +75,13 @@ constexpr ParamSpec kParams[] = {
     string("DataDir", kDb | kMgm, ".", "Directory for logs, trace files and pid file"),
     optional_string("FileSystemPath", kDb,
         "Directory for redo logs, checkpoints and disk data; defaults to DataDir"),
+    // NDB's disk-data objects made at an initial start (format: docs/formats/config-ini.md).
+    optional_string("InitialLogFileGroup", kDb,
+        "Logfile group created at an initial start: "
+        "[name=NAME;] [undo_buffer_size=SIZE;] FILE:SIZE[; FILE:SIZE ...]"),
+    optional_string("InitialTablespace", kDb,
+        "Tablespace created at an initial start (uses InitialLogFileGroup): "
+        "[name=NAME;] [extent_size=SIZE;] FILE:SIZE[; FILE:SIZE ...]"),
     optional_string("BackupDataDir", kDb,
         "Directory under which backups are written (in a BACKUP subdirectory); "
         "defaults to FileSystemPath"),

@@ -4,18 +4,20 @@ TABLESPACE / ALTER ... ADD DATAFILE through one duo_sqld create their files, of 
 sizes and allocated, on both data nodes; a second duo_sqld sees the objects at once
 (information_schema.FILES, SHOW CREATE TABLE, the DDL errors); a file that cannot be
 made on one node fails the statement and leaves no file on the other; the objects
-survive a system restart (duo down / duo up); dropping them removes the files.
+survive a system restart (duo down / duo up); dropping them removes the files;
+InitialLogFileGroup / InitialTablespace in config.ini create them at an initial start.
 
 Usage: disk_objects_test.py --bin build/<dir>/bin   (CTest label `cluster`)
 """
 
 import argparse
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../..", "scripts",
                                 "testlib"))
-from cluster_testlib import check, run_in_work_dir  # noqa: E402
+from cluster_testlib import check, eventually, run_in_work_dir  # noqa: E402
 from duo_cluster import LauncherCluster  # noqa: E402
 from two_sqld_test import connect, error_code, query, start_second_sqld  # noqa: E402
 
@@ -121,6 +123,33 @@ def run(bin_dir, work_dir):
         for name in ("d1.dat", "u1.log"):
             check_no_file(cluster, name)
         check(files_view(a) == (), "FILES after dropping everything: %r" % (files_view(a),))
+        a.close()
+
+        # InitialLogFileGroup / InitialTablespace: made at an initial start.
+        cluster.stop()
+        config = os.path.join(cluster.data_dir, "config.ini")
+        with open(config) as f:
+            text = f.read()
+        text = text.replace("[ndbd default]\n", "[ndbd default]\n"
+                            "InitialLogFileGroup = name=LG1; undo_buffer_size=4M; "
+                            "ilg1.log:2M; ilg2.log:1M\n"
+                            "InitialTablespace = name=TS1; extent_size=512K; its1.dat:1M\n", 1)
+        with open(config, "w") as f:
+            f.write(text)
+        for node in DATA_NODES:
+            shutil.rmtree(fs_dir(cluster, node))
+        cluster.start()
+        a = connect(cluster.sql_port)
+        expected = (("ilg1.log", "UNDO LOG", None, "LG1", 2 * MIB),
+                    ("ilg2.log", "UNDO LOG", None, "LG1", 1 * MIB),
+                    ("its1.dat", "DATAFILE", "TS1", "LG1", 1 * MIB))
+        eventually(lambda: files_view(a) == expected, timeout=30,
+                   message="the initial disk-data objects in FILES")
+        check_file(cluster, "ilg1.log", 2 * MIB)
+        check_file(cluster, "its1.dat", 1 * MIB)
+        query(a, "CREATE DATABASE d")
+        query(a, "CREATE TABLE d.t (k INT PRIMARY KEY, v INT) TABLESPACE TS1 STORAGE DISK")
+        query(a, "DROP DATABASE d")
         a.close()
     finally:
         if second is not None:
