@@ -428,6 +428,15 @@ Status DataNode::add_blocks() {
   fs::FileSystemOptions fs_options;
   fs_options.directory = fs_dir_;
   fs_options.io_threads = config_.disk_io_threads;
+  // NDB's layout: <FileSystemPathDataFiles>/ndb_<id>_fs (each defaulting to
+  // FileSystemPathDD, which defaults to the node's own file system directory).
+  const std::string own_dir = "ndb_" + std::to_string(config_.node_id) + "_fs";
+  if (!config_.data_files_path.empty()) {
+    fs_options.data_files_directory = config_.data_files_path + "/" + own_dir;
+  }
+  if (!config_.undo_files_path.empty()) {
+    fs_options.undo_files_directory = config_.undo_files_path + "/" + own_dir;
+  }
   kernel::ThreadRuntime* runtime = runtime_.get();
   DUO_ASSIGN_OR_RETURN(std::unique_ptr<fs::FileSystemBlock> file_system,
                        fs::FileSystemBlock::create(fs_options, [runtime](kernel::Signal& signal) {

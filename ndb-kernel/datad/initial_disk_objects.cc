@@ -32,10 +32,14 @@ std::optional<uint64_t> parse_size(const std::string& text) {
   if (i == text.size()) return value;
   if (i + 1 != text.size()) return std::nullopt;
   switch (std::toupper(static_cast<unsigned char>(text[i]))) {
-    case 'K': return value << 10;
-    case 'M': return value << 20;
-    case 'G': return value << 30;
-    default: return std::nullopt;
+    case 'K':
+      return value << 10;
+    case 'M':
+      return value << 20;
+    case 'G':
+      return value << 30;
+    default:
+      return std::nullopt;
   }
 }
 

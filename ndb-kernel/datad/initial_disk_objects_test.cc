@@ -10,9 +10,9 @@ using protocol::FilegroupKind;
 using protocol::FilegroupOp;
 
 TEST(InitialDiskObjects, NdbFormatWithDefaultsAndSeveralFiles) {
-  Result<std::vector<protocol::FilegroupChange>> changes = parse_initial_disk_objects(
-      "name=LG1; undo_buffer_size=128M; undo1.log:250M; undo2.log:200M",
-      "extent_size=8M; data1.dat:2G; data2.dat:4G");
+  Result<std::vector<protocol::FilegroupChange>> changes =
+      parse_initial_disk_objects("name=LG1; undo_buffer_size=128M; undo1.log:250M; undo2.log:200M",
+                                 "extent_size=8M; data1.dat:2G; data2.dat:4G");
   ASSERT_TRUE(changes.ok()) << changes.status().message();
   ASSERT_EQ(changes->size(), 4u);
   const auto& lg = (*changes)[0];
@@ -44,12 +44,12 @@ TEST(InitialDiskObjects, NdbFormatWithDefaultsAndSeveralFiles) {
 
 TEST(InitialDiskObjects, MalformedTextsAreConfigErrors) {
   for (const auto& [lg, ts] : std::vector<std::pair<std::string, std::string>>{
-           {"name=LG1", ""},                  // no file
-           {"u.log", ""},                     // no size
-           {"u.log:12X", ""},                 // bad suffix
-           {"u.log:16M; colour=red", ""},     // unknown option
-           {"extent_size=1M; u.log:16M", ""}, // a tablespace option
-           {"", "d.dat:1M"},                  // tablespace without logfile group
+           {"name=LG1", ""},                   // no file
+           {"u.log", ""},                      // no size
+           {"u.log:12X", ""},                  // bad suffix
+           {"u.log:16M; colour=red", ""},      // unknown option
+           {"extent_size=1M; u.log:16M", ""},  // a tablespace option
+           {"", "d.dat:1M"},                   // tablespace without logfile group
        }) {
     Result<std::vector<protocol::FilegroupChange>> parsed = parse_initial_disk_objects(lg, ts);
     ASSERT_FALSE(parsed.ok()) << lg << " / " << ts;

@@ -281,7 +281,8 @@ class DictionaryBlock : public kernel::Block {
   // Participant: the commit is persisted; removes dropped files, then confirms.
   void filegroup_committed(uint32_t schema_tx, Status persisted);
   // Removes `files` (FS_REMOVEREQ) and then answers FILEGROUP_COMMITCONF for schema_tx.
-  void remove_files_then_confirm(uint32_t schema_tx, const std::vector<std::string>& files);
+  void remove_files_then_confirm(uint32_t schema_tx,
+                                 const std::vector<protocol::DiskFileDef>& files);
   // Creates every file of the installed filegroups that is missing here (a node that
   // copied the schema at a restart); an existing file is kept.
   void ensure_filegroup_files();
@@ -330,7 +331,7 @@ class DictionaryBlock : public kernel::Block {
   struct FilegroupPrepared {
     protocol::FilegroupChange change;
     kernel::BlockAddress master;
-    std::string created_file;  // the file this prepare created ("" none yet)
+    protocol::DiskFileDef created_file;  // the file this prepare created (name "": none)
     uint32_t awaiting_removes = 0;
   };
   std::map<uint32_t, FilegroupPrepared> filegroup_prepared_;

@@ -31,6 +31,15 @@ constexpr uint32_t kFilegroupFsTag = 2;
 // FILEGROUP_REF c: why a filegroup drop was refused with 768.
 constexpr uint32_t kInUseByTable = 1;
 constexpr uint32_t kInUseByFiles = 2;
+// A file's directory: data files and undo files each have theirs (FileSystemPathDD ...).
+fs::FsBase base_of(protocol::DiskFileKind kind) {
+  return kind == protocol::DiskFileKind::kDataFile ? fs::FsBase::kDataFiles
+                                                   : fs::FsBase::kUndoFiles;
+}
+uint32_t remove_flags_of(protocol::DiskFileKind kind) {
+  return kind == protocol::DiskFileKind::kDataFile ? fs::kFsInDataFiles : fs::kFsInUndoFiles;
+}
+
 // Files smaller than this are refused (NDB 1516 "File too small": less than one page
 // of 32 KiB after rounding).
 constexpr uint64_t kFileBytesMin = 32 * 1024;
@@ -376,13 +385,15 @@ void DictionaryBlock::on_filegroup_prepare_req(Signal& signal) {
   }
   const uint32_t user_ref = (kFilegroupFsTag << 16) | (++next_filegroup_fs_ref_ & 0xFFFF);
   filegroup_fs_requests_[user_ref] = schema_tx;
-  prepared.created_file = new_file->name;
+  prepared.created_file = *new_file;
   const BlockAddress fs{node_id(), protocol::kFileSystemBlock, 0};
-  Signal alloc = fs::FsAllocReq{user_ref, new_file->size_bytes, new_file->name}.to_signal();
+  Signal alloc =
+      fs::FsAllocReq{user_ref, new_file->size_bytes, new_file->name, base_of(new_file->kind)}
+          .to_signal();
   alloc.set_receiver(fs);
   if (Status sent = send(fs, std::move(alloc)); !sent.ok()) {
     filegroup_fs_requests_.erase(user_ref);
-    prepared.created_file.clear();
+    prepared.created_file.name.clear();
     answer_filegroup_prepare(schema_tx, static_cast<uint32_t>(sent.code()),
                              protocol::kNdbFileSystemError, sent.message());
   }
@@ -440,7 +451,7 @@ bool DictionaryBlock::on_filegroup_fs_answer(Signal& signal) {
     return true;
   }
   // Nothing was created here (FS_ALLOCREQ leaves nothing behind when it fails).
-  prepared.created_file.clear();
+  prepared.created_file.name.clear();
   const uint32_t ndb_error =
       os_errno == EEXIST ? protocol::kNdbFileExists : protocol::kNdbFileSystemError;
   DUO_BLOCK_LOG(WARNING) << "cannot create disk-data file: " << outcome.message();
@@ -460,8 +471,8 @@ void DictionaryBlock::on_filegroup_commit_req(Signal& signal) {
   prepared.master = signal.sender();
   if (signal.word(1) == kAbort) {
     // Take back the file this prepare created.
-    std::vector<std::string> created;
-    if (!prepared.created_file.empty()) created.push_back(prepared.created_file);
+    std::vector<protocol::DiskFileDef> created;
+    if (!prepared.created_file.name.empty()) created.push_back(prepared.created_file);
     return remove_files_then_confirm(schema_tx, created);
   }
   const FilegroupChange& change = prepared.change;
@@ -496,24 +507,22 @@ void DictionaryBlock::filegroup_committed(uint32_t schema_tx, Status persisted) 
   // Files go only once the schema file no longer names them: a crash in between leaves
   // an unused file behind, never a filegroup whose file is missing.
   const FilegroupChange& change = it->second.change;
-  std::vector<std::string> removed;
-  if (change.op == FilegroupOp::kDropFile) removed.push_back(change.file.name);
-  if (change.op == FilegroupOp::kDrop) {
-    for (const protocol::DiskFileDef& file : change.filegroup.files) removed.push_back(file.name);
-  }
+  std::vector<protocol::DiskFileDef> removed;
+  if (change.op == FilegroupOp::kDropFile) removed.push_back(change.file);
+  if (change.op == FilegroupOp::kDrop) removed = change.filegroup.files;
   remove_files_then_confirm(schema_tx, removed);
 }
 
 void DictionaryBlock::remove_files_then_confirm(uint32_t schema_tx,
-                                                const std::vector<std::string>& files) {
+                                                const std::vector<protocol::DiskFileDef>& files) {
   auto it = filegroup_prepared_.find(schema_tx);
   if (it == filegroup_prepared_.end()) return;
   FilegroupPrepared& prepared = it->second;
   prepared.awaiting_removes = 0;
   const BlockAddress fs{node_id(), protocol::kFileSystemBlock, 0};
-  for (const std::string& name : files) {
+  for (const protocol::DiskFileDef& file : files) {
     const uint32_t user_ref = (kFilegroupFsTag << 16) | (++next_filegroup_fs_ref_ & 0xFFFF);
-    Signal remove = fs::FsRemoveReq{user_ref, 0, name}.to_signal();
+    Signal remove = fs::FsRemoveReq{user_ref, remove_flags_of(file.kind), file.name}.to_signal();
     remove.set_receiver(fs);
     if (send(fs, std::move(remove)).ok()) {
       filegroup_fs_requests_[user_ref] = schema_tx;
@@ -532,7 +541,8 @@ void DictionaryBlock::ensure_filegroup_files() {
   for (const auto& [id, filegroup] : filegroups_) {
     for (const protocol::DiskFileDef& file : filegroup.files) {
       const uint32_t user_ref = (kFilegroupFsTag << 16) | (++next_filegroup_fs_ref_ & 0xFFFF);
-      Signal alloc = fs::FsAllocReq{user_ref, file.size_bytes, file.name}.to_signal();
+      Signal alloc =
+          fs::FsAllocReq{user_ref, file.size_bytes, file.name, base_of(file.kind)}.to_signal();
       alloc.set_receiver(fs);
       if (send(fs, std::move(alloc)).ok()) filegroup_fs_requests_[user_ref] = 0;
     }

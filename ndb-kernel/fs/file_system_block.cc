@@ -299,6 +299,7 @@ void FileSystemBlock::on_alloc(Signal& signal) {
   if (!req.ok()) return refuse(signal, req.status());
   Request request = request_of(signal, req->user_ref);
   request.offset = req->size_bytes;
+  request.flags = static_cast<uint32_t>(req->base);
   request.path = std::move(req->path);
   admit_path_request(signal, std::move(request));
 }
@@ -534,9 +535,24 @@ FileSystemBlock::FileResult FileSystemBlock::run_on_file(Request& request, const
   }
 }
 
+std::string FileSystemBlock::request_path(const Request& request) const {
+  uint32_t base = 0;
+  if (request.id == protocol::kFsAllocReq) base = request.flags;
+  if (request.id == protocol::kFsRemoveReq) {
+    base = (request.flags & kFsInDataFiles) != 0   ? 1
+           : (request.flags & kFsInUndoFiles) != 0 ? 2
+                                                   : 0;
+  }
+  const std::string& directory = base == 1   ? options_.data_files_directory
+                                 : base == 2 ? options_.undo_files_directory
+                                             : options_.directory;
+  if (directory.empty()) return full_path(request.path);
+  return directory + "/" + request.path;
+}
+
 Signal FileSystemBlock::allocate_file(const Request& request) {
   const uint32_t user_ref = request.user_ref;
-  const std::string full = full_path(request.path);
+  const std::string full = request_path(request);
   std::error_code error;
   std::filesystem::create_directories(parent_of(full), error);
   if (error) return os_ref(user_ref, "create directory of", request.path, error.value());
@@ -572,7 +588,7 @@ Signal FileSystemBlock::allocate_file(const Request& request) {
 
 Signal FileSystemBlock::run_path_request(Request& request) {
   const uint32_t user_ref = request.user_ref;
-  const std::string full = full_path(request.path);
+  const std::string full = request_path(request);
   if (request.id == protocol::kFsAllocReq) return allocate_file(request);
   if (request.id == protocol::kFsRemoveReq) {
     struct stat status {};

@@ -237,7 +237,10 @@ Signal FsRemoveReq::to_signal() && {
 Result<FsRemoveReq> FsRemoveReq::from_signal(Signal& signal) {
   DUO_RETURN_IF_ERROR(check_id(signal, kFsRemoveReq));
   FsRemoveReq req{signal.word(0), signal.word(1), section_text(signal)};
-  if ((req.flags & ~kFsRecursive) != 0) return malformed(signal, "unknown remove flags");
+  if ((req.flags & ~kFsRemoveFlagsAll) != 0 ||
+      (req.flags & (kFsInDataFiles | kFsInUndoFiles)) == (kFsInDataFiles | kFsInUndoFiles)) {
+    return malformed(signal, "unknown remove flags");
+  }
   DUO_RETURN_IF_ERROR(check_fs_path(req.path, /*allow_root=*/false));
   return req;
 }
@@ -246,7 +249,8 @@ Result<FsRemoveReq> FsRemoveReq::from_signal(Signal& signal) {
 
 Signal FsAllocReq::to_signal() && {
   Signal signal(kFsAllocReq, {user_ref, static_cast<uint32_t>(size_bytes),
-                              static_cast<uint32_t>(size_bytes >> 32)});
+                              static_cast<uint32_t>(size_bytes >> 32),
+                              static_cast<uint32_t>(base)});
   signal.set_section(text_section(path));
   return signal;
 }
@@ -254,7 +258,10 @@ Signal FsAllocReq::to_signal() && {
 Result<FsAllocReq> FsAllocReq::from_signal(Signal& signal) {
   DUO_RETURN_IF_ERROR(check_id(signal, kFsAllocReq));
   FsAllocReq req{signal.word(0), signal.word(1) | (uint64_t{signal.word(2)} << 32),
-                 section_text(signal)};
+                 section_text(signal), static_cast<FsBase>(signal.word(3))};
+  if (signal.word(3) > static_cast<uint32_t>(FsBase::kUndoFiles)) {
+    return malformed(signal, "unknown base directory");
+  }
   DUO_RETURN_IF_ERROR(check_fs_path(req.path, /*allow_root=*/false));
   return req;
 }

@@ -64,6 +64,14 @@ inline constexpr uint32_t kFsSyncAfter = 1;  // make the file durable before ans
 inline constexpr uint32_t kFsRemoveAfter = 1;  // remove the file once closed
 // FS_REMOVEREQ flags.
 inline constexpr uint32_t kFsRecursive = 1;  // remove a directory and everything in it
+// The path is in the disk-data files' directory (FsBase below) instead.
+inline constexpr uint32_t kFsInDataFiles = 2;
+inline constexpr uint32_t kFsInUndoFiles = 4;
+inline constexpr uint32_t kFsRemoveFlagsAll = kFsRecursive | kFsInDataFiles | kFsInUndoFiles;
+// Where a disk-data file's path is relative to (NDB's FileSystemPathDataFiles /
+// FileSystemPathUndoFiles, both defaulting to FileSystemPathDD, which defaults to the
+// node's file system directory). The simulated file system has one directory for all.
+enum class FsBase : uint32_t { kNode = 0, kDataFiles = 1, kUndoFiles = 2 };
 
 // Limits. A write carries its bytes in the section (at most kSectionBytesMax); a read
 // answer carries them too, and 60 KiB leaves the section headroom and keeps reads a
@@ -221,7 +229,7 @@ struct FsListConf {
   static Result<FsListConf> from_signal(Signal& signal);
 };
 
-// FS_ALLOCREQ: w0 user_ref, w1-2 size in bytes (low word first); section = path of a
+// FS_ALLOCREQ: w0 user_ref, w1-2 size in bytes (low word first), w3 FsBase; section = path of a
 // file that must not exist yet. Creates it (and missing parents), allocates `size` bytes
 // for real (posix_fallocate: zero-filled, the blocks reserved, so a full disk fails now
 // and not at a later write), syncs it and its directory, closes it. → FS_ALLOCCONF (w0
@@ -232,6 +240,7 @@ struct FsAllocReq {
   uint32_t user_ref = 0;
   uint64_t size_bytes = 0;
   std::string path;
+  FsBase base = FsBase::kNode;  // w3
 
   Signal to_signal() &&;
   static Result<FsAllocReq> from_signal(Signal& signal);

@@ -398,7 +398,8 @@ void SimFileSystem::on_alloc(Signal& signal) {
   if (!req.ok()) return refuse(signal, req.status());
   uint32_t os_errno = 0;
   if (disk_.file_exists(req->path)) {
-    return refuse(signal, io_error(EEXIST, "create '" + req->path + "'", &os_errno), os_errno);
+    const Status exists = io_error(EEXIST, "create '" + req->path + "'", &os_errno);
+    return refuse(signal, exists, os_errno);
   }
   std::shared_ptr<SimFile> file;
   Status made = disk_.open_file(req->path, fs::kFsWrite | fs::kFsCreate, &file, &os_errno);

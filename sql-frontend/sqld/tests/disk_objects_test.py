@@ -5,7 +5,8 @@ sizes and allocated, on both data nodes; a second duo_sqld sees the objects at o
 (information_schema.FILES, SHOW CREATE TABLE, the DDL errors); a file that cannot be
 made on one node fails the statement and leaves no file on the other; the objects
 survive a system restart (duo down / duo up); dropping them removes the files;
-InitialLogFileGroup / InitialTablespace in config.ini create them at an initial start.
+InitialLogFileGroup / InitialTablespace in config.ini create them at an initial start,
+in FileSystemPathDD / FileSystemPathUndoFiles when those are set.
 
 Usage: disk_objects_test.py --bin build/<dir>/bin   (CTest label `cluster`)
 """
@@ -29,9 +30,11 @@ def fs_dir(cluster, node):
     return os.path.join(cluster.data_dir, "datad", "ndb_%d_fs" % node)
 
 
-def check_file(cluster, name, size):
+def check_file(cluster, name, size, base=None):
     for node in DATA_NODES:
-        path = os.path.join(fs_dir(cluster, node), name)
+        directory = (fs_dir(cluster, node) if base is None
+                     else os.path.join(base, "ndb_%d_fs" % node))
+        path = os.path.join(directory, name)
         check(os.path.isfile(path), "node %d has no file %s" % (node, name))
         st = os.stat(path)
         check(st.st_size == size, "node %d: %s is %d bytes, not %d" % (node, name, st.st_size, size))
@@ -130,7 +133,10 @@ def run(bin_dir, work_dir):
         config = os.path.join(cluster.data_dir, "config.ini")
         with open(config) as f:
             text = f.read()
+        dd_dir = os.path.join(work_dir, "dd")
         text = text.replace("[ndbd default]\n", "[ndbd default]\n"
+                            "FileSystemPathDD = " + dd_dir + "\n"
+                            "FileSystemPathUndoFiles = " + os.path.join(work_dir, "undo") + "\n"
                             "InitialLogFileGroup = name=LG1; undo_buffer_size=4M; "
                             "ilg1.log:2M; ilg2.log:1M\n"
                             "InitialTablespace = name=TS1; extent_size=512K; its1.dat:1M\n", 1)
@@ -145,8 +151,10 @@ def run(bin_dir, work_dir):
                     ("its1.dat", "DATAFILE", "TS1", "LG1", 1 * MIB))
         eventually(lambda: files_view(a) == expected, timeout=30,
                    message="the initial disk-data objects in FILES")
-        check_file(cluster, "ilg1.log", 2 * MIB)
-        check_file(cluster, "its1.dat", 1 * MIB)
+        # FileSystemPathDD holds the data files, FileSystemPathUndoFiles the undo files.
+        check_file(cluster, "ilg1.log", 2 * MIB, os.path.join(work_dir, "undo"))
+        check_file(cluster, "its1.dat", 1 * MIB, dd_dir)
+        check_no_file(cluster, "its1.dat")
         query(a, "CREATE DATABASE d")
         query(a, "CREATE TABLE d.t (k INT PRIMARY KEY, v INT) TABLESPACE TS1 STORAGE DISK")
         query(a, "DROP DATABASE d")
