@@ -115,6 +115,8 @@ class DictionaryBlock : public kernel::Block {
   void set_initial_disk_objects(std::vector<protocol::FilegroupChange> changes) {
     initial_disk_objects_ = std::move(changes);
   }
+  // Filegroup changes prepared here and not finished (tests: none is left behind).
+  size_t filegroup_prepared_count() const { return filegroup_prepared_.size(); }
   // The filegroups this node has installed (tests).
   const std::map<uint32_t, protocol::FilegroupDef>& filegroups() const { return filegroups_; }
   // The tables this node has installed (tests, the node's reports).
@@ -333,6 +335,7 @@ class DictionaryBlock : public kernel::Block {
     kernel::BlockAddress master;
     protocol::DiskFileDef created_file;  // the file this prepare created (name "": none)
     uint32_t awaiting_removes = 0;
+    bool committing = false;  // its FILEGROUP_COMMITREQ (commit or abort) arrived
   };
   std::map<uint32_t, FilegroupPrepared> filegroup_prepared_;
   // FS requests for disk-data files: user_ref -> schema transaction (0: ensure at restart).

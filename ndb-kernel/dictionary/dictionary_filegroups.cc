@@ -335,6 +335,24 @@ void DictionaryBlock::filegroup_node_failed(uint16_t node) {
       filegroup_running_->awaiting.empty()) {
     filegroup_phase_done();
   }
+  // A change prepared here whose master died before its commit arrived is aborted here
+  // (its file removed), so nothing holds the schema back. NDB's new master would finish
+  // it everywhere; here a master dying between its commits can leave the nodes
+  // disagreeing about that one change (dictionary_block.h, not yet done).
+  std::vector<uint32_t> orphans;
+  for (const auto& [schema_tx, prepared] : filegroup_prepared_) {
+    if ((schema_tx >> 24) == node && !prepared.committing) orphans.push_back(schema_tx);
+  }
+  for (uint32_t schema_tx : orphans) {
+    FilegroupPrepared& prepared = filegroup_prepared_.at(schema_tx);
+    DUO_BLOCK_LOG(WARNING) << "master node " << node << " died with filegroup change " << schema_tx
+                           << " prepared here: aborted here";
+    prepared.committing = true;
+    prepared.master = BlockAddress{};  // nobody to answer
+    std::vector<protocol::DiskFileDef> created;
+    if (!prepared.created_file.name.empty()) created.push_back(prepared.created_file);
+    remove_files_then_confirm(schema_tx, created);
+  }
 }
 
 void DictionaryBlock::on_cluster_started_rep(Signal& /*signal*/) {
@@ -469,6 +487,8 @@ void DictionaryBlock::on_filegroup_commit_req(Signal& signal) {
   }
   FilegroupPrepared& prepared = it->second;
   prepared.master = signal.sender();
+  if (prepared.committing) return;  // a repeat: the commit under way answers
+  prepared.committing = true;
   if (signal.word(1) == kAbort) {
     // Take back the file this prepare created.
     std::vector<protocol::DiskFileDef> created;

@@ -200,5 +200,46 @@ TEST_F(FilegroupTest, AFileOneNodeCannotMakeLeavesNoFileAnywhere) {
   for (uint16_t node : cluster_.data_nodes()) EXPECT_EQ(filegroups(node), 0u);
 }
 
+// The master dies while a change is prepared on the others: each aborts it (removes its
+// file), nothing stays prepared, and the new master runs the next change.
+
+TEST_F(FilegroupTest, APreparedChangeOfADeadMasterIsAbortedWhereItWasPrepared) {
+  // Four data nodes: the three survivors are a majority with every node group.
+  SimCluster cluster(
+      SimClusterOptions{.node_groups = 2, .replicas = 2, .clients = 1, .membership = true});
+  ASSERT_TRUE(cluster.wait_started(30'000));
+  ScriptClient& c = cluster.client(0);
+  Result<Signal> create =
+      create_logfile_group("lg1", "u1.log", kMiB).to_signal(protocol::kFilegroupReq, 1);
+  ASSERT_TRUE(create.ok());
+  ASSERT_TRUE(c.send(SimCluster::dictionary(1), std::move(create).value()).ok());
+  auto* dict2 = cluster.block<dictionary::DictionaryBlock>(2, protocol::kDictionaryBlock);
+  ASSERT_TRUE(cluster.run_until([&] { return dict2->filegroup_prepared_count() == 1; }));
+  ASSERT_TRUE(cluster.sim().crash_node(1).ok());
+  ASSERT_TRUE(cluster.run_until(
+      [&] {
+        for (uint16_t node : {2, 3, 4}) {
+          auto* dict = cluster.block<dictionary::DictionaryBlock>(node, protocol::kDictionaryBlock);
+          if (dict->filegroup_prepared_count() != 0 || !dict->filegroups().empty()) return false;
+        }
+        return dict2->is_master();
+      },
+      60'000));
+  for (uint16_t node : {2, 3, 4}) {
+    EXPECT_FALSE(cluster.disk(node).file_exists("u1.log")) << "node " << node;
+  }
+  // The new master takes the next change.
+  Result<Signal> again =
+      create_logfile_group("lg1", "u2.log", kMiB).to_signal(protocol::kFilegroupReq, 2);
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(c.send(SimCluster::dictionary(2), std::move(again).value()).ok());
+  ASSERT_TRUE(cluster.run_until(
+      [&] { return c.has(protocol::kFilegroupConf) || c.has(protocol::kFilegroupRef); }));
+  EXPECT_TRUE(c.has(protocol::kFilegroupConf));
+  for (uint16_t node : {2, 3, 4}) {
+    EXPECT_TRUE(cluster.disk(node).file_exists("u2.log")) << "node " << node;
+  }
+}
+
 }  // namespace
 }  // namespace duo::testing

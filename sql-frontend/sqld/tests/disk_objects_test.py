@@ -4,7 +4,8 @@ TABLESPACE / ALTER ... ADD DATAFILE through one duo_sqld create their files, of 
 sizes and allocated, on both data nodes; a second duo_sqld sees the objects at once
 (information_schema.FILES, SHOW CREATE TABLE, the DDL errors); a file that cannot be
 made on one node fails the statement and leaves no file on the other; the objects
-survive a system restart (duo down / duo up); dropping them removes the files;
+survive a node restart with an empty file system (the node makes its files again) and a
+system restart (duo down / duo up); dropping them removes the files;
 InitialLogFileGroup / InitialTablespace in config.ini create them at an initial start,
 in FileSystemPathDD / FileSystemPathUndoFiles when those are set.
 
@@ -14,6 +15,7 @@ Usage: disk_objects_test.py --bin build/<dir>/bin   (CTest label `cluster`)
 import argparse
 import os
 import shutil
+import signal
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../..", "scripts",
@@ -90,6 +92,28 @@ def run(bin_dir, work_dir):
         with open(os.path.join(fs_dir(cluster, 2), "clash.dat"), "rb") as f:
             check(f.read() == b"not ours", "the refused ALTER changed node 2's own file")
         os.remove(os.path.join(fs_dir(cluster, 2), "clash.dat"))
+
+        # Node restart: node 2 dies, a data file is added without it, and node 2 comes back
+        # with an empty file system (an initial node restart): it copies the schema and
+        # makes every file it lacks.
+        os.kill(cluster.data_node_pid(2), signal.SIGKILL)
+        eventually(lambda: error_code(a, "ALTER TABLESPACE ts1 ADD DATAFILE 'd3.dat' "
+                                         "INITIAL_SIZE 1M") == 0,
+                   timeout=60, message="ADD DATAFILE while node 2 is dead")
+        check(not os.path.exists(os.path.join(fs_dir(cluster, 2), "d3.dat")),
+              "the dead node 2 got a file")
+        shutil.rmtree(fs_dir(cluster, 2))
+        cluster.up_again()
+
+        def node2_has_every_file():
+            names = ("u1.log", "d1.dat", "d2.dat", "d3.dat")
+            return all(os.path.isfile(os.path.join(fs_dir(cluster, 2), n)) for n in names)
+        eventually(node2_has_every_file, timeout=60,
+                   message="node 2 to make its disk-data files after its node restart")
+        check_file(cluster, "d3.dat", 1 * MIB)
+        check_file(cluster, "u1.log", 2 * MIB)
+        query(a, "ALTER TABLESPACE ts1 DROP DATAFILE 'd3.dat'")
+        check_no_file(cluster, "d3.dat")
 
         query(a, "CREATE DATABASE d")
         query(a, "CREATE TABLE d.t (k INT PRIMARY KEY, v VARCHAR(200)) TABLESPACE ts1 STORAGE DISK")
