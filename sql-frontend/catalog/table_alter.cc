@@ -298,6 +298,12 @@ TableChange plan_alter(const SqlTable& table, const AlterTableStatement& stateme
           }
         }
         if (action.options.comment) set_table_comment(&change, *action.options.comment);
+        // TABLESPACE / STORAGE: where the columns go follows in the executor
+        // (apply_disk_storage; a column moving copies the rows).
+        if (action.options.tablespace) change.table.tablespace = *action.options.tablespace;
+        if (action.options.storage != ColumnStorage::kDefault) {
+          change.table.storage = action.options.storage;
+        }
         break;
     }
   }
