@@ -115,6 +115,14 @@ def run(bin_dir, work_dir):
         query(a, "ALTER TABLESPACE ts1 DROP DATAFILE 'd3.dat'")
         check_no_file(cluster, "d3.dat")
 
+        # A file no node can allocate (beyond the file system's file size, or space): the
+        # statement fails at once with the OS error, and no node keeps any of it.
+        check(error_code(a, "ALTER TABLESPACE ts1 ADD DATAFILE 'huge.dat' "
+                            "INITIAL_SIZE 1000000G") == 1533,
+              "an impossible data file was not refused")
+        check_no_file(cluster, "huge.dat")
+        check(files_view(b) == EXPECTED_FILES, "FILES after the refused ALTER: %r" % (files_view(b),))
+
         query(a, "CREATE DATABASE d")
         query(a, "CREATE TABLE d.t (k INT PRIMARY KEY, v VARCHAR(200)) TABLESPACE ts1 STORAGE DISK")
         query(b, "INSERT INTO d.t VALUES (1, 'one'), (2, 'two')")
