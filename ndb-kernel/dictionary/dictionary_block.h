@@ -266,8 +266,10 @@ class DictionaryBlock : public kernel::Block {
   // Master: starts the next queued filegroup change when no schema transaction runs.
   void start_next_filegroup();
   // Checks `change` against the installed filegroups and completes it (ids, versions);
-  // the NDB error code (*ndb_error) and message otherwise.
-  Status complete_filegroup_change(protocol::FilegroupChange* change, uint32_t* ndb_error);
+  // the NDB error code (*ndb_error; for 768 *detail: 1 a table uses it, 2 it has files)
+  // and message otherwise.
+  Status complete_filegroup_change(protocol::FilegroupChange* change, uint32_t* ndb_error,
+                                   uint32_t* detail);
   void on_filegroup_prepare_req(kernel::Signal& signal);
   void on_filegroup_prepare_answer(kernel::Signal& signal);
   void on_filegroup_commit_req(kernel::Signal& signal);

@@ -103,7 +103,8 @@ void DictionaryBlock::on_list_filegroups_req(Signal& signal) {
 // ---------------------------------------------------------------------------------------
 // Master
 
-Status DictionaryBlock::complete_filegroup_change(FilegroupChange* change, uint32_t* ndb_error) {
+Status DictionaryBlock::complete_filegroup_change(FilegroupChange* change, uint32_t* ndb_error,
+                                                  uint32_t* detail) {
   const auto file_name_taken = [this](const std::string& name) {
     for (const auto& [id, filegroup] : filegroups_) {
       for (const protocol::DiskFileDef& file : filegroup.files) {
@@ -221,13 +222,12 @@ Status DictionaryBlock::complete_filegroup_change(FilegroupChange* change, uint3
   // kDrop.
   if (existing->is_tablespace()) {
     if (used_by_table(existing->id)) {
-      Status in_use = refusal(protocol::kNdbFilegroupInUse,
-                              "Tablespace `" + change->name + "` is not empty.", ndb_error);
-      change->file.size_bytes = kInUseByTable;
-      return in_use;
+      *detail = kInUseByTable;
+      return refusal(protocol::kNdbFilegroupInUse,
+                     "Tablespace `" + change->name + "` is not empty.", ndb_error);
     }
     if (!existing->files.empty()) {
-      change->file.size_bytes = kInUseByFiles;
+      *detail = kInUseByFiles;
       return refusal(protocol::kNdbFilegroupInUse, "Cant drop filegroup, filegroup is used",
                      ndb_error);
     }
@@ -260,10 +260,10 @@ void DictionaryBlock::start_next_filegroup() {
       refuse(ErrorCode::kTemporary, 0, 0, kNodeRestartBusyMessage);
       continue;
     }
-    uint32_t ndb_error = 0;
-    if (Status valid = complete_filegroup_change(&run->change, &ndb_error); !valid.ok()) {
-      refuse(valid.code(), ndb_error, static_cast<uint32_t>(run->change.file.size_bytes),
-             valid.message());
+    uint32_t ndb_error = 0, detail = 0;
+    if (Status valid = complete_filegroup_change(&run->change, &ndb_error, &detail);
+        !valid.ok()) {
+      refuse(valid.code(), ndb_error, detail, valid.message());
       continue;
     }
     run->schema_tx = (uint32_t{node_id()} << 24) | (next_schema_tx_++ & 0xFFFFFF);
