@@ -338,10 +338,16 @@ class DictionaryBlock : public kernel::Block {
     protocol::DiskFileDef created_file;  // the file this prepare created (name "": none)
     uint32_t awaiting_removes = 0;
     bool committing = false;  // its FILEGROUP_COMMITREQ (commit or abort) arrived
+    bool allocating = false;  // its FS_ALLOCREQ has not been answered yet
+    bool abort_when_allocated = false;  // its master died meanwhile: abort then
   };
   std::map<uint32_t, FilegroupPrepared> filegroup_prepared_;
   // FS requests for disk-data files: user_ref -> schema transaction (0: ensure at restart).
-  std::map<uint32_t, uint32_t> filegroup_fs_requests_;
+  struct FilegroupFsRequest {
+    uint32_t schema_tx = 0;
+    bool remove = false;  // FS_REMOVEREQ (else FS_ALLOCREQ)
+  };
+  std::map<uint32_t, FilegroupFsRequest> filegroup_fs_requests_;
   uint32_t next_filegroup_fs_ref_ = 0;
   std::vector<protocol::FilegroupChange> initial_disk_objects_;
   bool restored_empty_ = false;  // the restart found no schema file: an initial start

@@ -349,6 +349,11 @@ void DictionaryBlock::filegroup_node_failed(uint16_t node) {
                            << " prepared here: aborted here";
     prepared.committing = true;
     prepared.master = BlockAddress{};  // nobody to answer
+    if (prepared.allocating) {
+      // Its file is being made: removed once the allocation is answered.
+      prepared.abort_when_allocated = true;
+      continue;
+    }
     std::vector<protocol::DiskFileDef> created;
     if (!prepared.created_file.name.empty()) created.push_back(prepared.created_file);
     remove_files_then_confirm(schema_tx, created);
@@ -402,8 +407,9 @@ void DictionaryBlock::on_filegroup_prepare_req(Signal& signal) {
     return answer_filegroup_prepare(schema_tx, 0, 0, "");
   }
   const uint32_t user_ref = (kFilegroupFsTag << 16) | (++next_filegroup_fs_ref_ & 0xFFFF);
-  filegroup_fs_requests_[user_ref] = schema_tx;
+  filegroup_fs_requests_[user_ref] = {schema_tx, false};
   prepared.created_file = *new_file;
+  prepared.allocating = true;
   const BlockAddress fs{node_id(), protocol::kFileSystemBlock, 0};
   Signal alloc =
       fs::FsAllocReq{user_ref, new_file->size_bytes, new_file->name, base_of(new_file->kind)}
@@ -412,6 +418,7 @@ void DictionaryBlock::on_filegroup_prepare_req(Signal& signal) {
   if (Status sent = send(fs, std::move(alloc)); !sent.ok()) {
     filegroup_fs_requests_.erase(user_ref);
     prepared.created_file.name.clear();
+    prepared.allocating = false;
     answer_filegroup_prepare(schema_tx, static_cast<uint32_t>(sent.code()),
                              protocol::kNdbFileSystemError, sent.message());
   }
@@ -433,7 +440,8 @@ bool DictionaryBlock::on_filegroup_fs_answer(Signal& signal) {
   if ((user_ref >> 16) != kFilegroupFsTag) return false;
   auto request = filegroup_fs_requests_.find(user_ref);
   if (request == filegroup_fs_requests_.end()) return true;
-  const uint32_t schema_tx = request->second;
+  const uint32_t schema_tx = request->second.schema_tx;
+  const bool remove = request->second.remove;
   filegroup_fs_requests_.erase(request);
   Status outcome = Status::OK();
   uint32_t os_errno = 0;
@@ -452,7 +460,7 @@ bool DictionaryBlock::on_filegroup_fs_answer(Signal& signal) {
   auto it = filegroup_prepared_.find(schema_tx);
   if (it == filegroup_prepared_.end()) return true;
   FilegroupPrepared& prepared = it->second;
-  if (signal.id() == protocol::kFsRemoveConf || prepared.awaiting_removes > 0) {
+  if (remove) {
     // A remove of a commit or an abort.
     if (!outcome.ok()) {
       DUO_BLOCK_LOG(WARNING) << "cannot remove a disk-data file: " << outcome.message();
@@ -464,12 +472,19 @@ bool DictionaryBlock::on_filegroup_fs_answer(Signal& signal) {
     }
     return true;
   }
+  prepared.allocating = false;
+  // Nothing was created here when it failed (FS_ALLOCREQ leaves nothing behind).
+  if (!outcome.ok()) prepared.created_file.name.clear();
+  if (prepared.abort_when_allocated) {
+    std::vector<protocol::DiskFileDef> created;
+    if (!prepared.created_file.name.empty()) created.push_back(prepared.created_file);
+    remove_files_then_confirm(schema_tx, created);
+    return true;
+  }
   if (outcome.ok()) {
     answer_filegroup_prepare(schema_tx, 0, 0, "");
     return true;
   }
-  // Nothing was created here (FS_ALLOCREQ leaves nothing behind when it fails).
-  prepared.created_file.name.clear();
   const uint32_t ndb_error =
       os_errno == EEXIST ? protocol::kNdbFileExists : protocol::kNdbFileSystemError;
   DUO_BLOCK_LOG(WARNING) << "cannot create disk-data file: " << outcome.message();
@@ -545,7 +560,7 @@ void DictionaryBlock::remove_files_then_confirm(uint32_t schema_tx,
     Signal remove = fs::FsRemoveReq{user_ref, remove_flags_of(file.kind), file.name}.to_signal();
     remove.set_receiver(fs);
     if (send(fs, std::move(remove)).ok()) {
-      filegroup_fs_requests_[user_ref] = schema_tx;
+      filegroup_fs_requests_[user_ref] = {schema_tx, true};
       ++prepared.awaiting_removes;
     }
   }
@@ -564,7 +579,7 @@ void DictionaryBlock::ensure_filegroup_files() {
       Signal alloc =
           fs::FsAllocReq{user_ref, file.size_bytes, file.name, base_of(file.kind)}.to_signal();
       alloc.set_receiver(fs);
-      if (send(fs, std::move(alloc)).ok()) filegroup_fs_requests_[user_ref] = 0;
+      if (send(fs, std::move(alloc)).ok()) filegroup_fs_requests_[user_ref] = {0, false};
     }
   }
 }
