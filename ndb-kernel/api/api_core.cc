@@ -132,7 +132,7 @@ struct ApiCore::Scan {
 };
 
 struct ApiCore::DictRequest {
-  enum class Kind : uint8_t { kCreate, kDrop, kGet, kList, kAlter };
+  enum class Kind : uint8_t { kCreate, kDrop, kGet, kList, kAlter, kFilegroup, kFilegroupList };
   Kind kind = Kind::kGet;
   uint16_t node = 0;
   TableDef created;           // kCreate / kAlter: completed with id and version from the CONF
@@ -141,6 +141,8 @@ struct ApiCore::DictRequest {
   TableCallback table_done;
   StatusCallback status_done;
   TableListCallback list_done;
+  FilegroupCallback filegroup_done;
+  FilegroupListCallback filegroup_list_done;
 
   // Completes the request with an error, whatever its kind.
   void fail(const Status& why) {
@@ -156,6 +158,12 @@ struct ApiCore::DictRequest {
         break;
       case Kind::kList:
         list_done(why);
+        break;
+      case Kind::kFilegroup:
+        filegroup_done(FilegroupOutcome{why, 0, 0, 0, 0});
+        break;
+      case Kind::kFilegroupList:
+        filegroup_list_done(why);
         break;
     }
   }
@@ -284,6 +292,9 @@ bool ApiCore::on_signal(Signal& signal) {
     case protocol::kGetTableConf:
     case protocol::kGetTableRef:
     case protocol::kListTablesConf:
+    case protocol::kFilegroupConf:
+    case protocol::kFilegroupRef:
+    case protocol::kListFilegroupsConf:
     case protocol::kAlterTableConf:
     case protocol::kAlterTableRef:
       on_dict_answer(signal);
@@ -407,6 +418,22 @@ Status ApiCore::list_tables(TableListCallback done) {
                             std::move(request));
 }
 
+Status ApiCore::change_filegroup(protocol::FilegroupChange change, FilegroupCallback done) {
+  DUO_ASSIGN_OR_RETURN(Signal signal, change.to_signal(protocol::kFilegroupReq, 0));
+  DictRequest request;
+  request.kind = DictRequest::Kind::kFilegroup;
+  request.filegroup_done = std::move(done);
+  return start_dict_request(lowest_connected_node(), std::move(signal), std::move(request));
+}
+
+Status ApiCore::list_filegroups(FilegroupListCallback done) {
+  DictRequest request;
+  request.kind = DictRequest::Kind::kFilegroupList;
+  request.filegroup_list_done = std::move(done);
+  return start_dict_request(next_node_round_robin(), Signal(protocol::kListFilegroupsReq, {0}),
+                            std::move(request));
+}
+
 Status ApiCore::dbinfo_operations(DbinfoOperationsCallback done) {
   if (connected_.empty()) return Status(ErrorCode::kTemporary, "no data node connected");
   const uint32_t id = next_request_id_++;
@@ -473,7 +500,10 @@ void ApiCore::on_dict_answer(Signal& signal) {
        kind == Kind::kGet) ||
       ((signal.id() == protocol::kAlterTableConf || signal.id() == protocol::kAlterTableRef) &&
        kind == Kind::kAlter) ||
-      (signal.id() == protocol::kListTablesConf && kind == Kind::kList);
+      (signal.id() == protocol::kListTablesConf && kind == Kind::kList) ||
+      ((signal.id() == protocol::kFilegroupConf || signal.id() == protocol::kFilegroupRef) &&
+       kind == Kind::kFilegroup) ||
+      (signal.id() == protocol::kListFilegroupsConf && kind == Kind::kFilegroupList);
   if (!matches) {
     ++stats_.malformed_signals;
     DUO_LOG(WARNING, kLog) << "API node " << options_.node_id << ": dictionary answer "
@@ -524,6 +554,28 @@ void ApiCore::on_dict_answer(Signal& signal) {
       // Only a subscribed API node learns of changes, so only then may it cache.
       if (subscribed_node_ != 0) table_cache_[table->schema.name] = table;
       request->table_done(std::move(table));
+      return;
+    }
+    case protocol::kFilegroupConf:
+    case protocol::kFilegroupRef: {
+      const protocol::DictMsg msg = protocol::DictMsg::from_signal(signal);
+      FilegroupOutcome outcome;
+      if (signal.id() == protocol::kFilegroupConf) {
+        outcome.filegroup_id = msg.a;
+        outcome.version = msg.b;
+      } else {
+        outcome.status = Status(error_code_from_wire(msg.a), msg.text);
+        outcome.ndb_error = msg.b;
+        outcome.detail = msg.c;
+      }
+      request->filegroup_done(std::move(outcome));
+      return;
+    }
+    case protocol::kListFilegroupsConf: {
+      Result<std::vector<protocol::FilegroupDef>> list =
+          protocol::decode_filegroup_list(protocol::as_view(signal.section()));
+      if (!list.ok()) ++stats_.malformed_signals;
+      request->filegroup_list_done(std::move(list));
       return;
     }
     case protocol::kListTablesConf: {

@@ -46,6 +46,7 @@
 #include "ndb-kernel/common/status.h"
 #include "ndb-kernel/protocol/block_numbers.h"
 #include "ndb-kernel/protocol/distribution.h"
+#include "ndb-kernel/protocol/filegroup.h"
 #include "ndb-kernel/protocol/messages.h"
 #include "ndb-kernel/runtime/signal.h"
 #include "storage/row/attr_values.h"
@@ -128,6 +129,18 @@ using ExecuteCallback = std::function<void(uint64_t api_tx, const Status& status
 using TableCallback = std::function<void(Result<TablePtr> table)>;
 using StatusCallback = std::function<void(const Status& status)>;
 using TableListCallback = std::function<void(Result<std::vector<protocol::TableListEntry>>)>;
+// The answer to a disk-data object change (FILEGROUP_REQ): OK with the filegroup's id and
+// new version, or the refusal with NDB's error code (protocol/filegroup.h kNdb*; 0 when
+// the refusal is not one of NDB's) and `detail` (FILEGROUP_REF c).
+struct FilegroupOutcome {
+  Status status;
+  uint32_t ndb_error = 0;
+  uint32_t detail = 0;
+  uint32_t filegroup_id = 0;
+  uint32_t version = 0;
+};
+using FilegroupCallback = std::function<void(FilegroupOutcome outcome)>;
+using FilegroupListCallback = std::function<void(Result<std::vector<protocol::FilegroupDef>>)>;
 using DbinfoOperationsCallback =
     std::function<void(Result<std::vector<protocol::DbinfoOperation>>)>;
 // A round of rows arrived for the scan, or it ended (done or failed): call next_row().
@@ -212,6 +225,11 @@ class ApiCore {
   // The cached table, or nullptr.
   TablePtr cached_table(const std::string& name) const;
   Status list_tables(TableListCallback done);
+  // Disk-data objects: a change (CREATE/ALTER/DROP LOGFILE GROUP and TABLESPACE) run by
+  // the master dictionary, and the list of every filegroup with its files from any
+  // connected data node (not cached: always what the dictionary holds now).
+  Status change_filegroup(protocol::FilegroupChange change, FilegroupCallback done);
+  Status list_filegroups(FilegroupListCallback done);
 
   // ---- ndbinfo ----
 

@@ -898,6 +898,39 @@ Result<std::vector<protocol::TableListEntry>> Cluster::list_tables() {
   return pending->result;
 }
 
+FilegroupOutcome Cluster::change_filegroup(protocol::FilegroupChange change) {
+  auto pending = std::make_shared<Pending<FilegroupOutcome>>();
+  auto waiter = std::make_shared<Waiter>();
+  std::unique_lock<std::mutex> lock(dict_mutex_);
+  Status started =
+      dict_core_.change_filegroup(std::move(change), [this, pending, waiter](FilegroupOutcome outcome) {
+        pending->result = std::move(outcome);
+        pending->done = true;
+        notify(waiter);
+      });
+  if (!started.ok()) return FilegroupOutcome{started, 0, 0, 0, 0};
+  if (!wait(lock, *waiter, waits_meta_request_, [&] { return pending->done; })) {
+    return FilegroupOutcome{timed_out("change_filegroup", options_.request_timeout_ms), 0, 0, 0, 0};
+  }
+  return std::move(pending->result).value();
+}
+
+Result<std::vector<protocol::FilegroupDef>> Cluster::list_filegroups() {
+  using Filegroups = std::vector<protocol::FilegroupDef>;
+  auto pending = std::make_shared<Pending<Filegroups>>();
+  auto waiter = std::make_shared<Waiter>();
+  std::unique_lock<std::mutex> lock(dict_mutex_);
+  DUO_RETURN_IF_ERROR(dict_core_.list_filegroups([this, pending, waiter](Result<Filegroups> list) {
+    pending->result = std::move(list);
+    pending->done = true;
+    notify(waiter);
+  }));
+  if (!wait(lock, *waiter, waits_meta_request_, [&] { return pending->done; })) {
+    return timed_out("list_filegroups", options_.request_timeout_ms);
+  }
+  return pending->result;
+}
+
 Result<std::vector<protocol::DbinfoOperation>> Cluster::dbinfo_operations() {
   using Rows = std::vector<protocol::DbinfoOperation>;
   auto pending = std::make_shared<Pending<Rows>>();

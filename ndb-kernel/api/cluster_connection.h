@@ -155,6 +155,9 @@ class Cluster {
   Result<TablePtr> drop_index(const std::string& name, const std::string& index_name);
   Result<TablePtr> rename_table(const std::string& name, const std::string& new_name);
   Result<std::vector<protocol::TableListEntry>> list_tables();
+  // ApiCore::change_filegroup / list_filegroups, waited for.
+  FilegroupOutcome change_filegroup(protocol::FilegroupChange change);
+  Result<std::vector<protocol::FilegroupDef>> list_filegroups();
   // ndbinfo.cluster_operations: ApiCore::dbinfo_operations, synchronous.
   Result<std::vector<protocol::DbinfoOperation>> dbinfo_operations();
 

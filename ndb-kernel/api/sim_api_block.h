@@ -39,7 +39,8 @@ class SimApiBlock final : public kernel::Block, private SignalSink {
          {protocol::kTcKeyConf, protocol::kScanTabConf, protocol::kScanTabRef,
           protocol::kCreateTableConf, protocol::kCreateTableRef, protocol::kDropTableConf,
           protocol::kDropTableRef, protocol::kGetTableConf, protocol::kGetTableRef,
-          protocol::kListTablesConf, protocol::kSchemaEvent}) {
+          protocol::kListTablesConf, protocol::kSchemaEvent,
+          protocol::kFilegroupConf, protocol::kFilegroupRef, protocol::kListFilegroupsConf}) {
       on(id, &SimApiBlock::on_core_signal);
     }
   }

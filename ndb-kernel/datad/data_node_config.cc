@@ -52,6 +52,24 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
     out.file_system_path = *fs;
   }
   if (out.file_system_path.empty()) out.file_system_path = out.data_dir;
+  {
+    std::string dd;
+    if (Result<std::string> path = own->get_string("FileSystemPathDD"); path.ok()) dd = *path;
+    out.data_files_path = dd;
+    out.undo_files_path = dd;
+    if (Result<std::string> path = own->get_string("FileSystemPathDataFiles"); path.ok()) {
+      out.data_files_path = *path;
+    }
+    if (Result<std::string> path = own->get_string("FileSystemPathUndoFiles"); path.ok()) {
+      out.undo_files_path = *path;
+    }
+  }
+  if (Result<std::string> lg = own->get_string("InitialLogFileGroup"); lg.ok()) {
+    out.initial_logfile_group = *lg;
+  }
+  if (Result<std::string> ts = own->get_string("InitialTablespace"); ts.ok()) {
+    out.initial_tablespace = *ts;
+  }
   if (Result<uint64_t> group = own->get_uint("Nodegroup"); group.ok()) out.node_group = *group;
   auto bytes = [own](std::string_view name) -> uint64_t {
     Result<uint64_t> value = own->get_uint(name);

@@ -31,6 +31,13 @@ struct DataNodeConfig {
   uint16_t server_port = 0;  // 0: the OS picks one and the node reports it to mgmd
   std::string data_dir;
   std::string file_system_path;
+  // InitialLogFileGroup / InitialTablespace as written ("": none; initial_disk_objects.h).
+  // Disk-data file directories (NDB's FileSystemPathDataFiles / FileSystemPathUndoFiles,
+  // each defaulting to FileSystemPathDD); "" = the node's file system directory.
+  std::string data_files_path;
+  std::string undo_files_path;
+  std::string initial_logfile_group;
+  std::string initial_tablespace;
   uint64_t node_group = 0;
   uint32_t no_of_replicas = 0;
   std::vector<PeerDataNode> peers;  // every other configured data node, ascending id

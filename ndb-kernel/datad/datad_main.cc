@@ -71,6 +71,7 @@
 #include "ndb-kernel/coordinator/coordinator_block.h"
 #include "ndb-kernel/datad/arbitrator_proxy.h"
 #include "ndb-kernel/datad/data_node_config.h"
+#include "ndb-kernel/datad/initial_disk_objects.h"
 #include "ndb-kernel/dictionary/dictionary_block.h"
 #include "ndb-kernel/distribution/distribution_block.h"
 #include "ndb-kernel/fs/file_system_block.h"
@@ -427,6 +428,15 @@ Status DataNode::add_blocks() {
   fs::FileSystemOptions fs_options;
   fs_options.directory = fs_dir_;
   fs_options.io_threads = config_.disk_io_threads;
+  // NDB's layout: <FileSystemPathDataFiles>/ndb_<id>_fs (each defaulting to
+  // FileSystemPathDD, which defaults to the node's own file system directory).
+  const std::string own_dir = "ndb_" + std::to_string(config_.node_id) + "_fs";
+  if (!config_.data_files_path.empty()) {
+    fs_options.data_files_directory = config_.data_files_path + "/" + own_dir;
+  }
+  if (!config_.undo_files_path.empty()) {
+    fs_options.undo_files_directory = config_.undo_files_path + "/" + own_dir;
+  }
   kernel::ThreadRuntime* runtime = runtime_.get();
   DUO_ASSIGN_OR_RETURN(std::unique_ptr<fs::FileSystemBlock> file_system,
                        fs::FileSystemBlock::create(fs_options, [runtime](kernel::Signal& signal) {
@@ -454,8 +464,12 @@ Status DataNode::add_blocks() {
   auto distribution = std::make_unique<distribution::DistributionBlock>(topology_, dih);
   distribution_ = distribution.get();
   DUO_RETURN_IF_ERROR(runtime_->add_block(std::move(distribution), layout.main_thread()));
-  DUO_RETURN_IF_ERROR(runtime_->add_block(std::make_unique<dictionary::DictionaryBlock>(topology_),
-                                          layout.main_thread()));
+  auto dictionary = std::make_unique<dictionary::DictionaryBlock>(topology_);
+  DUO_ASSIGN_OR_RETURN(std::vector<protocol::FilegroupChange> initial_disk_objects,
+                       parse_initial_disk_objects(config_.initial_logfile_group,
+                                                  config_.initial_tablespace));
+  dictionary->set_initial_disk_objects(std::move(initial_disk_objects));
+  DUO_RETURN_IF_ERROR(runtime_->add_block(std::move(dictionary), layout.main_thread()));
   coordinator::CoordinatorOptions tc;
   tc.max_transactions = config_.max_transactions;
   tc.max_operations = config_.max_operations;

@@ -53,8 +53,17 @@ DictionaryBlock::DictionaryBlock(protocol::ClusterTopology topology)
   on(protocol::kDictSchemaData, &DictionaryBlock::on_dict_schema_data);
   on(protocol::kNodeStartingRep, &DictionaryBlock::on_node_starting_rep);
   on(protocol::kNodeStartedRep, &DictionaryBlock::on_node_started_rep);
+  on(protocol::kFilegroupReq, &DictionaryBlock::on_filegroup_req);
+  on(protocol::kClusterStartedRep, &DictionaryBlock::on_cluster_started_rep);
+  on(protocol::kListFilegroupsReq, &DictionaryBlock::on_list_filegroups_req);
+  on(protocol::kFilegroupPrepareReq, &DictionaryBlock::on_filegroup_prepare_req);
+  on(protocol::kFilegroupPrepareConf, &DictionaryBlock::on_filegroup_prepare_answer);
+  on(protocol::kFilegroupPrepareRef, &DictionaryBlock::on_filegroup_prepare_answer);
+  on(protocol::kFilegroupCommitReq, &DictionaryBlock::on_filegroup_commit_req);
+  on(protocol::kFilegroupCommitConf, &DictionaryBlock::on_filegroup_commit_conf);
   for (kernel::SignalId id : {protocol::kFsOpenConf, protocol::kFsRef, protocol::kFsWriteConf,
-                              protocol::kFsReadConf, protocol::kFsCloseConf}) {
+                              protocol::kFsReadConf, protocol::kFsCloseConf,
+                              protocol::kFsAllocConf, protocol::kFsRemoveConf}) {
     on(id, &DictionaryBlock::on_fs_answer);
   }
 }
@@ -226,6 +235,7 @@ void DictionaryBlock::on_node_fail_rep(Signal& signal) {
     const uint16_t old_master = master_;
     master_ = choose_master();
     takeover_node_failed(node);
+    filegroup_node_failed(node);
     if (old_master == node && is_master()) start_takeovers();
     if (running_ && running_->awaiting.erase(node) != 0 && running_->awaiting.empty()) {
       if (running_->committing || running_->aborting) {
@@ -241,6 +251,7 @@ void DictionaryBlock::on_node_fail_rep(Signal& signal) {
 
 void DictionaryBlock::on_api_node_failed(uint16_t node) {
   subscribers_.erase(node);
+  filegroup_api_failed(node);
   std::erase_if(queue_, [node](const Request& r) { return r.client.node_id == node; });
   // Before start_next below: a running request of that node finishes unanswered (and
   // still counts as the node's until it has: its answer must not reach a new process
@@ -321,7 +332,7 @@ uint16_t DictionaryBlock::choose_master() const {
 
 void DictionaryBlock::start_next() {
   // A dead master's transaction is finished first (dictionary_takeover.cc).
-  while (!running_ && !takeover_ && !queue_.empty()) {
+  while (!running_ && !takeover_ && !filegroup_running_ && !queue_.empty()) {
     Request request = std::move(queue_.front());
     queue_.pop_front();
     const auto refuse = [&](ErrorCode error, std::string message) {
@@ -351,6 +362,13 @@ void DictionaryBlock::start_next() {
       if (Status valid = table.schema.validate(); !valid.ok()) {
         refuse(valid.code(), valid.message());
         continue;
+      }
+      if (table.tablespace_id != 0) {
+        auto tablespace = filegroups_.find(table.tablespace_id);
+        if (tablespace == filegroups_.end() || !tablespace->second.is_tablespace()) {
+          refuse(ErrorCode::kInvalidArgument, "Invalid tablespace");  // NDB 755
+          continue;
+        }
       }
       if (next_table_id_ > protocol::kMaxBaseTableId) {
         refuse(ErrorCode::kTableFull, "no table id left (at most " +
@@ -405,6 +423,7 @@ void DictionaryBlock::start_next() {
     }
     running_->awaiting = send_to_every_dictionary(std::move(prepare).value());
   }
+  start_next_filegroup();
   confirm_lock_if_idle();
   if (!api_failures_.empty()) answer_api_failures_if_done();
 }
@@ -759,6 +778,7 @@ Result<fs_client::Bytes> DictionaryBlock::encode_schema() const {
     protocol::put_u32(&out, static_cast<uint32_t>(def.size()));
     out.insert(out.end(), def.begin(), def.end());
   }
+  encode_filegroups(&out);
   return out;
 }
 
@@ -777,11 +797,24 @@ Status DictionaryBlock::decode_schema(const fs_client::Bytes& bytes) {
     }
     Result<protocol::TableDef> table = protocol::decode_table_def(def);
     if (!table.ok()) {
+      // Written before tables named a tablespace: the definition ends without its id.
+      std::string with_tablespace(def);
+      with_tablespace.append(4, '\0');
+      table = protocol::decode_table_def(with_tablespace);
+    }
+    if (!table.ok()) {
       return Status(ErrorCode::kCorruption,
                     "schema file: table " + std::to_string(i) + ": " + table.status().message());
     }
     const uint32_t id = table->schema.table_id;
     tables[id] = std::move(table).value();
+  }
+  // Disk-data objects follow the tables (a schema file written before they existed
+  // ends here).
+  if (in.done()) {
+    filegroups_.clear();
+  } else {
+    DUO_RETURN_IF_ERROR(decode_filegroups(&in));
   }
   tables_ = std::move(tables);
   next_table_id_ = next_id;
@@ -789,6 +822,7 @@ Status DictionaryBlock::decode_schema(const fs_client::Bytes& bytes) {
 }
 
 void DictionaryBlock::on_fs_answer(Signal& signal) {
+  if (on_filegroup_fs_answer(signal)) return;
   if (schema_file_ && schema_file_->owns(signal)) schema_file_->on_fs_answer(signal);
 }
 
@@ -802,6 +836,7 @@ void DictionaryBlock::on_dict_restore_req(Signal& signal) {
     };
     if (!bytes.ok() && bytes.status().is(ErrorCode::kNotFound)) {
       DUO_BLOCK_LOG(INFO) << "no schema file: starting with an empty schema";
+      restored_empty_ = true;
       return finish(0, ErrorCode::kOk);
     }
     Status decoded = bytes.ok() ? decode_schema(*bytes) : bytes.status();

@@ -68,6 +68,15 @@
 //                     node (as the distribution block's master, possibly S). Both are
 //                     confirmed to the sender (NODE_STARTINGCONF / NODE_STARTEDCONF{S}).
 //
+// Disk-data objects (dictionary_filegroups.cc; NDB's filegroups): logfile groups and
+// tablespaces with their undo and data files are schema objects like tables — ids and
+// versions from the master, changed by their own two-phase schema transactions
+// (FILEGROUP_PREPAREREQ: every node creates the new file of its size through its file
+// system block, FS_ALLOCREQ; FILEGROUP_COMMITREQ: every node records the change in its
+// schema file, then removes a dropped file; an abort removes what a prepare created),
+// serialised with the table changes, kept in the schema file, copied to a restarting
+// node with the tables. A table names its tablespace (TableDef::tablespace_id).
+//
 // Thread-safety: a Block; single-threaded by the runtime's contract.
 #pragma once
 
@@ -81,6 +90,7 @@
 #include <vector>
 
 #include "ndb-kernel/fs_client/dual_copy_file.h"
+#include "ndb-kernel/protocol/filegroup.h"
 #include "ndb-kernel/protocol/distribution.h"
 #include "ndb-kernel/protocol/messages.h"
 #include "ndb-kernel/runtime/block.h"
@@ -98,6 +108,17 @@ class DictionaryBlock : public kernel::Block {
 
   void on_start() override;
 
+  // The disk-data objects an initial start creates (InitialLogFileGroup /
+  // InitialTablespace): run by the master once the cluster has started
+  // (CLUSTER_STARTED_REP from its distribution block) when it restored no schema file.
+  // Set before the block starts.
+  void set_initial_disk_objects(std::vector<protocol::FilegroupChange> changes) {
+    initial_disk_objects_ = std::move(changes);
+  }
+  // Filegroup changes prepared here and not finished (tests: none is left behind).
+  size_t filegroup_prepared_count() const { return filegroup_prepared_.size(); }
+  // The filegroups this node has installed (tests).
+  const std::map<uint32_t, protocol::FilegroupDef>& filegroups() const { return filegroups_; }
   // The tables this node has installed (tests, the node's reports).
   const std::map<uint32_t, protocol::TableDef>& tables() const { return tables_; }
   bool is_master() const { return node_id() == master_; }
@@ -239,6 +260,44 @@ class DictionaryBlock : public kernel::Block {
   void takeover_node_failed(uint16_t node);
   void finish_takeover();
 
+  // Disk-data objects (dictionary_filegroups.cc).
+  void on_filegroup_req(kernel::Signal& signal);
+  void on_list_filegroups_req(kernel::Signal& signal);
+  // Master: starts the next queued filegroup change when no schema transaction runs.
+  void start_next_filegroup();
+  // Checks `change` against the installed filegroups and completes it (ids, versions);
+  // the NDB error code (*ndb_error; for 768 *detail: 1 a table uses it, 2 it has files)
+  // and message otherwise.
+  Status complete_filegroup_change(protocol::FilegroupChange* change, uint32_t* ndb_error,
+                                   uint32_t* detail);
+  void on_filegroup_prepare_req(kernel::Signal& signal);
+  void on_filegroup_prepare_answer(kernel::Signal& signal);
+  void on_filegroup_commit_req(kernel::Signal& signal);
+  void on_filegroup_commit_conf(kernel::Signal& signal);
+  // Every answer of the running filegroup change's phase is in.
+  void filegroup_phase_done();
+  void finish_filegroup();
+  // FS_ALLOCCONF / FS_REF / FS_REMOVECONF for a disk-data file (true if it was one).
+  bool on_filegroup_fs_answer(kernel::Signal& signal);
+  // Participant: sends the prepare answer of `schema_tx`.
+  void answer_filegroup_prepare(uint32_t schema_tx, uint32_t error, uint32_t ndb_error,
+                                std::string message);
+  // Participant: the commit is persisted; removes dropped files, then confirms.
+  void filegroup_committed(uint32_t schema_tx, Status persisted);
+  // Removes `files` (FS_REMOVEREQ) and then answers FILEGROUP_COMMITCONF for schema_tx.
+  void remove_files_then_confirm(uint32_t schema_tx,
+                                 const std::vector<protocol::DiskFileDef>& files);
+  // Creates every file of the installed filegroups that is missing here (a node that
+  // copied the schema at a restart); an existing file is kept.
+  void ensure_filegroup_files();
+  void filegroup_node_failed(uint16_t node);
+  // CLUSTER_STARTED_REP: the master queues the initial disk-data objects.
+  void on_cluster_started_rep(kernel::Signal& signal);
+  void filegroup_api_failed(uint16_t node);
+  void encode_filegroups(fs_client::Bytes* out) const;
+  Status decode_filegroups(protocol::ByteReader* in);
+  const protocol::FilegroupDef* find_filegroup(const std::string& name) const;
+
   // To every live data node's dictionary; returns the nodes it was sent to.
   std::set<uint16_t> send_to_every_dictionary(kernel::Signal signal);
   void answer(const kernel::BlockAddress& to, kernel::SignalId id, protocol::DictMsg msg);
@@ -253,6 +312,45 @@ class DictionaryBlock : public kernel::Block {
 
   std::map<uint32_t, protocol::TableDef> tables_;
   std::set<uint16_t> subscribers_;
+
+  // Disk-data objects, by filegroup id, and the next ids (kept in the schema file).
+  std::map<uint32_t, protocol::FilegroupDef> filegroups_;
+  uint32_t next_filegroup_id_ = 1;
+  uint32_t next_file_id_ = 1;
+  // Master: a filegroup change of a client, queued or running.
+  struct FilegroupRun {
+    kernel::BlockAddress client;
+    uint32_t request_id = 0;
+    protocol::FilegroupChange change;
+    uint32_t schema_tx = 0;
+    std::set<uint16_t> awaiting;
+    bool committing = false;  // the COMMITREQ (commit or abort) went out
+    ErrorCode error = ErrorCode::kOk;
+    uint32_t ndb_error = 0;
+    std::string message;
+  };
+  std::deque<FilegroupRun> filegroup_queue_;
+  std::unique_ptr<FilegroupRun> filegroup_running_;
+  // Participant: prepared filegroup changes by schema transaction.
+  struct FilegroupPrepared {
+    protocol::FilegroupChange change;
+    kernel::BlockAddress master;
+    protocol::DiskFileDef created_file;  // the file this prepare created (name "": none)
+    uint32_t awaiting_removes = 0;
+    bool committing = false;  // its FILEGROUP_COMMITREQ (commit or abort) arrived
+    bool allocating = false;  // its FS_ALLOCREQ has not been answered yet
+    bool abort_when_allocated = false;  // its master died meanwhile: abort then
+  };
+  std::map<uint32_t, FilegroupPrepared> filegroup_prepared_;
+  // FS requests for disk-data files: user_ref -> schema transaction (0: ensure at restart).
+  struct FilegroupFsRequest {
+    uint32_t schema_tx = 0;
+    bool remove = false;  // FS_REMOVEREQ (else FS_ALLOCREQ)
+  };
+  std::map<uint32_t, FilegroupFsRequest> filegroup_fs_requests_;
+  uint32_t next_filegroup_fs_ref_ = 0;
+  std::vector<protocol::FilegroupChange> initial_disk_objects_;
+  bool restored_empty_ = false;  // the restart found no schema file: an initial start
 
   // Master state.
   uint32_t next_table_id_ = 1;
@@ -322,6 +420,7 @@ class DictionaryBlock : public kernel::Block {
     uint16_t master = 0;
     std::set<uint16_t> dead_nodes;
     std::map<uint32_t, protocol::TableDef> replaced;  // this node's tables before the copy
+    fs_client::Bytes filegroups;  // the source's filegroups (encode_filegroups), if any
     bool installing = false;  // every table is in; the schema file and local blocks next
     bool adding = false;      // the local drops are done; TABLE_ADDREQs are out
     uint32_t awaiting_local = 0;

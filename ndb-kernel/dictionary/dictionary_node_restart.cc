@@ -60,7 +60,7 @@ void DictionaryBlock::on_dict_unlock_req(Signal& signal) {
 }
 
 void DictionaryBlock::confirm_lock_if_idle() {
-  if (running_ || takeover_ || lock_waiters_.empty()) return;
+  if (running_ || takeover_ || filegroup_running_ || lock_waiters_.empty()) return;
   std::vector<std::pair<BlockAddress, uint16_t>> waiters = std::move(lock_waiters_);
   lock_waiters_.clear();
   for (const auto& [requester, starting] : waiters) {
@@ -104,7 +104,7 @@ void DictionaryBlock::on_dict_schema_req(Signal& signal) {
   const BlockAddress requester = signal.sender();
   Signal data(protocol::kDictSchemaData,
               {copy_id, 0, next_table_id_, 0, master_, static_cast<uint32_t>(tables_.size())});
-  if (running_ || !prepared_.empty()) {
+  if (running_ || !prepared_.empty() || filegroup_running_ || !filegroup_prepared_.empty()) {
     // A copy taken across a schema transaction could miss it: the restart locks first.
     data.set_word(3, static_cast<uint32_t>(ErrorCode::kTemporary));
     const std::string why = "node " + std::to_string(node_id()) +
@@ -128,6 +128,7 @@ void DictionaryBlock::on_dict_schema_req(Signal& signal) {
     }
     protocol::put_u16(&dead, static_cast<uint16_t>(others.size()));
     for (uint16_t node : others) protocol::put_u16(&dead, node);
+    encode_filegroups(&dead);
     data.set_word(1, kSchemaDataLast);
     data.set_section(std::move(dead));
   }
@@ -211,6 +212,11 @@ void DictionaryBlock::on_dict_schema_data(Signal& signal) {
     valid = in.u16(&node);
     if (valid && node != node_id()) copy_->dead_nodes.insert(node);
   }
+  if (valid && !in.done()) {
+    std::string_view rest;
+    valid = in.take(in.remaining(), &rest);
+    copy_->filegroups.assign(rest.begin(), rest.end());
+  }
   if (!valid || copy_->tables.size() != signal.word(5)) {
     return finish_copy(ErrorCode::kCorruption, "malformed end of the schema copy from node " +
                                                    std::to_string(copy_->source));
@@ -223,6 +229,14 @@ void DictionaryBlock::install_copy() {
   copy.installing = true;
   copy.replaced = std::exchange(tables_, copy.tables);
   next_table_id_ = std::max(copy.next_table_id, 1u);
+  if (!copy.filegroups.empty()) {
+    protocol::ByteReader filegroups(protocol::as_view(copy.filegroups));
+    if (Status decoded = decode_filegroups(&filegroups); !decoded.ok()) {
+      DUO_BLOCK_LOG(ERROR) << "schema copy: filegroups not installed: " << decoded.message();
+    }
+    // The node's own disk-data files may be gone (an initial restart): made again.
+    ensure_filegroup_files();
+  }
   // The master stays where the cluster has it (the lowest live node when it was chosen):
   // this node does not become master by having the lowest id. Failures this node heard
   // of since it started are kept with those the source knew.

@@ -403,6 +403,8 @@ void DistributionBlock::on_cluster_started_rep(Signal& signal) {
   last_complete_gci_.store(first_gci - 1);
   recorded_gci_ = first_gci - 1;
   send_local(protocol::kCoordinatorBlock, 0, protocol::kGcpSwitchReq, first_gci);
+  // The dictionary creates the initial disk-data objects once the cluster has started.
+  send_local(protocol::kDictionaryBlock, 0, protocol::kClusterStartedRep, first_gci);
   announce_dead_nodes_locally();
   start_state_.store(NodeStartState::kStarted);
   if (is_master()) {

@@ -118,6 +118,7 @@ FileSystemBlock::FileSystemBlock(FileSystemOptions options, CompletionSink sink)
                                       << "): page IO runs on the IO threads";
     }
   }
+  on(protocol::kFsAllocReq, &FileSystemBlock::on_alloc);
   io_threads_.reserve(options_.io_threads);
   for (uint32_t i = 0; i < options_.io_threads; ++i) {
     io_threads_.emplace_back([this] { run_io_thread(); });
@@ -309,6 +310,16 @@ void FileSystemBlock::on_remove(Signal& signal) {
   if (!req.ok()) return refuse(signal, req.status());
   Request request = request_of(signal, req->user_ref);
   request.flags = req->flags;
+  request.path = std::move(req->path);
+  admit_path_request(signal, std::move(request));
+}
+
+void FileSystemBlock::on_alloc(Signal& signal) {
+  Result<FsAllocReq> req = FsAllocReq::from_signal(signal);
+  if (!req.ok()) return refuse(signal, req.status());
+  Request request = request_of(signal, req->user_ref);
+  request.offset = req->size_bytes;
+  request.flags = static_cast<uint32_t>(req->base);
   request.path = std::move(req->path);
   admit_path_request(signal, std::move(request));
 }
@@ -715,9 +726,61 @@ FileSystemBlock::FileResult FileSystemBlock::run_on_file(Request& request, const
   }
 }
 
+std::string FileSystemBlock::request_path(const Request& request) const {
+  uint32_t base = 0;
+  if (request.id == protocol::kFsAllocReq) base = request.flags;
+  if (request.id == protocol::kFsRemoveReq) {
+    base = (request.flags & kFsInDataFiles) != 0   ? 1
+           : (request.flags & kFsInUndoFiles) != 0 ? 2
+                                                   : 0;
+  }
+  const std::string& directory = base == 1   ? options_.data_files_directory
+                                 : base == 2 ? options_.undo_files_directory
+                                             : options_.directory;
+  if (directory.empty()) return full_path(request.path);
+  return directory + "/" + request.path;
+}
+
+Signal FileSystemBlock::allocate_file(const Request& request) {
+  const uint32_t user_ref = request.user_ref;
+  const std::string full = request_path(request);
+  std::error_code error;
+  std::filesystem::create_directories(parent_of(full), error);
+  if (error) return os_ref(user_ref, "create directory of", request.path, error.value());
+  const int fd = retry_on_interrupt(
+      [&] { return ::open(full.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640); });
+  if (fd < 0) return os_ref(user_ref, "create", request.path, errno);
+  // Every failure from here removes the file: a refused allocation leaves nothing.
+  const auto fail = [&](const char* operation, int os_error) {
+    ::close(fd);
+    ::unlink(full.c_str());
+    return os_ref(user_ref, operation, request.path, os_error);
+  };
+  if (request.offset > 0) {
+    // posix_fallocate returns the error instead of setting errno.
+    int result;
+    do {
+      result = ::posix_fallocate(fd, 0, static_cast<off_t>(request.offset));
+    } while (result == EINTR);
+    if (result != 0) return fail("allocate", result);
+  }
+  if (retry_on_interrupt([&] { return ::fsync(fd); }) < 0) return fail("sync", errno);
+  if (::close(fd) != 0) {
+    const int close_error = errno;
+    ::unlink(full.c_str());
+    return os_ref(user_ref, "close", request.path, close_error);
+  }
+  if (const int sync_error = sync_directory(parent_of(full)); sync_error != 0) {
+    ::unlink(full.c_str());
+    return os_ref(user_ref, "sync directory of", request.path, sync_error);
+  }
+  return FsAllocConf{user_ref, request.offset}.to_signal();
+}
+
 Signal FileSystemBlock::run_path_request(Request& request) {
   const uint32_t user_ref = request.user_ref;
-  const std::string full = full_path(request.path);
+  const std::string full = request_path(request);
+  if (request.id == protocol::kFsAllocReq) return allocate_file(request);
   if (request.id == protocol::kFsRemoveReq) {
     struct stat status {};
     if (::lstat(full.c_str(), &status) != 0) {

@@ -63,6 +63,10 @@ struct FileSystemOptions {
   // The node's file system directory (datad: <FileSystemPath>/ndb_<id>_fs). Created,
   // with its parents, by the first request that creates something.
   std::string directory;
+  // Disk-data files' directories (NDB's FileSystemPathDataFiles / FileSystemPathUndoFiles
+  // + ndb_<id>_fs); "" = `directory`. Created by the first file made in them.
+  std::string data_files_directory = {};
+  std::string undo_files_directory = {};
   // IO threads (NDB's DiskIOThreadPool). 1..64.
   uint32_t io_threads = 2;
   // Open files at once; FS_OPENREQ beyond is kTemporary. 1..65535.
@@ -163,6 +167,7 @@ class FileSystemBlock final : public kernel::Block {
   void on_remove(kernel::Signal& signal);
   void on_list(kernel::Signal& signal);
   void on_page_io(kernel::Signal& signal);
+  void on_alloc(kernel::Signal& signal);
 
   // A request answering `signal`'s sender, with its id and user_ref.
   static Request request_of(const kernel::Signal& signal, uint32_t user_ref);
@@ -190,9 +195,14 @@ class FileSystemBlock final : public kernel::Block {
   void on_aio_complete(uint64_t cookie, int64_t result);
   // A page request of `handle` is answered: lets a deferred close run. Under mutex_.
   void finish_page_io_locked(uint32_t handle);
+  // FS_ALLOCREQ on an IO thread (fs_messages.h FsAllocReq).
+  kernel::Signal allocate_file(const Request& request);
   // Hands `answer` (addressed to `requester`) to the sink, retrying kTemporary.
   void deliver(const kernel::BlockAddress& requester, kernel::Signal answer);
   std::string full_path(const std::string& relative) const;
+  // The full path of a path request's file: in the node's directory, or in a disk-data
+  // directory (FS_ALLOCREQ's base, FS_REMOVEREQ's kFsIn* flag).
+  std::string request_path(const Request& request) const;
 
   // Constant after construction.
   const FileSystemOptions options_;

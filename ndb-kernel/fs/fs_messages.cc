@@ -6,6 +6,8 @@ namespace duo::fs {
 
 namespace {
 
+using protocol::kFsAllocConf;
+using protocol::kFsAllocReq;
 using protocol::kFsCloseReq;
 using protocol::kFsListConf;
 using protocol::kFsListReq;
@@ -294,9 +296,43 @@ Signal FsRemoveReq::to_signal() && {
 Result<FsRemoveReq> FsRemoveReq::from_signal(Signal& signal) {
   DUO_RETURN_IF_ERROR(check_id(signal, kFsRemoveReq));
   FsRemoveReq req{signal.word(0), signal.word(1), section_text(signal)};
-  if ((req.flags & ~kFsRecursive) != 0) return malformed(signal, "unknown remove flags");
+  if ((req.flags & ~kFsRemoveFlagsAll) != 0 ||
+      (req.flags & (kFsInDataFiles | kFsInUndoFiles)) == (kFsInDataFiles | kFsInUndoFiles)) {
+    return malformed(signal, "unknown remove flags");
+  }
   DUO_RETURN_IF_ERROR(check_fs_path(req.path, /*allow_root=*/false));
   return req;
+}
+
+// ---- FS_ALLOCREQ / FS_ALLOCCONF ----
+
+Signal FsAllocReq::to_signal() && {
+  Signal signal(kFsAllocReq, {user_ref, static_cast<uint32_t>(size_bytes),
+                              static_cast<uint32_t>(size_bytes >> 32),
+                              static_cast<uint32_t>(base)});
+  signal.set_section(text_section(path));
+  return signal;
+}
+
+Result<FsAllocReq> FsAllocReq::from_signal(Signal& signal) {
+  DUO_RETURN_IF_ERROR(check_id(signal, kFsAllocReq));
+  FsAllocReq req{signal.word(0), signal.word(1) | (uint64_t{signal.word(2)} << 32),
+                 section_text(signal), static_cast<FsBase>(signal.word(3))};
+  if (signal.word(3) > static_cast<uint32_t>(FsBase::kUndoFiles)) {
+    return malformed(signal, "unknown base directory");
+  }
+  DUO_RETURN_IF_ERROR(check_fs_path(req.path, /*allow_root=*/false));
+  return req;
+}
+
+Signal FsAllocConf::to_signal() && {
+  return Signal(kFsAllocConf, {user_ref, static_cast<uint32_t>(size_bytes),
+                               static_cast<uint32_t>(size_bytes >> 32)});
+}
+
+Result<FsAllocConf> FsAllocConf::from_signal(Signal& signal) {
+  DUO_RETURN_IF_ERROR(check_id(signal, kFsAllocConf));
+  return FsAllocConf{signal.word(0), signal.word(1) | (uint64_t{signal.word(2)} << 32)};
 }
 
 // ---- FS_LISTREQ / FS_LISTCONF ----

@@ -77,6 +77,14 @@ inline constexpr uint32_t kFsSyncAfter = 1;  // make the file durable before ans
 inline constexpr uint32_t kFsRemoveAfter = 1;  // remove the file once closed
 // FS_REMOVEREQ flags.
 inline constexpr uint32_t kFsRecursive = 1;  // remove a directory and everything in it
+// The path is in the disk-data files' directory (FsBase below) instead.
+inline constexpr uint32_t kFsInDataFiles = 2;
+inline constexpr uint32_t kFsInUndoFiles = 4;
+inline constexpr uint32_t kFsRemoveFlagsAll = kFsRecursive | kFsInDataFiles | kFsInUndoFiles;
+// Where a disk-data file's path is relative to (NDB's FileSystemPathDataFiles /
+// FileSystemPathUndoFiles, both defaulting to FileSystemPathDD, which defaults to the
+// node's file system directory). The simulated file system has one directory for all.
+enum class FsBase : uint32_t { kNode = 0, kDataFiles = 1, kUndoFiles = 2 };
 
 // Limits. A write carries its bytes in the section (at most kSectionBytesMax); a read
 // answer carries them too, and 60 KiB leaves the section headroom and keeps reads a
@@ -276,6 +284,31 @@ struct FsPageConf {
 
   Signal to_signal() &&;
   static Result<FsPageConf> from_signal(Signal& signal);
+};
+
+// FS_ALLOCREQ: w0 user_ref, w1-2 size in bytes (low word first), w3 FsBase; section = path of a
+// file that must not exist yet. Creates it (and missing parents), allocates `size` bytes
+// for real (posix_fallocate: zero-filled, the blocks reserved, so a full disk fails now
+// and not at a later write), syncs it and its directory, closes it. → FS_ALLOCCONF (w0
+// user_ref, w1-2 size). An existing path is kIoError EEXIST; a full disk kIoError ENOSPC;
+// on any failure nothing is left behind (the partial file is removed). Disk-data files
+// (undo and data files) are made this way.
+struct FsAllocReq {
+  uint32_t user_ref = 0;
+  uint64_t size_bytes = 0;
+  std::string path;
+  FsBase base = FsBase::kNode;  // w3
+
+  Signal to_signal() &&;
+  static Result<FsAllocReq> from_signal(Signal& signal);
+};
+
+struct FsAllocConf {
+  uint32_t user_ref = 0;
+  uint64_t size_bytes = 0;
+
+  Signal to_signal() &&;
+  static Result<FsAllocConf> from_signal(Signal& signal);
 };
 
 // FS_SYNCCONF / FS_CLOSECONF / FS_REMOVECONF: w0 user_ref is the whole payload.

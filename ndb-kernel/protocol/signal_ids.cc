@@ -8,6 +8,18 @@ void register_protocol_signal_names() {
     const char* name;
   } kNames[] = {
       {kTcKeyReq, "TC_KEYREQ"},
+      {kFsAllocReq, "FS_ALLOCREQ"},
+      {kFsAllocConf, "FS_ALLOCCONF"},
+      {kFilegroupReq, "FILEGROUP_REQ"},
+      {kFilegroupConf, "FILEGROUP_CONF"},
+      {kFilegroupRef, "FILEGROUP_REF"},
+      {kListFilegroupsReq, "LIST_FILEGROUPSREQ"},
+      {kListFilegroupsConf, "LIST_FILEGROUPSCONF"},
+      {kFilegroupPrepareReq, "FILEGROUP_PREPAREREQ"},
+      {kFilegroupPrepareConf, "FILEGROUP_PREPARECONF"},
+      {kFilegroupPrepareRef, "FILEGROUP_PREPAREREF"},
+      {kFilegroupCommitReq, "FILEGROUP_COMMITREQ"},
+      {kFilegroupCommitConf, "FILEGROUP_COMMITCONF"},
       {kTcKeyConf, "TC_KEYCONF"},
       {kTcCommitReq, "TC_COMMITREQ"},
       {kTcRollbackReq, "TC_ROLLBACKREQ"},

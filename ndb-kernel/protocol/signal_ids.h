@@ -134,6 +134,10 @@ inline constexpr SignalId kFsListConf = 274;
 inline constexpr SignalId kFsPageReadReq = 275;
 inline constexpr SignalId kFsPageWriteReq = 276;
 inline constexpr SignalId kFsPageConf = 277;  // answers both; failures are FS_REF
+// FS_ALLOCREQ: create a file and
+// allocate it to a size (fs/fs_messages.h FsAllocReq).
+inline constexpr SignalId kFsAllocReq = 278;
+inline constexpr SignalId kFsAllocConf = 279;
 
 // Membership: heartbeats, agreed node failure, arbitration (400..429; NDB's QMGR;
 // docs/formats/kernel-protocol.md "Membership"). Node sets travel as a bitmask of
@@ -297,6 +301,29 @@ inline constexpr SignalId kDictTakeoverConf = 531;
 // connection is left there (transactions ended, scans closed, schema requests done).
 inline constexpr SignalId kApiFailReq = 540;
 inline constexpr SignalId kApiFailConf = 541;
+
+// Disk-data objects (550..569; docs/formats/kernel-protocol.md "Disk-data objects").
+// Client -> master dictionary: w0 request id, w1 FilegroupOp; section FilegroupChange
+// (protocol/filegroup.h). CONF (DictMsg): a = filegroup id, b = its version. REF
+// (DictMsg): a = ErrorCode, b = NDB error code (kNdb*), text = message.
+inline constexpr SignalId kFilegroupReq = 550;
+inline constexpr SignalId kFilegroupConf = 551;
+inline constexpr SignalId kFilegroupRef = 552;
+// Client -> any dictionary: w0 request id. CONF: w0 request id; section = every
+// filegroup with its files (encode_filegroup_list).
+inline constexpr SignalId kListFilegroupsReq = 553;
+inline constexpr SignalId kListFilegroupsConf = 554;
+// Master -> every dictionary: w0 schema transaction, w1 op; section FilegroupChange with
+// ids assigned. Each checks it and creates the new file (FS_ALLOCREQ); CONF / REF
+// (DictMsg: request_id = schema transaction, a = ErrorCode, b = NDB code, text).
+inline constexpr SignalId kFilegroupPrepareReq = 555;
+inline constexpr SignalId kFilegroupPrepareConf = 556;
+inline constexpr SignalId kFilegroupPrepareRef = 557;
+// Master -> every dictionary: w0 schema transaction, w1 0 commit / 1 abort (an abort
+// removes a file the prepare created). CONF: w0 schema transaction, once the schema file
+// holds the change (and a dropped file is removed).
+inline constexpr SignalId kFilegroupCommitReq = 558;
+inline constexpr SignalId kFilegroupCommitConf = 559;
 
 // Registers the names above for logs (idempotent).
 void register_protocol_signal_names();

@@ -190,7 +190,9 @@ Status encode_table_def(const TableDef& table, Bytes* out) {
     put_u8(out, index.unique ? 1 : 0);
     encode_columns(index.columns, out);
   }
-  return put_string(out, table.sql_definition);
+  DUO_RETURN_IF_ERROR(put_string(out, table.sql_definition));
+  put_u32(out, table.tablespace_id);
+  return Status::OK();
 }
 
 Result<TableDef> decode_table_def(std::string_view bytes) {
@@ -234,7 +236,9 @@ Result<TableDef> decode_table_def(std::string_view bytes) {
     }
     index.unique = unique == 1;
   }
-  if (!get_string(&in, &table.sql_definition) || !in.done()) return bad();
+  if (!get_string(&in, &table.sql_definition) || !in.u32(&table.tablespace_id) || !in.done()) {
+    return bad();
+  }
   return table;
 }
 

@@ -81,6 +81,9 @@ struct TableDef {
   // distributes it with the table, as NDB keeps a table's frm/SDI blob, so every SQL
   // front-end sees the same definition. At most 64 KiB - 1.
   std::string sql_definition;
+  // The tablespace (protocol/filegroup.h) its STORAGE DISK columns use; 0: none. The
+  // dictionary refuses to drop a tablespace a table names.
+  uint32_t tablespace_id = 0;
 };
 inline constexpr uint32_t kTableReadBackup = 1;
 // A copying ALTER TABLE reads the table (NDB's global schema lock for it): writes are

@@ -404,7 +404,7 @@ TEST(WireCodec, TableDefRoundTrips) {
   // Nothing at all: no columns, no key, no indexes.
   out.clear();
   ASSERT_TRUE(encode_table_def(TableDef(), &out).ok());
-  EXPECT_EQ(out.size(), 16u + 2 + 2 + 2 + 2 + 2);  // ... + empty sql_definition
+  EXPECT_EQ(out.size(), 16u + 2 + 2 + 2 + 2 + 2 + 4);  // ... + empty sql_definition + tablespace
   back = decode_table_def(as_view(out));
   ASSERT_TRUE(back.ok());
   expect_same_table(*back, TableDef());
@@ -466,9 +466,9 @@ TEST(WireCodec, TableDefMalformedInputsAreRefused) {
   EXPECT_EQ(with_byte(collation_at, 1), ErrorCode::kOk);
   EXPECT_EQ(with_byte(collation_at, 2), ErrorCode::kInvalidArgument);
   // The unique byte of the last index ("by_at", 1 column): just before its column list,
-  // which the (empty) SQL definition's length follows.
-  EXPECT_EQ(with_byte(good.size() - 7, 1), ErrorCode::kOk);
-  EXPECT_EQ(with_byte(good.size() - 7, 2), ErrorCode::kInvalidArgument);
+  // which the (empty) SQL definition's length and the tablespace id follow.
+  EXPECT_EQ(with_byte(good.size() - 11, 1), ErrorCode::kOk);
+  EXPECT_EQ(with_byte(good.size() - 11, 2), ErrorCode::kInvalidArgument);
 
   // More columns than a table may have.
   Bytes too_wide;

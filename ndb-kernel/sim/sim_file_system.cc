@@ -8,6 +8,7 @@ namespace duo::sim {
 
 namespace {
 
+using fs::FsAllocReq;
 using fs::FsCloseReq;
 using fs::FsListConf;
 using fs::FsListReq;
@@ -267,6 +268,7 @@ SimFileSystem::SimFileSystem(SimDisk& disk, SimFileSystemOptions options)
   on(protocol::kFsListReq, &SimFileSystem::on_list);
   on(protocol::kFsPageReadReq, &SimFileSystem::on_page_io);
   on(protocol::kFsPageWriteReq, &SimFileSystem::on_page_io);
+  on(protocol::kFsAllocReq, &SimFileSystem::on_alloc);
 }
 
 void SimFileSystem::answer(const Signal& signal, Signal answer, Handle* handle) {
@@ -439,6 +441,30 @@ void SimFileSystem::on_remove(Signal& signal) {
   Status removed = disk_.remove_path(req->path, (req->flags & fs::kFsRecursive) != 0, &os_errno);
   if (!removed.ok()) return refuse(signal, removed, os_errno);
   answer(signal, fs::fs_done_signal(protocol::kFsRemoveConf, req->user_ref));
+}
+
+void SimFileSystem::on_alloc(Signal& signal) {
+  Result<FsAllocReq> req = FsAllocReq::from_signal(signal);
+  if (!req.ok()) return refuse(signal, req.status());
+  uint32_t os_errno = 0;
+  if (disk_.file_exists(req->path)) {
+    const Status exists = io_error(EEXIST, "create '" + req->path + "'", &os_errno);
+    return refuse(signal, exists, os_errno);
+  }
+  std::shared_ptr<SimFile> file;
+  Status made = disk_.open_file(req->path, fs::kFsWrite | fs::kFsCreate, &file, &os_errno);
+  if (made.ok() && req->size_bytes > 0) {
+    // One zero byte at the end makes the file its size, zero-filled (the capacity, and so
+    // a full disk, is checked here as posix_fallocate does).
+    made = disk_.write_file(*file, req->path, req->size_bytes - 1, Bytes{0}, &os_errno);
+  }
+  if (made.ok()) made = disk_.sync_file(*file, req->path, &os_errno);
+  if (!made.ok()) {
+    uint32_t ignored = 0;
+    if (file != nullptr) disk_.remove_path(req->path, false, &ignored).ignore_error();
+    return refuse(signal, made, os_errno);
+  }
+  answer(signal, fs::FsAllocConf{req->user_ref, req->size_bytes}.to_signal());
 }
 
 void SimFileSystem::on_list(Signal& signal) {

@@ -167,6 +167,7 @@ class SimFileSystem final : public kernel::Block {
   void on_remove(kernel::Signal& signal);
   void on_list(kernel::Signal& signal);
   void on_page_io(kernel::Signal& signal);
+  void on_alloc(kernel::Signal& signal);
 
   // The open handle `number`, or null after answering `signal` with FS_REF.
   Handle* find_handle(const kernel::Signal& signal, uint32_t number);

@@ -18,6 +18,11 @@ using kernel::Signal;
 ScriptClient::ScriptClient(sim::Simulator* simulator)
     : Block("script_client", protocol::kApiBlock), simulator_(simulator) {
   for (kernel::SignalId id = 1; id < 300; ++id) on(id, &ScriptClient::on_any);
+  // Disk-data objects' answers (protocol/filegroup.h).
+  for (kernel::SignalId id : {protocol::kFilegroupConf, protocol::kFilegroupRef,
+                              protocol::kListFilegroupsConf}) {
+    on(id, &ScriptClient::on_any);
+  }
 }
 
 Status ScriptClient::send(const BlockAddress& to, Signal signal) {

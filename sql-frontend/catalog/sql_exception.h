@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ndb-kernel/common/status.h"
 
@@ -27,8 +29,16 @@ class SqlException : public std::runtime_error {
 
   uint16_t code() const { return code_; }
   const std::string& sql_state() const { return sql_state_; }
+  // Warnings that come before the error in SHOW WARNINGS (NDB's mysqld explains a
+  // failed schema change with "Got error N '...' from NDB" warnings, code 1296).
+  const std::vector<std::pair<uint16_t, std::string>>& warnings() const { return warnings_; }
+  SqlException& with_warning(uint16_t code, std::string message) {
+    warnings_.emplace_back(code, std::move(message));
+    return *this;
+  }
 
  private:
+  std::vector<std::pair<uint16_t, std::string>> warnings_;
   uint16_t code_;
   std::string sql_state_;
 };

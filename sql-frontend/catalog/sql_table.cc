@@ -527,6 +527,7 @@ SqlColumn column_from_def(const ColumnDef& def) {
   column.declared_type = declared_type_text(def.type);
   column.nullable = def.nullable.value_or(true) && !def.primary_key;
   column.auto_increment = def.auto_increment;
+  column.declared_storage = def.storage;
   if (def.default_value) {
     column.has_default = true;
     column.default_value = default_text(*def.default_value, column.name);
@@ -640,6 +641,13 @@ SqlTable table_from_create(const CreateTableStatement& statement, const std::str
       }
     }
   }
+  for (size_t i = 0; i < statement.columns.size() && i < table.columns.size(); ++i) {
+    table.columns[i].declared_storage = statement.columns[i].storage;
+  }
+  if (statement.options.tablespace) table.tablespace = *statement.options.tablespace;
+  table.storage = statement.options.storage;
+  apply_disk_storage(&table);
+  check_disk_storage(table);
   if (statement.partition_by_key) {
     table.partition_by_key = true;
     if (statement.partitions) {
@@ -658,7 +666,10 @@ SqlTable table_from_create(const CreateTableStatement& statement, const std::str
 ::duo::protocol::TableDef to_table_def(const SqlTable& table) {
   ::duo::protocol::TableDef def;
   def.schema.name = cluster_table_name(table.db, table.name);
-  for (const SqlColumn& column : table.columns) def.schema.columns.push_back(column.storage);
+  for (size_t i = 0; i < table.columns.size(); ++i) {
+    def.schema.columns.push_back(table.columns[i].storage);
+    def.schema.columns.back().storage_disk = column_on_disk(table, i);
+  }
   def.schema.primary_key = table.primary_key().columns;
   for (size_t i = 1; i < table.indexes.size(); ++i) {
     const SqlIndex& index = table.indexes[i];
@@ -673,7 +684,57 @@ SqlTable table_from_create(const CreateTableStatement& statement, const std::str
   def.flags = table.read_backup ? ::duo::protocol::kTableReadBackup : 0;
   def.fragment_count = table.partitions;  // 0: the cluster's default
   def.sql_definition = encode_sql_definition(table);
+  def.tablespace_id = table.tablespace_id;
   return def;
+}
+
+namespace {
+// In any index (PRIMARY, UNIQUE or KEY): NDB keeps such columns in memory.
+bool is_indexed(const SqlTable& table, size_t column) {
+  for (const SqlIndex& index : table.indexes) {
+    if (std::find(index.columns.begin(), index.columns.end(), column) != index.columns.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
+bool column_on_disk(const SqlTable& table, size_t i) {
+  switch (table.columns[i].declared_storage) {
+    case ColumnStorage::kDisk:
+      return true;
+    case ColumnStorage::kMemory:
+      return false;
+    case ColumnStorage::kDefault:
+      break;
+  }
+  return table.storage == ColumnStorage::kDisk && !is_indexed(table, i);
+}
+
+void apply_disk_storage(SqlTable* table) {
+  for (size_t i = 0; i < table->columns.size(); ++i) {
+    table->columns[i].storage.storage_disk = column_on_disk(*table, i);
+  }
+}
+
+void check_disk_storage(const SqlTable& table) {
+  bool any_disk = false;
+  for (size_t i = 0; i < table.columns.size(); ++i) {
+    const SqlColumn& column = table.columns[i];
+    any_disk |= column.storage.storage_disk;
+    if (column.declared_storage == ColumnStorage::kDisk && is_indexed(table, i)) {
+      throw SqlException(1005, "HY000",
+                         "Can't create table '" + table.name +
+                             "' (use SHOW WARNINGS for more info).")
+          .with_warning(1296, "Got error 756 'Index on disk column is not supported' from NDB");
+    }
+  }
+  if (any_disk && table.tablespace.empty()) {
+    throw SqlException(3014, "HY000",
+                       "Table storage engine 'ndbcluster' found required create option missing")
+        .with_warning(1296, "Got error 755 'Invalid tablespace' from NDB");
+  }
 }
 
 std::string encode_sql_definition(const SqlTable& table) {
@@ -707,6 +768,19 @@ std::string encode_sql_definition(const SqlTable& table) {
   if (!table.comment.empty()) out += "comment\t" + escape(table.comment) + "\n";
   // Likewise only for a table created with PARTITION BY KEY ().
   if (table.partition_by_key) out += "partition\tKEY\t" + std::to_string(table.partitions) + "\n";
+  for (const SqlColumn& column : table.columns) {
+    if (column.declared_storage == ColumnStorage::kDefault) continue;
+    out += "storage\t" + escape(column.name) + "\t" +
+           (column.declared_storage == ColumnStorage::kDisk ? "DISK" : "MEMORY") + "\n";
+  }
+  if (!table.tablespace.empty() || table.storage != ColumnStorage::kDefault) {
+    const std::string name = table.tablespace.empty() ? "-" : escape(table.tablespace);
+    out += "tablespace\t" + name + "\t" +
+           (table.storage == ColumnStorage::kDisk     ? "DISK"
+            : table.storage == ColumnStorage::kMemory ? "MEMORY"
+                                                      : "DEFAULT") +
+           "\n";
+  }
   return out;
 }
 
@@ -768,6 +842,22 @@ Result<SqlTable> decode_sql_definition(const std::string& text, std::string db, 
         return corrupt("PRIMARY must be the first index");
       }
       table.indexes.push_back(std::move(index));
+    } else if (fields[0] == "storage" && fields.size() == 3) {
+      std::string column;
+      if (!unescape(fields[1], &column)) return corrupt("bad escape");
+      const int id = table.find_column(column);
+      if (id < 0 || (fields[2] != "DISK" && fields[2] != "MEMORY")) return corrupt("bad storage");
+      table.columns[id].declared_storage =
+          fields[2] == "DISK" ? ColumnStorage::kDisk : ColumnStorage::kMemory;
+    } else if (fields[0] == "tablespace" && fields.size() == 3) {
+      if (fields[1] != "-" && !unescape(fields[1], &table.tablespace)) return corrupt("bad escape");
+      if (fields[2] == "DISK") {
+        table.storage = ColumnStorage::kDisk;
+      } else if (fields[2] == "MEMORY") {
+        table.storage = ColumnStorage::kMemory;
+      } else if (fields[2] != "DEFAULT") {
+        return corrupt("bad table storage");
+      }
     } else if (fields[0] == "comment" && fields.size() == 2) {
       if (!unescape(fields[1], &table.comment)) return corrupt("bad escape");
     } else if (fields[0] == "partition" && fields.size() == 3 && fields[1] == "KEY") {
@@ -788,6 +878,7 @@ Result<SqlTable> decode_sql_definition(const std::string& text, std::string db, 
     }
   }
   if (table.columns.empty() || table.indexes.empty()) return corrupt("no columns or no key");
+  apply_disk_storage(&table);
   return table;
 }
 
@@ -810,6 +901,7 @@ Result<SqlTable> from_table_def(const ::duo::protocol::TableDef& table_def) {
                   "SQL definition and schema of " + table_def.schema.name + " disagree");
   }
   table.read_backup = (table_def.flags & ::duo::protocol::kTableReadBackup) != 0;
+  table.tablespace_id = table_def.tablespace_id;
   return table;
 }
 

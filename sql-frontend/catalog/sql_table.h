@@ -12,6 +12,8 @@
 //   index <PRIMARY|UNIQUE|KEY> <name> <column>,<column>...
 //   comment <table comment as written>      (only when the table has one)
 //   partition KEY <count, 0 = not given>    (only for PARTITION BY KEY () [PARTITIONS n])
+//   storage <column> <DISK|MEMORY>          (a column's STORAGE as declared, if it was)
+//   tablespace <name or "-"> <DEFAULT|DISK|MEMORY>  (TABLESPACE / table STORAGE, if given)
 // Columns appear in table order (column i is storage column i); the PRIMARY index comes
 // first. Unknown record kinds are refused, so a newer writer is detected.
 //
@@ -56,6 +58,10 @@ struct SqlColumn {
   // big-endian bytes would order the same, but every expression would then have to turn
   // the bytes back into a number); the raw big-endian bytes exist only in results.
   uint8_t bit_width = 0;
+  // STORAGE DISK|MEMORY as declared on the column (kDefault: not given). Whether the
+  // column is on disk (storage.storage_disk) follows from it and the table's STORAGE
+  // (apply_disk_storage).
+  ColumnStorage declared_storage = ColumnStorage::kDefault;
 };
 
 enum class SqlIndexKind : uint8_t { kPrimary, kUnique, kKey };
@@ -79,6 +85,11 @@ struct SqlTable {
   // PARTITIONS n when `partitions` is not 0: the table's fragment count (TableDef's).
   bool partition_by_key = false;
   uint32_t partitions = 0;
+  // TABLESPACE ts and table-level STORAGE DISK|MEMORY as declared. The tablespace's id
+  // is the cluster table's (TableDef::tablespace_id), set when the table is created.
+  std::string tablespace;
+  ColumnStorage storage = ColumnStorage::kDefault;
+  uint32_t tablespace_id = 0;
 
   // The column named `name` (case-insensitive, as MySQL's column names), or -1.
   int find_column(std::string_view column) const;
@@ -101,6 +112,15 @@ SqlTable table_from_create(const CreateTableStatement& statement, const std::str
 // One column of CREATE TABLE / ALTER TABLE ADD COLUMN, storage derived (its PRIMARY KEY
 // and UNIQUE attributes are the caller's). Throws like table_from_create.
 SqlColumn column_from_def(const ColumnDef& def);
+// NDB's placement of columns: a column declared STORAGE DISK is on disk, one declared
+// MEMORY in memory, any other is on disk when the table is STORAGE DISK and the column
+// is in no index (indexes stay in memory). Sets every column's storage.storage_disk.
+void apply_disk_storage(SqlTable* table);
+bool column_on_disk(const SqlTable& table, size_t column);
+// NDB's checks of disk columns at CREATE/ALTER: an index on a column declared STORAGE
+// DISK is refused (1005, NDB 756 "Index on disk column is not supported" in SHOW
+// WARNINGS); disk columns without a tablespace too (3014, NDB 755 "Invalid tablespace").
+void check_disk_storage(const SqlTable& table);
 // DEFAULT `value` for `column` (ALTER COLUMN ... SET DEFAULT): 1067 when it is not a
 // literal or is NULL for a NOT NULL column.
 void set_default(SqlColumn* column, const Expr& value);

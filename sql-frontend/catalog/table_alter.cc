@@ -287,6 +287,12 @@ TableChange plan_alter(const SqlTable& table, const AlterTableStatement& stateme
       case AlterActionKind::kTableOptions:
         // ENGINE= was checked by the executor (engine_substitution.h): always ndbcluster.
         if (action.options.comment) set_table_comment(&change, *action.options.comment);
+        // TABLESPACE / STORAGE: where the columns go follows in the executor
+        // (apply_disk_storage; a column moving copies the rows).
+        if (action.options.tablespace) change.table.tablespace = *action.options.tablespace;
+        if (action.options.storage != ColumnStorage::kDefault) {
+          change.table.storage = action.options.storage;
+        }
         break;
     }
   }
@@ -311,6 +317,9 @@ std::string show_create_table_text(const SqlTable& table, std::optional<uint64_t
     } else if (timestamp) {
       line += " NULL";
     }
+    // As declared (NDB's mysqld shows the column's own STORAGE, not the table's).
+    if (column.declared_storage == ColumnStorage::kDisk) line += " /*!50606 STORAGE DISK */";
+    if (column.declared_storage == ColumnStorage::kMemory) line += " /*!50606 STORAGE MEMORY */";
     if (column.has_default) {
       if (!column.default_value) {
         line += " DEFAULT NULL";
@@ -362,7 +371,15 @@ std::string show_create_table_text(const SqlTable& table, std::optional<uint64_t
     out += lines[i];
     out += i + 1 < lines.size() ? ",\n" : "\n";
   }
-  out += ") ENGINE=ndbcluster";
+  out += ")";
+  if (!table.tablespace.empty() || table.storage != ColumnStorage::kDefault) {
+    out += " /*!50100";
+    if (!table.tablespace.empty()) out += " TABLESPACE " + quote_name(table.tablespace);
+    if (table.storage == ColumnStorage::kDisk) out += " STORAGE DISK";
+    if (table.storage == ColumnStorage::kMemory) out += " STORAGE MEMORY";
+    out += " */";
+  }
+  out += " ENGINE=ndbcluster";
   if (auto_increment && *auto_increment > 1) {
     out += " AUTO_INCREMENT=" + std::to_string(*auto_increment);
   }

@@ -53,6 +53,19 @@ server::StatementResult execute_admin(StatementContext& context, const Statement
         check_table_engine(context, *create.options.engine, create.table.name.name);
       }
       catalog::SqlTable table = catalog::table_from_create(create, db);
+      if (!table.tablespace.empty()) {
+        // The tablespace's id goes into the cluster table: the dictionary then refuses
+        // to drop the tablespace while the table exists.
+        for (const ::duo::protocol::FilegroupDef& filegroup :
+             check(catalog.cluster().list_filegroups())) {
+          if (filegroup.is_tablespace() && filegroup.name == table.tablespace) {
+            table.tablespace_id = filegroup.id;
+          }
+        }
+        if (table.tablespace_id == 0) {
+          throw SqlException(3510, "HY000", "Tablespace " + table.tablespace + " doesn't exist.");
+        }
+      }
       for (const ColumnDef& column : create.columns) {
         if (column.type.name == TypeName::kYear && column.type.length) {
           // MySQL 8.0.19+: YEAR(4) is YEAR, and the width is deprecated.

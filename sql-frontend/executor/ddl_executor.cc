@@ -223,9 +223,44 @@ server::StatementResult alter_info(uint64_t rows) {
                           "Records: " + std::to_string(rows) + "  Duplicates: 0  Warnings: 0"};
 }
 
+// NDB's column placement after a change (catalog::apply_disk_storage): the tablespace
+// resolved to its id, and a copy of the rows when a column moves between memory and
+// disk or the tablespace changes (the row layout has the disk reference or not).
+catalog::TableChange place_columns(StatementContext& context, const catalog::BoundTable& bound,
+                                   catalog::TableChange change) {
+  catalog::apply_disk_storage(&change.table);
+  catalog::check_disk_storage(change.table);
+  if (change.table.tablespace != bound.sql.tablespace || change.table.tablespace_id == 0) {
+    change.table.tablespace_id = 0;
+    if (!change.table.tablespace.empty()) {
+      for (const ::duo::protocol::FilegroupDef& filegroup :
+           check(context.catalog.cluster().list_filegroups())) {
+        if (filegroup.is_tablespace() && filegroup.name == change.table.tablespace) {
+          change.table.tablespace_id = filegroup.id;
+        }
+      }
+      if (change.table.tablespace_id == 0) {
+        throw SqlException(3510, "HY000",
+                           "Tablespace " + change.table.tablespace + " doesn't exist.");
+      }
+    }
+  }
+  if (change.table.tablespace_id != bound.table_def->tablespace_id) change.copy_rows = true;
+  const auto& old_columns = bound.table_def->schema.columns;
+  for (size_t i = 0; i < change.table.columns.size() && i < change.origin.size(); ++i) {
+    const int from = change.origin[i];
+    if (from < 0 || static_cast<size_t>(from) >= old_columns.size()) continue;
+    if (old_columns[from].storage_disk != change.table.columns[i].storage.storage_disk) {
+      change.copy_rows = true;
+    }
+  }
+  return change;
+}
+
 // Applies `change` to `bound`: in place, or by copying the rows.
 server::StatementResult apply_change(StatementContext& context, const catalog::BoundTable& bound,
-                                     const catalog::TableChange& change) {
+                                     const catalog::TableChange& requested) {
+  const catalog::TableChange change = place_columns(context, bound, requested);
   catalog::Catalog& catalog = context.catalog;
   const std::vector<catalog::SqlIndex> unique = new_unique_indexes(bound.sql, change.table);
   if (!change.copy_rows) {

@@ -342,6 +342,9 @@ void check_privileges_of(StatementContext& context, const Statement& statement,
     case StatementKind::kFlush:
       need_global(account, catalog::privilege_bit("RELOAD"), "RELOAD");
       break;
+    case StatementKind::kDiskObject:
+      need_global(account, catalog::privilege_bit("CREATE TABLESPACE"), "CREATE TABLESPACE");
+      break;
     default:
       break;
   }

@@ -38,7 +38,7 @@ bool is_implicit_commit(StatementKind kind) {
          kind == StatementKind::kAlterTable || kind == StatementKind::kRenameTable ||
          kind == StatementKind::kTruncateTable || kind == StatementKind::kCreateUser ||
          kind == StatementKind::kDropUser || kind == StatementKind::kAlterUser ||
-         kind == StatementKind::kGrant;
+         kind == StatementKind::kGrant || kind == StatementKind::kDiskObject;
 }
 
 // MySQL 8.0's warning 1287 for each @x := expr inside an expression, given when the
@@ -115,6 +115,9 @@ server::StatementResult SqlEngine::run_statement(server::SessionState& session,
     c.row_count = -1;
     if (!keeps_diagnostics) {
       c.diagnostics.clear();
+      for (const auto& [code, message] : e.warnings()) {
+        c.diagnostics.push_back(StatementContext::Warning{"Warning", code, message});
+      }
       c.diagnostics.push_back(StatementContext::Warning{"Error", e.code(), e.what()});
     }
     // A cluster transaction that aborted is over: NDB rolls back the whole transaction
@@ -226,6 +229,9 @@ server::StatementResult SqlEngine::dispatch(
     case StatementKind::kRenameTable:
     case StatementKind::kTruncateTable:
       result = execute_ddl(context, statement);
+      break;
+    case StatementKind::kDiskObject:
+      result = execute_disk_object(context, statement.as<DiskObjectStatement>());
       break;
     default:
       throw_not_supported("this statement");

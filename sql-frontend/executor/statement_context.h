@@ -192,6 +192,9 @@ server::StatementResult execute_multi_table_delete(StatementContext& context,
 server::StatementResult execute_admin(StatementContext& context, const Statement& statement);
 // CREATE/DROP INDEX, ALTER TABLE, RENAME TABLE, TRUNCATE TABLE (ddl_executor.cc).
 server::StatementResult execute_ddl(StatementContext& context, const Statement& statement);
+// CREATE/ALTER/DROP LOGFILE GROUP and TABLESPACE (disk_object_executor.cc).
+server::StatementResult execute_disk_object(StatementContext& context,
+                                            const DiskObjectStatement& statement);
 // SHOW CREATE TABLE (ddl_executor.cc).
 server::StatementResult show_create_table(StatementContext& context, const ShowStatement& show);
 

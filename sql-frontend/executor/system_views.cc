@@ -119,7 +119,7 @@ SystemView schemata(StatementContext& context) {
       .column("SCHEMA_NAME", "varchar(64)")
       .column("DEFAULT_CHARACTER_SET_NAME", "varchar(64)")
       .column("DEFAULT_COLLATION_NAME", "varchar(64)")
-      .column("SQL_PATH", "binary(0)", true)
+      .column("SQL_PATH", "varchar(64)", true)
       .column("DEFAULT_ENCRYPTION", "varchar(3)");
   std::vector<std::string> dbs = context.catalog.list_databases(context.api_session);
   if (std::find(dbs.begin(), dbs.end(), "ndbinfo") == dbs.end()) dbs.push_back("ndbinfo");
@@ -262,7 +262,7 @@ SystemView statistics(StatementContext& context) {
       .column("COLLATION", "varchar(1)", true)
       .column("CARDINALITY", "bigint", true)
       .column("SUB_PART", "bigint", true)
-      .column("PACKED", "binary(0)", true)
+      .column("PACKED", "varchar(64)", true)
       .column("NULLABLE", "varchar(3)")
       .column("INDEX_TYPE", "varchar(11)")
       .column("COMMENT", "varchar(8)")
@@ -309,6 +309,99 @@ SystemView key_column_usage(StatementContext& context) {
       }
     }
   });
+  return view.done();
+}
+
+// information_schema.FILES as MySQL 8.0 shows NDB's disk-data files: one row per undo
+// file ("UNDO LOG") and data file ("DATAFILE"), from the dictionary of a data node (every
+// data node holds the same files). No extent is handed out yet (rows stay in memory),
+// so FREE_EXTENTS is TOTAL_EXTENTS. Undo files count in 4-byte words, as NDB's do.
+SystemView files(StatementContext& context) {
+  ViewBuilder view("information_schema", "FILES");
+  view.column("FILE_ID", "bigint")
+      .column("FILE_NAME", "text", true)
+      .column("FILE_TYPE", "varchar(256)")
+      .column("TABLESPACE_NAME", "varchar(268)", true)
+      .column("TABLE_CATALOG", "varchar(64)")
+      .column("TABLE_SCHEMA", "varchar(64)", true)
+      .column("TABLE_NAME", "varchar(64)", true)
+      .column("LOGFILE_GROUP_NAME", "varchar(256)", true)
+      .column("LOGFILE_GROUP_NUMBER", "bigint", true)
+      .column("ENGINE", "varchar(64)")
+      .column("FULLTEXT_KEYS", "varchar(64)", true)
+      .column("DELETED_ROWS", "varchar(64)", true)
+      .column("UPDATE_COUNT", "varchar(64)", true)
+      .column("FREE_EXTENTS", "bigint", true)
+      .column("TOTAL_EXTENTS", "bigint", true)
+      .column("EXTENT_SIZE", "bigint", true)
+      .column("INITIAL_SIZE", "bigint", true)
+      .column("MAXIMUM_SIZE", "bigint", true)
+      .column("AUTOEXTEND_SIZE", "bigint", true)
+      .column("CREATION_TIME", "varchar(64)", true)
+      .column("LAST_UPDATE_TIME", "varchar(64)", true)
+      .column("LAST_ACCESS_TIME", "varchar(64)", true)
+      .column("RECOVER_TIME", "varchar(64)", true)
+      .column("TRANSACTION_COUNTER", "varchar(64)", true)
+      .column("VERSION", "bigint", true)
+      .column("ROW_FORMAT", "varchar(256)", true)
+      .column("TABLE_ROWS", "varchar(64)", true)
+      .column("AVG_ROW_LENGTH", "varchar(64)", true)
+      .column("DATA_LENGTH", "varchar(64)", true)
+      .column("MAX_DATA_LENGTH", "varchar(64)", true)
+      .column("INDEX_LENGTH", "varchar(64)", true)
+      .column("DATA_FREE", "bigint", true)
+      .column("CREATE_TIME", "varchar(64)", true)
+      .column("UPDATE_TIME", "varchar(64)", true)
+      .column("CHECK_TIME", "varchar(64)", true)
+      .column("CHECKSUM", "varchar(64)", true)
+      .column("STATUS", "varchar(256)", true)
+      .column("EXTRA", "varchar(256)", true);
+  const std::vector<::duo::protocol::FilegroupDef> filegroups =
+      check(context.catalog.cluster().list_filegroups());
+  const auto group_name = [&](uint32_t id) -> const ::duo::protocol::FilegroupDef* {
+    for (const ::duo::protocol::FilegroupDef& fg : filegroups) {
+      if (fg.id == id) return &fg;
+    }
+    return nullptr;
+  };
+  constexpr uint64_t kUndoWordBytes = 4;
+  for (const ::duo::protocol::FilegroupDef& fg : filegroups) {
+    const ::duo::protocol::FilegroupDef* group =
+        fg.is_tablespace() ? group_name(fg.logfile_group_id) : &fg;
+    for (const ::duo::protocol::DiskFileDef& file : fg.files) {
+      const uint64_t extent = fg.is_tablespace() ? fg.extent_bytes : kUndoWordBytes;
+      const uint64_t extents = extent == 0 ? 0 : file.size_bytes / extent;
+      std::vector<SqlValue> row;
+      row.push_back(number(file.file_id));
+      row.push_back(text(file.name));
+      row.push_back(text(fg.is_tablespace() ? "DATAFILE" : "UNDO LOG"));
+      row.push_back(fg.is_tablespace() ? text(fg.name) : SqlValue::null());
+      row.push_back(text(""));
+      row.push_back(SqlValue::null());
+      row.push_back(SqlValue::null());
+      row.push_back(group != nullptr ? text(group->name) : SqlValue::null());
+      row.push_back(group != nullptr ? number(group->id) : SqlValue::null());
+      row.push_back(text("ndbcluster"));
+      for (int k = 0; k < 3; ++k) row.push_back(SqlValue::null());
+      row.push_back(number(extents));  // FREE_EXTENTS: nothing allocated yet
+      row.push_back(number(extents));
+      row.push_back(number(extent));
+      row.push_back(number(file.size_bytes));
+      row.push_back(number(file.size_bytes));
+      row.push_back(fg.is_tablespace() ? number(fg.autoextend_bytes) : SqlValue::null());
+      for (int k = 0; k < 5; ++k) row.push_back(SqlValue::null());
+      row.push_back(number(fg.version));
+      row.push_back(text("FIXED"));
+      for (int k = 0; k < 5; ++k) row.push_back(SqlValue::null());
+      row.push_back(SqlValue::null());  // DATA_FREE
+      for (int k = 0; k < 4; ++k) row.push_back(SqlValue::null());
+      row.push_back(text("NORMAL"));
+      row.push_back(fg.is_tablespace()
+                        ? SqlValue::null()
+                        : text("UNDO_BUFFER_SIZE=" + std::to_string(fg.undo_buffer_bytes)));
+      view.row(std::move(row));
+    }
+  }
   return view.done();
 }
 
@@ -535,7 +628,7 @@ bool is_system_view_database(const std::string& db) {
 std::vector<std::string> system_view_names(const std::string& db) {
   std::vector<std::string> names = server_view_names(db);
   if (db == "information_schema") {
-    for (const char* name : {"COLUMNS", "ENGINES", "KEY_COLUMN_USAGE", "PROCESSLIST", "SCHEMATA",
+    for (const char* name : {"COLUMNS", "ENGINES", "FILES", "KEY_COLUMN_USAGE", "PROCESSLIST", "SCHEMATA",
                              "STATISTICS", "TABLES", "USER_PRIVILEGES"}) {
       names.emplace_back(name);
     }
@@ -601,6 +694,7 @@ std::optional<SystemView> read_system_view(StatementContext& context, const std:
     if (view == "STATISTICS") return statistics(context);
     if (view == "KEY_COLUMN_USAGE") return key_column_usage(context);
     if (view == "ENGINES") return engines();
+    if (view == "FILES") return files(context);
     if (view == "USER_PRIVILEGES") return user_privileges(context);
     if (view == "PROCESSLIST") return processlist(context);
   } else {

@@ -557,6 +557,7 @@ enum class StatementKind : uint8_t {
   kPrepare,            // PREPARE name FROM 'text' | @variable
   kExecute,            // EXECUTE name [USING @a, ...]
   kDeallocatePrepare,  // {DEALLOCATE | DROP} PREPARE name
+  kDiskObject,         // CREATE/ALTER/DROP LOGFILE GROUP and TABLESPACE (NDB disk data)
 };
 
 struct Statement {
@@ -728,6 +729,36 @@ struct CreateTableStatement : Statement {
   // is), in n fragments when given (nullopt: the cluster's default count).
   bool partition_by_key = false;
   std::optional<uint64_t> partitions;
+};
+
+// NDB's disk-data objects. Sizes are kept as written ("16M", "1048576"): the executor
+// checks them with MySQL's errors (1531 / 1532), as MySQL's parser does after lexing.
+enum class DiskObjectAction : uint8_t {
+  kCreateLogfileGroup,  // CREATE LOGFILE GROUP lg ADD UNDOFILE 'f' ...
+  kAddUndofile,         // ALTER LOGFILE GROUP lg ADD UNDOFILE 'f' ...
+  kDropLogfileGroup,    // DROP LOGFILE GROUP lg ...
+  kCreateTablespace,    // CREATE TABLESPACE ts ADD DATAFILE 'f' USE LOGFILE GROUP lg ...
+  kAddDatafile,         // ALTER TABLESPACE ts ADD DATAFILE 'f' ...
+  kDropDatafile,        // ALTER TABLESPACE ts DROP DATAFILE 'f' ...
+  kDropTablespace,      // DROP TABLESPACE ts ...
+};
+
+struct DiskObjectStatement : Statement {
+  static constexpr StatementKind kKind = StatementKind::kDiskObject;
+  explicit DiskObjectStatement(SourcePos p) : Statement(kKind, p) {}
+  DiskObjectAction action = DiskObjectAction::kCreateLogfileGroup;
+  Identifier name;
+  std::string file;                          // ADD/DROP UNDOFILE|DATAFILE 'file'
+  std::optional<Identifier> logfile_group;   // USE LOGFILE GROUP lg
+  std::optional<std::string> initial_size;
+  std::optional<std::string> undo_buffer_size;
+  std::optional<std::string> redo_buffer_size;
+  std::optional<std::string> extent_size;
+  std::optional<std::string> autoextend_size;
+  std::optional<std::string> max_size;
+  std::optional<std::string> comment;
+  std::optional<std::string> engine;  // as written
+  bool wait = false;
 };
 
 struct DropTableStatement : Statement {

@@ -1401,6 +1401,64 @@ void Printer::statement(const Statement& s) {
       }
       return;
     }
+    case StatementKind::kDiskObject: {
+      const auto& d = s.as<DiskObjectStatement>();
+      const bool group = d.action == DiskObjectAction::kCreateLogfileGroup ||
+                         d.action == DiskObjectAction::kAddUndofile ||
+                         d.action == DiskObjectAction::kDropLogfileGroup;
+      switch (d.action) {
+        case DiskObjectAction::kCreateLogfileGroup:
+        case DiskObjectAction::kCreateTablespace:
+          out += "CREATE ";
+          break;
+        case DiskObjectAction::kAddUndofile:
+        case DiskObjectAction::kAddDatafile:
+        case DiskObjectAction::kDropDatafile:
+          out += "ALTER ";
+          break;
+        case DiskObjectAction::kDropLogfileGroup:
+        case DiskObjectAction::kDropTablespace:
+          out += "DROP ";
+          break;
+      }
+      out += group ? "LOGFILE GROUP " : "TABLESPACE ";
+      ident(d.name);
+      if (d.action == DiskObjectAction::kDropDatafile) {
+        out += " DROP DATAFILE ";
+        string(d.file);
+      } else if (d.action != DiskObjectAction::kDropLogfileGroup &&
+                 d.action != DiskObjectAction::kDropTablespace) {
+        out += group ? " ADD UNDOFILE " : " ADD DATAFILE ";
+        string(d.file);
+      }
+      if (d.logfile_group) {
+        out += " USE LOGFILE GROUP ";
+        ident(*d.logfile_group);
+      }
+      const auto option = [&](const char* word, const std::optional<std::string>& value) {
+        if (!value) return;
+        out += " ";
+        out += word;
+        out += " ";
+        out += *value;
+      };
+      option("INITIAL_SIZE", d.initial_size);
+      option("UNDO_BUFFER_SIZE", d.undo_buffer_size);
+      option("REDO_BUFFER_SIZE", d.redo_buffer_size);
+      option("EXTENT_SIZE", d.extent_size);
+      option("AUTOEXTEND_SIZE", d.autoextend_size);
+      option("MAX_SIZE", d.max_size);
+      if (d.wait) out += " WAIT";
+      if (d.comment) {
+        out += " COMMENT ";
+        string(*d.comment);
+      }
+      if (d.engine) {
+        out += " ENGINE ";
+        out += *d.engine;
+      }
+      return;
+    }
   }
 }
 

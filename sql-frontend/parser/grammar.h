@@ -138,6 +138,10 @@ class Parser {
   // --- DDL (grammar_ddl.cc)
   StatementPtr parse_create();
   StatementPtr parse_drop();
+  // Disk-data objects (grammar_disk.cc), after CREATE / ALTER / DROP.
+  enum class DiskObjectVerb : uint8_t { kCreate, kAlter, kDrop };
+  bool peek_disk_object(size_t ahead = 0) const;
+  StatementPtr parse_disk_object(SourcePos pos, DiskObjectVerb verb);
   StatementPtr parse_alter();
   StatementPtr parse_create_table(SourcePos pos, bool temporary);
   StatementPtr parse_create_index(SourcePos pos, bool unique);

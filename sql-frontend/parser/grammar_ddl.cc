@@ -47,6 +47,7 @@ StatementPtr Parser::parse_create() {
     return parse_create_index(pos, unique);
   }
   if (accept(Keyword::kUser)) return parse_user_statement(StatementKind::kCreateUser, pos);
+  if (peek_disk_object()) return parse_disk_object(pos, DiskObjectVerb::kCreate);
   fail();
 }
 
@@ -536,6 +537,7 @@ StatementPtr Parser::parse_drop() {
     return stmt;
   }
   if (accept(Keyword::kUser)) return parse_user_statement(StatementKind::kDropUser, pos);
+  if (peek_disk_object()) return parse_disk_object(pos, DiskObjectVerb::kDrop);
   fail();
 }
 
@@ -543,6 +545,7 @@ StatementPtr Parser::parse_alter() {
   SourcePos pos = here();
   expect(Keyword::kAlter);
   if (accept(Keyword::kUser)) return parse_user_statement(StatementKind::kAlterUser, pos);
+  if (peek_disk_object()) return parse_disk_object(pos, DiskObjectVerb::kAlter);
   expect(Keyword::kTable);
   auto stmt = std::make_unique<AlterTableStatement>(pos);
   stmt->table = parse_object_name();

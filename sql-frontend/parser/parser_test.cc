@@ -336,6 +336,32 @@ TEST(ParserDdlTest, DropTruncateRenameAlter) {
   EXPECT_EQ(canon("DROP INDEX `PRIMARY` ON t"), "DROP INDEX `PRIMARY` ON t");
 }
 
+TEST(ParserDdlTest, DiskDataObjects) {
+  EXPECT_EQ(canon("create logfile group lg1 add undofile 'u.log' initial_size = 16M "
+                  "undo_buffer_size 2M engine=ndb"),
+            "CREATE LOGFILE GROUP lg1 ADD UNDOFILE 'u.log' INITIAL_SIZE 16M UNDO_BUFFER_SIZE 2M "
+            "ENGINE ndb");
+  EXPECT_EQ(canon("ALTER LOGFILE GROUP lg1 ADD UNDOFILE 'u2.log' INITIAL_SIZE 1048576 ENGINE NDB"),
+            "ALTER LOGFILE GROUP lg1 ADD UNDOFILE 'u2.log' INITIAL_SIZE 1048576 ENGINE NDB");
+  EXPECT_EQ(canon("CREATE TABLESPACE ts ADD DATAFILE 'd.dat' USE LOGFILE GROUP lg1 "
+                  "EXTENT_SIZE=256K INITIAL_SIZE 1G AUTOEXTEND_SIZE 4M ENGINE NDBCLUSTER"),
+            "CREATE TABLESPACE ts ADD DATAFILE 'd.dat' USE LOGFILE GROUP lg1 INITIAL_SIZE 1G "
+            "EXTENT_SIZE 256K AUTOEXTEND_SIZE 4M ENGINE NDBCLUSTER");
+  EXPECT_EQ(canon("ALTER TABLESPACE ts ADD DATAFILE 'd2.dat' INITIAL_SIZE 1M"),
+            "ALTER TABLESPACE ts ADD DATAFILE 'd2.dat' INITIAL_SIZE 1M");
+  EXPECT_EQ(canon("ALTER TABLESPACE ts DROP DATAFILE 'd2.dat'"),
+            "ALTER TABLESPACE ts DROP DATAFILE 'd2.dat'");
+  EXPECT_EQ(canon("DROP TABLESPACE ts ENGINE=NDB"), "DROP TABLESPACE ts ENGINE NDB");
+  EXPECT_EQ(canon("DROP LOGFILE GROUP lg1 ENGINE NDB"), "DROP LOGFILE GROUP lg1 ENGINE NDB");
+  // A size is one token: "10 M" is two.
+  EXPECT_EQ(testing::error_of("CREATE LOGFILE GROUP lg ADD UNDOFILE 'u' INITIAL_SIZE 10 M"),
+            testing::near("M"));
+  EXPECT_EQ(testing::error_of("ALTER LOGFILE GROUP lg DROP UNDOFILE 'u'"),
+            testing::near("DROP UNDOFILE 'u'"));
+  EXPECT_EQ(testing::error_of("CREATE TABLESPACE ts ADD UNDOFILE 'u'"),
+            testing::near("UNDOFILE 'u'"));
+}
+
 TEST(ParserAdminTest, Transactions) {
   EXPECT_EQ(canon("BEGIN"), "BEGIN");
   EXPECT_EQ(canon("begin work"), "BEGIN WORK");

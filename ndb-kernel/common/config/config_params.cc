@@ -75,6 +75,20 @@ constexpr ParamSpec kParams[] = {
     string("DataDir", kDb | kMgm, ".", "Directory for logs, trace files and pid file"),
     optional_string("FileSystemPath", kDb,
         "Directory for redo logs, checkpoints and disk data; defaults to DataDir"),
+    optional_string("FileSystemPathDD", kDb,
+        "Directory for disk-data files (undo and data files, in ndb_<id>_fs below it); "
+        "defaults to the node's file system directory"),
+    optional_string("FileSystemPathDataFiles", kDb,
+        "Directory for tablespace data files; defaults to FileSystemPathDD"),
+    optional_string("FileSystemPathUndoFiles", kDb,
+        "Directory for logfile group undo files; defaults to FileSystemPathDD"),
+    // NDB's disk-data objects made at an initial start (format: docs/formats/config-ini.md).
+    optional_string("InitialLogFileGroup", kDb,
+        "Logfile group created at an initial start: "
+        "[name=NAME;] [undo_buffer_size=SIZE;] FILE:SIZE[; FILE:SIZE ...]"),
+    optional_string("InitialTablespace", kDb,
+        "Tablespace created at an initial start (uses InitialLogFileGroup): "
+        "[name=NAME;] [extent_size=SIZE;] FILE:SIZE[; FILE:SIZE ...]"),
     optional_string("BackupDataDir", kDb,
         "Directory under which backups are written (in a BACKUP subdirectory); "
         "defaults to FileSystemPath"),

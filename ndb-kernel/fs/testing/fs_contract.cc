@@ -15,6 +15,7 @@ namespace duo::fs::contract {
 
 namespace {
 
+using protocol::kFsAllocConf;
 using protocol::kFsCloseConf;
 using protocol::kFsListConf;
 using protocol::kFsOpenConf;
@@ -59,7 +60,7 @@ std::string pattern(char seed, size_t length) {
 
 FsAnswerCollector::FsAnswerCollector() : Block("fs_test_client", kFsTestClientBlock) {
   for (kernel::SignalId id : {kFsOpenConf, kFsRef, kFsWriteConf, kFsReadConf, kFsSyncConf,
-                              kFsCloseConf, kFsRemoveConf, kFsListConf, protocol::kFsPageConf}) {
+                              kFsCloseConf, kFsRemoveConf, kFsListConf, protocol::kFsPageConf, kFsAllocConf}) {
     on(id, &FsAnswerCollector::on_answer);
   }
 }
@@ -241,6 +242,34 @@ void list_and_remove(FsDriver& fs) {
   EXPECT_EQ(list_ok(fs, ""), (std::vector<std::string>{"e/"}));
   remove_ok(fs, "e");
   EXPECT_EQ(list_ok(fs, ""), std::vector<std::string>{});
+}
+
+void allocate_creates_zeroed_files(FsDriver& fs) {
+  constexpr uint64_t kSize = 3 * 65536 + 512;
+  for (FsBase base : {FsBase::kNode, FsBase::kDataFiles, FsBase::kUndoFiles}) {
+    const std::string path = "dd/f" + std::to_string(static_cast<uint32_t>(base)) + ".dat";
+    Signal answer = fs.call(FsAllocReq{21, kSize, path, base}.to_signal());
+    ASSERT_EQ(answer.id(), kFsAllocConf) << describe(answer);
+    Result<FsAllocConf> conf = FsAllocConf::from_signal(answer);
+    ASSERT_TRUE(conf.ok());
+    EXPECT_EQ(conf->user_ref, 21u);
+    EXPECT_EQ(conf->size_bytes, kSize);
+    // A second allocation of the same path: EEXIST, and the file is left as it was.
+    Signal again = fs.call(FsAllocReq{22, 512, path, base}.to_signal());
+    expect_ref(again, ErrorCode::kIoError, EEXIST);
+    const uint32_t remove_flags = base == FsBase::kDataFiles   ? kFsInDataFiles
+                                  : base == FsBase::kUndoFiles ? kFsInUndoFiles
+                                                               : 0;
+    if (base == FsBase::kNode) {
+      const uint32_t handle = open_ok(fs, path, kFsRead);
+      EXPECT_EQ(read_ok(fs, handle, kSize - 100, 100), std::string(100, '\0'));
+      EXPECT_EQ(read_ok(fs, handle, kSize, 10), "") << "no byte past the size";
+      close_ok(fs, handle);
+    }
+    remove_ok(fs, path, remove_flags);
+  }
+  Signal bad = fs.call(FsAllocReq{23, 512, "../x", FsBase::kNode}.to_signal());
+  expect_ref(bad, ErrorCode::kInvalidArgument, 0);
 }
 
 void open_missing_is_not_found(FsDriver& fs) {

@@ -81,6 +81,9 @@ Bytes bytes_of(const std::string& text);
 void create_write_read_sync_close(FsDriver& fs);
 void list_and_remove(FsDriver& fs);
 void open_missing_is_not_found(FsDriver& fs);
+// FS_ALLOCREQ: the file has its size and reads as zeros, an existing path is EEXIST,
+// and it can be removed.
+void allocate_creates_zeroed_files(FsDriver& fs);
 void bad_paths_are_refused(FsDriver& fs);
 void bad_requests_are_refused(FsDriver& fs);
 void unknown_handles_are_refused(FsDriver& fs);
@@ -103,6 +106,9 @@ void random_requests_match_a_model(FsDriver& fs, uint64_t seed, int requests);
   }                                                                         \
   TEST_F(Fixture, ListAndRemove) {                                          \
     ::duo::fs::contract::list_and_remove(driver());                         \
+  }                                                                         \
+  TEST_F(Fixture, AllocateCreatesZeroedFiles) {                             \
+    ::duo::fs::contract::allocate_creates_zeroed_files(driver());           \
   }                                                                         \
   TEST_F(Fixture, OpenMissingIsNotFound) {                                  \
     ::duo::fs::contract::open_missing_is_not_found(driver());               \
