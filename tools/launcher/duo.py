@@ -26,7 +26,8 @@ once every thread of those processes has exited, so their ports are free for the
 
 Ports: mgmd listens on P (default 1186), data nodes on P+1 and P+2 (ServerPort), duo_sqld
 on 127.0.0.1:Q (default 3306) and on the Unix socket D/sqld/mysqld.sock (`mysql -uroot -S
-D/sqld/mysqld.sock`). P and Q are remembered in D and reused by later runs.
+D/sqld/mysqld.sock`) or the one `--socket` names. P, Q and the socket are remembered in D
+and reused by later runs.
 The data directory defaults to $DUO_DATA_DIR, else ~/.duodb. The binaries duo_mgmd,
 duo_datad, duo_mgm and duo_sqld are taken from the directory of this program (the `bin/` of the
 tarball, or `build/bin/` of a build tree), after following symlinks to it. At run time it
@@ -110,9 +111,15 @@ class Cluster:
         self.sqld_dir = os.path.join(self.dir, "sqld")
         self.sql_port_file = os.path.join(self.dir, "sqld.port")
         self.sqld_pid_file = os.path.join(self.sqld_dir, "duo_sqld.pid")
-        # duo_sqld's Unix socket (mysql -S PATH); in the data directory, so that
-        # clusters in different directories never share one.
-        self.sql_socket = os.path.join(self.sqld_dir, "mysqld.sock")
+        # duo_sqld's Unix socket (mysql -S PATH): by default in the data directory, so that
+        # clusters in different directories never share one; `duo up --socket` chooses
+        # another (remembered in D/sqld.socket, like the ports).
+        self.sql_socket_file = os.path.join(self.dir, "sqld.socket")
+        try:
+            with open(self.sql_socket_file) as f:
+                self.sql_socket = f.read().strip() or os.path.join(self.sqld_dir, "mysqld.sock")
+        except OSError:
+            self.sql_socket = os.path.join(self.sqld_dir, "mysqld.sock")
 
     # Where each process keeps its pid and logs.
     def cluster_pid_files(self):
@@ -267,6 +274,10 @@ def cmd_up(options):
         raise LaunchError("--sql-port must be 1..65535")
     with open(cluster.sql_port_file, "w") as f:
         f.write("%d\n" % sql_port)
+    if options.socket is not None:
+        cluster.sql_socket = os.path.abspath(options.socket)
+        with open(cluster.sql_socket_file, "w") as f:
+            f.write(cluster.sql_socket + "\n")
     start_daemon([binary("duo_mgmd"), "--config-file=" + cluster.config,
                   "--configdir=" + cluster.mgmd_dir, "--initial",
                   "--ndb-nodeid=%d" % MGM_NODE_ID], "duo_mgmd")
@@ -464,6 +475,10 @@ def main(argv):
                            help="mgmd port; data nodes use the next ports (default 1186)")
             p.add_argument("--sql-port", type=int, default=None,
                            help="duo_sqld's MySQL port (default: the last one used, else 3306)")
+            p.add_argument("--socket", default=None, metavar="PATH",
+                           help="duo_sqld's Unix socket (default: the last one used, else "
+                                "D/sqld/mysqld.sock; /run/mysqld/mysqld.sock is where "
+                                "`mysql -uroot` looks)")
             p.add_argument("--timeout", type=int, default=120,
                            help="seconds to wait for the data nodes to start (default 120)")
             p.add_argument("--data-memory", type=int, default=256, metavar="MB",

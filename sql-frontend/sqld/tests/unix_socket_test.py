@@ -107,6 +107,27 @@ def run(bin_dir, cli_binary, work_dir):
         cluster.stop()
     check(not os.path.exists(cluster.sql_socket), "duo_sqld left its socket file behind")
 
+    # `duo up --socket PATH` (what scripts/quickstart passes for /run/mysqld/mysqld.sock)
+    # puts the socket there, and the next `duo up` remembers it.
+    chosen = os.path.join(work_dir, "chosen", "my.sock")
+    try:
+        cluster.started = True
+        for extra in (["--socket", chosen], []):
+            proc = subprocess.run([sys.executable, cluster.duo, "up", "--data-dir",
+                                   cluster.data_dir] + extra, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, timeout=300)
+            check(proc.returncode == 0 and chosen in proc.stdout,
+                  "`duo up %s` does not serve or print %s:\n%s" % (" ".join(extra), chosen,
+                                                                  proc.stdout))
+            rc, out, err = cli(cli_binary, chosen, "SELECT @@socket")
+            check(rc == 0 and out.split() == ["@@socket", chosen],
+                  "CLI over the chosen socket: rc %d %r %r" % (rc, out, err))
+            cluster.stop()
+            cluster.started = True
+    finally:
+        cluster.stop()
+    check(not os.path.exists(chosen), "duo_sqld left the chosen socket file behind")
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
