@@ -254,6 +254,22 @@ uint64_t DiskRowSpace::append_undo(Op* op, const UndoRecord& record) {
   return undo_->append(record);
 }
 
+DiskRowSpace::CurrentEntryChange DiskRowSpace::log_current_entry(Op* op, UndoType type) {
+  PageSpace& p = spaces_[op->current_index];
+  CurrentEntryChange c;
+  c.page = pages_->page(p.id);
+  const VarPage layout = row_page(c.page);
+  if (!p.exact) p.free_bytes = layout.free_bytes();
+  c.free_before = layout.free_bytes();
+  UndoRecord rec;
+  rec.type = type;
+  rec.page = p.id;
+  rec.slot = op->current.slot;
+  rec.before = std::span<const uint8_t>(layout.data(op->current.slot), layout.size(op->current.slot));
+  c.lsn = append_undo(op, rec);
+  return c;
+}
+
 uint32_t DiskRowSpace::settle(uint32_t index, uint32_t reservation_used, uint32_t free_before, uint64_t lsn) {
   // Availability (free - reserved - held) must not change at install: the bytes the
   // page gained, and what the reservation did not use, are held until the end.
@@ -318,22 +334,13 @@ DiskRef DiskRowSpace::install(DiskOpId id, std::span<const uint8_t> bytes) {
       result = place(op, op->target_index, bytes);
       break;
     case OpKind::kUpdateInPlace: {
-      PageSpace& p = spaces_[op->current_index];
-      uint8_t* page = pages_->page(p.id);
-      VarPage layout = row_page(page);
-      if (!p.exact) p.free_bytes = layout.free_bytes();
-      const uint32_t free_before = layout.free_bytes();
-      UndoRecord rec;
-      rec.type = UndoType::kEntryUpdate;
-      rec.page = p.id;
-      rec.slot = op->current.slot;
-      rec.before = std::span<const uint8_t>(layout.data(op->current.slot), layout.size(op->current.slot));
-      const uint64_t lsn = append_undo(op, rec);
+      const CurrentEntryChange c = log_current_entry(op, UndoType::kEntryUpdate);
+      VarPage layout = row_page(c.page);
       if (!layout.try_grow(op->current.slot, op->new_size)) invariant_failed("reserved growth does not fit");
       std::memcpy(layout.data(op->current.slot), bytes.data(), bytes.size());
-      set_page_lsn(page, lsn);
-      pages_->mark_dirty(p.id);
-      op->target_held += settle(op->current_index, op->target_reserved, free_before, lsn);
+      set_page_lsn(c.page, c.lsn);
+      pages_->mark_dirty(spaces_[op->current_index].id);
+      op->target_held += settle(op->current_index, op->target_reserved, c.free_before, c.lsn);
       op->target_reserved = 0;
       result = op->current;
       break;
@@ -342,21 +349,11 @@ DiskRef DiskRowSpace::install(DiskOpId id, std::span<const uint8_t> bytes) {
     case OpKind::kDelete: {
       if (op->kind == OpKind::kUpdateMove) result = place(op, op->target_index, bytes);
       if (!op->current.valid()) break;
-      PageSpace& p = spaces_[op->current_index];
-      uint8_t* page = pages_->page(p.id);
-      VarPage layout = row_page(page);
-      if (!p.exact) p.free_bytes = layout.free_bytes();
-      const uint32_t free_before = layout.free_bytes();
-      UndoRecord rec;
-      rec.type = UndoType::kEntryFree;
-      rec.page = p.id;
-      rec.slot = op->current.slot;
-      rec.before = std::span<const uint8_t>(layout.data(op->current.slot), layout.size(op->current.slot));
-      const uint64_t lsn = append_undo(op, rec);
-      layout.free(op->current.slot);
-      set_page_lsn(page, lsn);
-      pages_->mark_dirty(p.id);
-      op->current_held += settle(op->current_index, 0, free_before, lsn);
+      const CurrentEntryChange c = log_current_entry(op, UndoType::kEntryFree);
+      row_page(c.page).free(op->current.slot);
+      set_page_lsn(c.page, c.lsn);
+      pages_->mark_dirty(spaces_[op->current_index].id);
+      op->current_held += settle(op->current_index, 0, c.free_before, c.lsn);
       break;
     }
     case OpKind::kNone:

@@ -171,6 +171,14 @@ class DiskRowSpace {
   // used up; records the page's exact free bytes and class.
   uint32_t settle(uint32_t index, uint32_t reservation_used, uint32_t free_before, uint64_t lsn);
   uint64_t append_undo(Op* op, const UndoRecord& record);
+  // Logs the before-image of the op's committed entry (an update in place or a free of
+  // it), before the caller changes the page; what the caller needs to finish the change.
+  struct CurrentEntryChange {
+    uint8_t* page = nullptr;
+    uint32_t free_before = 0;
+    uint64_t lsn = 0;
+  };
+  CurrentEntryChange log_current_entry(Op* op, UndoType type);
 
   const FragmentOwner owner_;
   Tablespace* const tablespace_;
