@@ -41,7 +41,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "testlib"))
 import elf_tools  # noqa: E402
+from duo_cluster import pick_ports  # noqa: E402
 import glibc_floor  # noqa: E402
 
 SKIP = 77
@@ -153,7 +155,8 @@ def launcher_from_tree(tree, scratch):
     os.makedirs(link_dir)
     os.symlink(os.path.join(tree, "bin", "duo"), os.path.join(link_dir, "duo"))
     data_dir = os.path.join(scratch, "duo data")
-    base, sql_port = free_port_block(3), free_port_block(1)
+    base = pick_ports(4)  # mgmd, two data nodes, duo_sqld
+    sql_port = base + 3
 
     def duo(*args):
         proc = subprocess.run([os.path.join(link_dir, "duo")] + list(args)
@@ -179,29 +182,6 @@ def launcher_from_tree(tree, scratch):
 
 
 # --- debian12 ---------------------------------------------------------------------------
-
-def free_port_block(count):
-    """A base port with count consecutive free ports on 127.0.0.1."""
-    for _ in range(200):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        sockets = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket()
-                sockets.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in sockets:
-                s.close()
-    raise TestFailure("no block of %d free ports" % count)
-
 
 def ensure_rootfs(cache, mirror):
     """The cached Debian 12 minbase root file system, made once (under a lock)."""
@@ -316,8 +296,8 @@ def wait_for(what, predicate, processes, logs):
 def run_cluster(chroot, real_bin, link_bin, scratch):
     """mgmd and data node 1 from the path with a space, data node 2 and duo_sqld through
     the symlink; SQL from outside; a clean stop."""
-    base = free_port_block(3)
-    sql_port = free_port_block(1)
+    base = pick_ports(4)  # mgmd, two data nodes, duo_sqld
+    sql_port = base + 3
     data_inside = "/var/lib/duodb test"
     os.makedirs(chroot.path(data_inside + "/mgmd"))
     with open(chroot.path(real_bin + "/../share/duodb/config/laptop.ini")) as f:
