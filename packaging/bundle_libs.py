@@ -2,7 +2,7 @@
 """Copies into PREFIX/lib the shared libraries the ELFs of PREFIX/bin need that a fresh
 Debian/Ubuntu may lack, so the relocatable tree runs with RPATH $ORIGIN/../lib.
 
-    bundle_libs.py PREFIX --compiler CXX [--readelf R] [--patchelf P]
+    bundle_libs.py PREFIX --compiler CXX [--readelf R] [--patchelf P] [--search-dir D]...
 
 What is bundled is discovered, not listed: the DT_NEEDED entries of every ELF under
 PREFIX/bin, then of each bundled library in turn. Every needed library is bundled except
@@ -15,7 +15,9 @@ libaio or libmariadb when a shipped program links them (Ubuntu 24.04 and Debian 
 only libaio.so.1t64).
 
 Each library is found where the target's linker finds it (`CXX -print-file-name=SONAME`,
-which honours a cross compiler's sysroot), copied under its soname, and given RUNPATH
+which honours a cross compiler's sysroot, else in a --search-dir: the directory of a
+library the build found outside the linker's own path, such as the arm64 overlay of
+`scripts/bootstrap --arm64`), copied under its soname, and given RUNPATH
 $ORIGIN so a bundled library finds its bundled neighbours (libssl needs libcrypto).
 Exit 1 when a needed library is not found.
 """
@@ -39,14 +41,20 @@ def is_system_library(soname):
     return bool(SYSTEM_LIBRARY_RE.match(soname))
 
 
-def locate(soname, compiler):
-    """Full path of soname as the target's linker sees it, or None."""
+def locate(soname, compiler, search_dirs):
+    """Full path of soname as the target's linker sees it (or in search_dirs), or None."""
     out = subprocess.run([compiler, "-print-file-name=" + soname], check=True,
                          stdout=subprocess.PIPE).stdout.decode().strip()
-    return os.path.realpath(out) if os.path.isabs(out) and os.path.exists(out) else None
+    if os.path.isabs(out) and os.path.exists(out):
+        return os.path.realpath(out)
+    for directory in search_dirs:
+        candidate = os.path.join(directory, soname)
+        if os.path.exists(candidate):
+            return os.path.realpath(candidate)
+    return None
 
 
-def bundle(prefix, compiler, readelf, patchelf):
+def bundle(prefix, compiler, readelf, patchelf, search_dirs=()):
     lib_dir = os.path.join(prefix, "lib")
     pending = list(elf_tools.elf_files(os.path.join(prefix, "bin")))
     if not pending:
@@ -56,7 +64,7 @@ def bundle(prefix, compiler, readelf, patchelf):
         for soname in elf_tools.needed(pending.pop(0), readelf):
             if is_system_library(soname) or soname in bundled:
                 continue
-            source = locate(soname, compiler)
+            source = locate(soname, compiler, search_dirs)
             if source is None:
                 raise SystemExit("bundle_libs: %s is needed but %s does not find it"
                                  % (soname, compiler))
@@ -78,8 +86,10 @@ def main(argv):
     parser.add_argument("--compiler", required=True)
     parser.add_argument("--readelf", default="readelf")
     parser.add_argument("--patchelf", default="patchelf")
+    parser.add_argument("--search-dir", action="append", default=[])
     options = parser.parse_args(argv)
-    bundle(os.path.abspath(options.prefix), options.compiler, options.readelf, options.patchelf)
+    bundle(os.path.abspath(options.prefix), options.compiler, options.readelf, options.patchelf,
+           options.search_dir)
     return 0
 
 

@@ -20,7 +20,9 @@ debian12      unpacks into an empty directory inside a clean Debian 12 (bookworm
               the sample laptop.ini — from a path containing a space and through a symlink
               to the tree — runs SQL through them with the mysql client outside the chroot
               over 127.0.0.1, stops everything and leaves no process or mount behind.
-              Needs root and debootstrap, else exits 77 (skipped).
+              Needs root and debootstrap, else exits 77 (skipped). An aarch64 tarball
+              gets an arm64 root file system and runs under qemu-user through binfmt_misc
+              (`scripts/bootstrap --arm64`; skipped when qemu-aarch64 is not registered).
 
 Exit codes: 0 pass, 1 fail, 77 skipped.
 """
@@ -183,18 +185,41 @@ def launcher_from_tree(tree, scratch):
 
 # --- debian12 ---------------------------------------------------------------------------
 
-def ensure_rootfs(cache, mirror):
-    """The cached Debian 12 minbase root file system, made once (under a lock)."""
-    rootfs = os.path.join(cache, "bookworm")
+DEBIAN_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
+BINFMT_QEMU_AARCH64 = "/proc/sys/fs/binfmt_misc/qemu-aarch64"
+
+
+def tarball_arch(tarball):
+    match = NAME_RE.match(os.path.basename(tarball))
+    check(match, "tarball name %s" % os.path.basename(tarball))
+    return match.group(3)
+
+
+def foreign_arch_ready(arch):
+    """Whether this machine runs arch's programs (natively or through qemu binfmt)."""
+    if arch == os.uname().machine:
+        return True
+    if arch != "aarch64" or not os.path.exists(BINFMT_QEMU_AARCH64):
+        return False
+    with open(BINFMT_QEMU_AARCH64) as f:
+        return f.readline().strip() == "enabled"
+
+
+def ensure_rootfs(cache, mirror, arch):
+    """The cached Debian 12 minbase root file system of arch, made once (under a lock)."""
+    debian_arch = DEBIAN_ARCH[arch]
+    rootfs = os.path.join(cache, "bookworm" if arch == "x86_64" else "bookworm-" + debian_arch)
     os.makedirs(cache, exist_ok=True)
     with open(os.path.join(cache, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not os.path.exists(os.path.join(rootfs, "etc", "debian_version")):
             partial = rootfs + ".partial"
             shutil.rmtree(partial, ignore_errors=True)
-            log("debootstrap --variant=minbase bookworm %s %s (once)" % (partial, mirror))
-            proc = subprocess.run(["debootstrap", "--variant=minbase", "bookworm", partial,
-                                   mirror], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            log("debootstrap --variant=minbase --arch=%s bookworm %s %s (once)"
+                % (debian_arch, partial, mirror))
+            proc = subprocess.run(["debootstrap", "--variant=minbase", "--arch=" + debian_arch,
+                                   "bookworm", partial, mirror],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             check(proc.returncode == 0, "debootstrap failed:\n%s"
                   % proc.stdout.decode(errors="replace")[-3000:])
             os.rename(partial, rootfs)
@@ -372,8 +397,13 @@ def scenario_debian12(options, scratch):
             log("skipped: %s not installed (scripts/bootstrap)" % tool)
             return SKIP
     started = time.monotonic()
-    rootfs = ensure_rootfs(options.rootfs_cache, options.mirror)
     tarball = pack(options.build_dir, os.path.join(scratch, "out"))
+    arch = tarball_arch(tarball)
+    if not foreign_arch_ready(arch):
+        log("skipped: %s programs do not run here (scripts/bootstrap --arm64 registers qemu)"
+            % arch)
+        return SKIP
+    rootfs = ensure_rootfs(options.rootfs_cache, options.mirror, arch)
     chroot = Chroot(rootfs, os.path.join(scratch, "overlay"))
     try:
         # An empty directory whose path holds a space, and a symlink to the tree.
@@ -393,7 +423,7 @@ def scenario_debian12(options, scratch):
         chroot.close()
     with open("/proc/mounts") as f:
         check(scratch not in f.read(), "a mount under %s is left" % scratch)
-    log("debian12 passed in %.1f s" % (time.monotonic() - started))
+    log("debian12 (%s) passed in %.1f s" % (arch, time.monotonic() - started))
     return 0
 
 
