@@ -17,6 +17,7 @@ carries the cluster's tag, so `destroy` removes it. Exit codes: 0 done, 1 a step
 import argparse
 import json
 import os
+import re
 import sys
 import urllib.request
 
@@ -144,12 +145,29 @@ def fetch_tarball(options, runner):
     return target
 
 
+# The machine name in a tarball's file name (packaging/) for each --arch.
+TARBALL_ARCH = {"x86_64": "x86_64", "arm64": "aarch64"}
+
+
+def check_tarball_arch(tarball, arch):
+    """A tarball built for the other architecture would install programs that cannot run:
+    refused before anything is created. A name without an architecture is trusted."""
+    match = re.search(r"-(x86_64|aarch64)\.tar\.gz$", os.path.basename(tarball))
+    if match and match.group(1) != TARBALL_ARCH[arch]:
+        raise StepError("--tarball %s is built for %s, but --arch is %s"
+                        % (os.path.basename(tarball), match.group(1), arch),
+                        "pass the ...-%s.tar.gz tarball, or --arch %s"
+                        % (TARBALL_ARCH[arch],
+                           {v: k for k, v in TARBALL_ARCH.items()}[match.group(1)]))
+
+
 def deploy(options, plan, provider, runner):
     if options.provider != "local" and not options.admin_cidr:
         raise StepError("--admin-cidr is required: SSH is opened to that range only",
                         "pass your address, e.g. --admin-cidr $(curl -s ifconfig.me)/32")
     if not options.tarball:
         raise StepError("--tarball is required for deploy", "give a path or URL")
+    check_tarball_arch(options.tarball, options.arch)
     if options.provider != "local" and not runner.dry_run and \
             not os.path.exists(options.ssh_key + ".pub"):
         raise StepError("no public key %s.pub" % options.ssh_key,

@@ -58,9 +58,12 @@ class FakeCloud:
             f.write("private\n")
         with open(self.key + ".pub", "w") as f:
             f.write("ssh-ed25519 AAAATESTKEY test@duodb\n")
-        self.tarball = os.path.join(self.dir, "duodb-0.1.0-linux-glibc2.36-x86_64.tar.gz")
-        with open(self.tarball, "wb") as f:
-            f.write(b"a fixed stand-in: the fake ssh never unpacks it\n")
+        self.tarballs = {}
+        for arch, machine in (("x86_64", "x86_64"), ("arm64", "aarch64")):
+            self.tarballs[arch] = os.path.join(
+                self.dir, "duodb-0.1.0-linux-glibc2.36-%s.tar.gz" % machine)
+            with open(self.tarballs[arch], "wb") as f:
+                f.write(b"a fixed stand-in: the fake ssh never unpacks it\n")
 
     def run(self, *args, fail_at=0):
         """Runs the installer in this process with the stubs first on PATH; returns
@@ -90,7 +93,7 @@ class FakeCloud:
         return args
 
     def deploy(self, provider, arch="x86_64", fail_at=0, extra=()):
-        return self.run("deploy", *self.common(provider, arch), "--tarball", self.tarball,
+        return self.run("deploy", *self.common(provider, arch), "--tarball", self.tarballs[arch],
                         *extra, fail_at=fail_at)
 
     def destroy(self, provider, arch="x86_64"):
@@ -262,6 +265,13 @@ class ProviderTests:
                                        "--tarball", "/nonexistent/duodb.tar.gz")
         self.assertEqual(code, 1)
         self.assertIn("no such file", err)
+        self.assertEqual(self.fake.calls(), [])
+
+    def test_tarball_of_the_other_architecture_is_refused(self):
+        code, out, err = self.fake.run("deploy", *self.fake.common(self.provider, "arm64"),
+                                       "--tarball", self.fake.tarballs["x86_64"])
+        self.assertEqual(code, 1)
+        self.assertIn("built for x86_64, but --arch is arm64", err)
         self.assertEqual(self.fake.calls(), [])
 
 
