@@ -35,6 +35,11 @@ def file_sha256(path):
     return digest.hexdigest()
 
 
+def role_dir(node):
+    """A role's directory under /var/lib/duodb, as the packaged units name it."""
+    return {"mgmd": "mgmd", "data": "datad", "sqld": "sqld-%d" % node.node_id}[node.role]
+
+
 def role_argv(role, node, host, mgm_address, address, foreground):
     """The command line of one role's process on its VM."""
     bin_dir = host.path(OPT + "/bin")
@@ -48,14 +53,14 @@ def role_argv(role, node, host, mgm_address, address, foreground):
         return [bin_dir + "/duo_datad", connect, "--ndb-nodeid=%d" % node.node_id] + fg
     return ([bin_dir + "/duo_sqld", connect, "--ndb-nodeid=%d" % node.node_id,
              "--port=%d" % plan_mod.SQL_PORT, "--bind-address=" + address,
-             "--datadir=" + host.path(VAR + "/sqld")] + fg)
+             "--datadir=" + host.path(VAR + "/" + role_dir(node))] + fg)
 
 
 def pid_file(role, node, host):
     """Where the self-daemonizing binaries write their pid (the local provider's)."""
     return {"mgmd": host.path(VAR + "/mgmd/ndb_%d.pid" % node.node_id),
             "data": host.path(VAR + "/datad/ndb_%d.pid" % node.node_id),
-            "sqld": host.path(VAR + "/sqld/duo_sqld.pid")}[role]
+            "sqld": host.path(VAR + "/%s/duo_sqld.pid" % role_dir(node))}[role]
 
 
 class Installer:
@@ -100,13 +105,14 @@ class Installer:
         description = {"mgmd": "DuoDB management server (node %d)",
                        "data": "DuoDB data node %d",
                        "sqld": "DuoDB SQL server (node %d)"}[node.role] % node.node_id
-        data_dir = shlex.quote(host.path(VAR + "/" + {"mgmd": "mgmd", "data": "datad",
-                                                        "sqld": "sqld"}[node.role]))
+        data_dir = shlex.quote(host.path(VAR + "/" + role_dir(node)))
         # On a cloud VM the daemons run as the duodb user, which must own their directory.
         host.run("sudo install -d -o duodb -g duodb %s" % data_dir if host.sudo
                  else "mkdir -p %s" % data_dir, "create the data directory")
         argv = role_argv(node.role, node, host, mgm_address, address, self.services.foreground)
-        self.services.start(host, node.role, node.node_id, argv, description,
+        env = {"DUODB_CONNECTSTRING": "%s:%d" % (mgm_address, plan_mod.MGM_PORT),
+               "DUODB_SQL_BIND": address, "DUODB_SQL_PORT": str(plan_mod.SQL_PORT)}
+        self.services.start(host, node.role, node.node_id, argv, env, description,
                             pid_file(node.role, node, host))
 
     def wait_data_nodes(self, mgm_host, mgm_address):

@@ -1,6 +1,7 @@
 """Starting a role's process on a VM so that it stays running. SystemdServices (cloud
-VMs) installs a unit per role — duodb-mgmd.service and the templates
-duodb-datad@.service and duodb-sqld@.service, instance = node id — enabled, so a reboot
+VMs) installs the tarball's unit per role — duodb-mgmd.service and the templates
+duodb-datad@.service and duodb-sqld@.service, instance = node id, settings in
+/etc/duodb/duodb.env — enabled, so a reboot
 starts it again, and restarted on failure (a data node that lost an arbitration exits;
 systemd starts it again and it rejoins by a node restart). LocalProcesses (the local
 provider, no systemd inside a namespace) starts the self-daemonizing binaries inside the
@@ -12,25 +13,10 @@ import shlex
 
 from .runner import quote
 
-UNIT_TEMPLATE = """[Unit]
-Description={description}
-Documentation=file:///opt/duodb/docs
-After=network-online.target
-Wants=network-online.target
-
-[Service]
-Type=simple
-User=duodb
-ExecStart={exec_start}
-Restart=on-failure
-RestartSec=5
-TimeoutStopSec=60
-LimitNOFILE=65536
-LimitMEMLOCK=infinity
-
-[Install]
-WantedBy=multi-user.target
-"""
+# The unit files and their environment file ship in the tarball (packaging/share/systemd/):
+# one definition of how a role runs under systemd, for the installer and for people.
+PACKAGED_UNITS = "/opt/duodb/share/duodb/systemd"
+ENV_FILE = "/etc/duodb/duodb.env"
 
 
 def unit_names(role, node_id):
@@ -44,16 +30,14 @@ def unit_names(role, node_id):
 class SystemdServices:
     foreground = True  # systemd supervises the process itself
 
-    def start(self, host, role, node_id, argv, description, pid_file):
-        del pid_file  # systemd tracks the process
+    def start(self, host, role, node_id, argv, env, description, pid_file):
+        del argv, description, pid_file  # the packaged unit has the command; systemd tracks it
         unit_file, instance = unit_names(role, node_id)
-        # One template per role; the instance name is the node id.
-        exec_argv = [("--ndb-nodeid=%i" if role != "mgmd" and a == "--ndb-nodeid=%d" % node_id
-                      else a) for a in argv]
-        host.put_text("/etc/systemd/system/" + unit_file,
-                      UNIT_TEMPLATE.format(description=description,
-                                           exec_start=quote(exec_argv)),
-                      "install %s" % unit_file)
+        # One VM per role: its settings go into the environment file every unit reads.
+        host.put_text(ENV_FILE, "".join("%s=%s\n" % kv for kv in sorted(env.items())),
+                      "write %s" % ENV_FILE)
+        host.run("sudo install -m 644 %s/%s /etc/systemd/system/%s"
+                 % (PACKAGED_UNITS, unit_file, unit_file), "install %s" % unit_file)
         host.run("sudo systemctl daemon-reload && sudo systemctl enable --now %s" % instance,
                  "start %s" % instance,
                  "read `journalctl -u %s` on %s" % (instance, host.name))
@@ -65,8 +49,8 @@ class SystemdServices:
 class LocalProcesses:
     foreground = False  # the binaries daemonize and write their pid files
 
-    def start(self, host, role, node_id, argv, description, pid_file):
-        del role, node_id
+    def start(self, host, role, node_id, argv, env, description, pid_file):
+        del role, node_id, env  # the command line carries the settings
         # Started unless the pid file names a live process (a re-run, or a killed data
         # node that this run starts again: it rejoins by a node restart).
         # A killed daemon stays a zombie until its reaper collects it: not running.

@@ -17,6 +17,7 @@ Plus option validation and the config.ini of a 4-data-node plan.
 
 import contextlib
 import functools
+import glob
 import hashlib
 import http.server
 import io
@@ -121,6 +122,7 @@ class FakeCloud:
             path = os.path.join(self.dir, name)
             if os.path.exists(path):
                 os.remove(path)
+        shutil.rmtree(os.path.join(self.dir, "written"), ignore_errors=True)
 
     def normalized(self, calls):
         """Calls with this run's temp directory replaced, for the golden files."""
@@ -198,6 +200,30 @@ class ProviderTests:
                 self.assertEqual(vm["type"], plan_mod.VM_TYPES[(self.provider, arch)][role])
                 self.assertEqual(bool(vm["public"]), role != "data", name)
             self.destroy_ok(arch)
+
+    def test_units_are_the_packaged_ones_with_one_environment_file_per_vm(self):
+        self.deploy_ok()
+        written = os.path.join(self.fake.dir, "written")
+        envs = sorted(glob.glob(os.path.join(written, "*", "etc/duodb/duodb.env")))
+        self.assertEqual(len(envs), 4, envs)  # mgmd, two data nodes, sqld
+        configs = glob.glob(os.path.join(written, "*", "etc/duodb/config.ini"))
+        self.assertEqual(len(configs), 1)
+        with open(configs[0]) as f:
+            mgm_host = re.search(r"\[ndb_mgmd\][^\[]*?HostName=(\S+)", f.read()).group(1)
+        binds = set()
+        for path in envs:
+            with open(path) as f:
+                env = dict(line.split("=", 1) for line in f.read().splitlines())
+            self.assertEqual(env["DUODB_CONNECTSTRING"], "%s:1186" % mgm_host, path)
+            self.assertEqual(env["DUODB_SQL_PORT"], "3306")
+            binds.add(env["DUODB_SQL_BIND"])
+        self.assertEqual(len(binds), 4, "each VM binds its own private address")
+        installs = [c for c in self.fake.calls() if c[0] == "ssh" and "systemctl" not in c[-1]
+                    and "/etc/systemd/system/" in c[-1]]
+        self.assertEqual(len(installs), 4)
+        for call in installs:
+            self.assertRegex(call[-1], r"^sudo install -m 644 /opt/duodb/share/duodb/systemd/"
+                                       r"duodb-(mgmd|datad@|sqld@)\.service /etc/systemd/system/")
 
     def test_destroy_forgets_the_host_keys(self):
         self.deploy_ok()

@@ -16,6 +16,7 @@ Usage (from a wrapper): fake_cloud.py TOOL ARG...
 import fcntl
 import json
 import os
+import re
 import sys
 
 CLI_TOOLS = ("aws", "az", "gcloud")
@@ -383,8 +384,14 @@ def gcp_instance(r):
 # --- ssh / scp ----------------------------------------------------------------------
 def ssh(tokens):
     command = tokens[-1]
-    if not sys.stdin.isatty():
-        sys.stdin.read()
+    text = sys.stdin.read() if not sys.stdin.isatty() else ""
+    tee = re.search(r"sudo tee (\S+) >/dev/null$", command)
+    if tee:  # kept per host so tests can read what the installer wrote
+        written = os.path.join(os.environ["FAKE_CLOUD_DIR"], "written", tokens[-2],
+                               tee.group(1).lstrip("/"))
+        os.makedirs(os.path.dirname(written), exist_ok=True)
+        with open(written, "w") as f:
+            f.write(text)
     if "duo_mgm" in command and "all status" in command:
         print("\n".join("Node %d: started (DuoDB-0.1.0)" % i for i in range(1, 49)))
     elif "duo_smoke_client.py" in command:
