@@ -77,7 +77,8 @@ class Runner:
         self.log_dir = os.path.join(work_dir, "mysqltest")
         os.makedirs(self.log_dir, exist_ok=True)
         self.record = record
-        self.env = dict(os.environ, MASTER_MYPORT=str(port))
+        # MYSQLTEST_VARDIR: where tests write their scratch files (--write_file, LOAD DATA).
+        self.env = dict(os.environ, MASTER_MYPORT=str(port), MYSQLTEST_VARDIR=self.log_dir)
 
     def base_args(self):
         # --logdir and --tmpdir keep mysqltest's logs and temporary files out of the tree.

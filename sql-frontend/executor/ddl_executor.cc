@@ -80,24 +80,7 @@ void add_default(const catalog::SqlColumn& column, uint16_t id, storage::AttrVal
     row->add_null(id);
     return;
   }
-  using storage::ColumnType;
-  switch (column.storage.type) {
-    case ColumnType::kDate:
-      row->add(id, to_storage(column, SqlValue::of_string("0000-00-00"), 0));
-      return;
-    case ColumnType::kTime:
-      row->add(id, to_storage(column, SqlValue::of_string("00:00:00"), 0));
-      return;
-    case ColumnType::kDatetime:
-    case ColumnType::kTimestamp:
-      row->add(id, to_storage(column, SqlValue::of_string("0000-00-00 00:00:00"), 0));
-      return;
-    default:
-      break;
-  }
-  row->add(id, storage::is_string(column.storage.type)
-                   ? to_storage(column, SqlValue::of_string(""), 0)
-                   : to_storage(column, SqlValue::of_int(0), 0));
+  row->add(id, to_storage(column, implicit_default(column), 0));
 }
 
 // Copies every row of `from` into `to` (origin: catalog::TableChange::origin). Returns

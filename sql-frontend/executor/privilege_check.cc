@@ -212,6 +212,13 @@ void check_privileges_of(StatementContext& context, const Statement& statement,
     case StatementKind::kSelect:
       collect.query(statement.as<SelectStatement>().query.get(), catalog::kSelectPrivilege);
       break;
+    case StatementKind::kLoadData: {
+      const auto& load = statement.as<LoadDataStatement>();
+      collect.table(load.table, load.replace
+                                    ? catalog::kInsertPrivilege | catalog::kDeletePrivilege
+                                    : catalog::kInsertPrivilege);
+      break;
+    }
     case StatementKind::kInsert: {
       const auto& insert = statement.as<InsertStatement>();
       collect.table(insert.table, insert.replace

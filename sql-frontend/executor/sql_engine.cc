@@ -27,7 +27,8 @@ server::SqlError parse_error(const ParsedStatement& parsed) {
 // Statements that read or write table data run in the connection's transaction.
 bool is_data_statement(StatementKind kind) {
   return kind == StatementKind::kSelect || kind == StatementKind::kInsert ||
-         kind == StatementKind::kUpdate || kind == StatementKind::kDelete;
+         kind == StatementKind::kUpdate || kind == StatementKind::kDelete ||
+         kind == StatementKind::kLoadData;
 }
 
 // DDL commits the open transaction first, as in MySQL.
@@ -82,6 +83,16 @@ std::vector<server::StatementResult> SqlEngine::query(server::SessionState& sess
     ParsedStatement parsed = script.next();
     if (!parsed.ok()) {
       results.push_back(parse_error(parsed));
+      break;
+    }
+    if (!results.empty() && parsed.statement->kind == StatementKind::kLoadData &&
+        parsed.statement->as<LoadDataStatement>().local) {
+      // The file request would reach the client before the earlier statements' results
+      // (the session sends them when the whole text has run).
+      results.push_back(to_error(SqlException(
+          1235, "42000",
+          "This version of DuoDB doesn't yet support 'LOAD DATA LOCAL INFILE after another "
+          "statement of a multi-statement query'")));
       break;
     }
     results.push_back(run_statement(session, *parsed.statement, sql, {}));
@@ -232,6 +243,9 @@ server::StatementResult SqlEngine::dispatch(
       break;
     case StatementKind::kDiskObject:
       result = execute_disk_object(context, statement.as<DiskObjectStatement>());
+      break;
+    case StatementKind::kLoadData:
+      result = execute_load_data(context, statement.as<LoadDataStatement>());
       break;
     default:
       throw_not_supported("this statement");

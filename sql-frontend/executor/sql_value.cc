@@ -344,6 +344,22 @@ std::string bit_bytes(uint64_t bits, uint32_t width) {
   return out;
 }
 
+SqlValue implicit_default(const catalog::SqlColumn& column) {
+  using storage::ColumnType;
+  switch (column.storage.type) {
+    case ColumnType::kDate:
+      return SqlValue::of_string("0000-00-00");
+    case ColumnType::kTime:
+      return SqlValue::of_string("00:00:00");
+    case ColumnType::kDatetime:
+    case ColumnType::kTimestamp:
+      return SqlValue::of_string("0000-00-00 00:00:00");
+    default:
+      return storage::is_string(column.storage.type) ? SqlValue::of_string("")
+                                                     : SqlValue::of_int(0);
+  }
+}
+
 std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row) {
   if (!column.enum_values.empty()) return enum_to_storage(column, value, row);
   if (column.is_year) return year_to_storage(column, value, row);

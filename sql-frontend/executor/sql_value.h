@@ -97,6 +97,10 @@ uint64_t enum_number(const catalog::SqlColumn& column, std::string_view label);
 // The storage encoding of `value` for `column`; the caller handles NULL. `row` (1-based)
 // is for MySQL's "at row N" messages.
 std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row);
+// MySQL's implicit default of a NOT NULL `column` that has no DEFAULT: 0, '', the zero
+// date/time (what ALTER TABLE ADD COLUMN gives existing rows, LOAD DATA a missing or NULL
+// field).
+SqlValue implicit_default(const catalog::SqlColumn& column);
 // A stored value (non-NULL) of `column`; an ENUM/SET's carries its enum_number.
 SqlValue from_storage(const catalog::SqlColumn& column, std::string_view value);
 

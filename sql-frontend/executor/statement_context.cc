@@ -77,6 +77,13 @@ void StatementContext::execute(bool last) {
   committed_ = true;
 }
 
+void StatementContext::start_next_part() {
+  own_.reset();
+  committed_ = false;
+  own_reads_only_ = false;
+  own_committed_by_reads_ = false;
+}
+
 void StatementContext::finish() {
   if (own_ && !committed_) {
     commit_checked(*own_);

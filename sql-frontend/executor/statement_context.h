@@ -126,6 +126,9 @@ struct StatementContext {
   }
   // Runs the operations defined so far; `last` in an autocommit statement also commits.
   void execute(bool last);
+  // An autocommit statement that commits in parts (LOAD DATA): after a part committed
+  // (finish()), the next operations begin a new transaction.
+  void start_next_part();
   // The transaction to define one batch of key reads with `lock` in, to be run by
   // execute_reads() (see the top of this file). Results must be taken before the next
   // batch starts: a committed batch's transaction is then replaced.
@@ -195,6 +198,9 @@ server::StatementResult execute_ddl(StatementContext& context, const Statement& 
 // CREATE/ALTER/DROP LOGFILE GROUP and TABLESPACE (disk_object_executor.cc).
 server::StatementResult execute_disk_object(StatementContext& context,
                                             const DiskObjectStatement& statement);
+// LOAD DATA [LOCAL] INFILE (load_data_executor.cc).
+server::StatementResult execute_load_data(StatementContext& context,
+                                          const LoadDataStatement& statement);
 // SHOW CREATE TABLE (ddl_executor.cc).
 server::StatementResult show_create_table(StatementContext& context, const ShowStatement& show);
 

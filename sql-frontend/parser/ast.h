@@ -558,6 +558,7 @@ enum class StatementKind : uint8_t {
   kExecute,            // EXECUTE name [USING @a, ...]
   kDeallocatePrepare,  // {DEALLOCATE | DROP} PREPARE name
   kDiskObject,         // CREATE/ALTER/DROP LOGFILE GROUP and TABLESPACE (NDB disk data)
+  kLoadData,           // LOAD DATA [LOCAL] INFILE
 };
 
 struct Statement {
@@ -1009,6 +1010,31 @@ struct GrantStatement : Statement {
   std::string table = "*";  // "*" for all; ON t alone means the current db (db empty)
   std::vector<UserName> users;
   bool with_grant_option = false;
+};
+
+// LOAD DATA [LOW_PRIORITY | CONCURRENT] [LOCAL] INFILE 'file' [REPLACE | IGNORE] INTO
+// TABLE t [CHARACTER SET cs] [{FIELDS | COLUMNS} [TERMINATED BY 's'] [[OPTIONALLY]
+// ENCLOSED BY 'c'] [ESCAPED BY 'c']] [LINES [STARTING BY 's'] [TERMINATED BY 's']]
+// [IGNORE n {LINES | ROWS}] [(col_or_@var, ...)] [SET col = expr, ...].
+struct LoadDataStatement : Statement {
+  static constexpr StatementKind kKind = StatementKind::kLoadData;
+  explicit LoadDataStatement(SourcePos p) : Statement(kKind, p) {}
+  bool local = false;
+  std::string file;
+  bool replace = false;
+  bool ignore = false;
+  ObjectName table;
+  std::optional<std::string> charset;
+  std::string fields_terminated = "\t";
+  std::string fields_enclosed;  // empty or one byte
+  bool optionally_enclosed = false;
+  std::string fields_escaped = "\\";  // empty or one byte
+  std::string lines_starting;
+  std::string lines_terminated = "\n";
+  uint64_t ignore_lines = 0;
+  // The targets of the fields, in order: a column name, or "@name" for a user variable.
+  std::vector<std::string> targets;
+  std::vector<Assignment> set;
 };
 
 struct FlushStatement : Statement {

@@ -1459,6 +1459,47 @@ void Printer::statement(const Statement& s) {
       }
       return;
     }
+    case StatementKind::kLoadData: {
+      const auto& l = s.as<LoadDataStatement>();
+      out += l.local ? "LOAD DATA LOCAL INFILE " : "LOAD DATA INFILE ";
+      string(l.file);
+      if (l.replace) out += " REPLACE";
+      if (l.ignore) out += " IGNORE";
+      out += " INTO TABLE ";
+      object(l.table);
+      if (l.charset) {
+        out += " CHARACTER SET ";
+        out += *l.charset;
+      }
+      out += " FIELDS TERMINATED BY ";
+      string(l.fields_terminated);
+      out += l.optionally_enclosed ? " OPTIONALLY ENCLOSED BY " : " ENCLOSED BY ";
+      string(l.fields_enclosed);
+      out += " ESCAPED BY ";
+      string(l.fields_escaped);
+      out += " LINES STARTING BY ";
+      string(l.lines_starting);
+      out += " TERMINATED BY ";
+      string(l.lines_terminated);
+      if (l.ignore_lines > 0) out += " IGNORE " + std::to_string(l.ignore_lines) + " LINES";
+      if (!l.targets.empty()) {
+        out += " (";
+        for (size_t k = 0; k < l.targets.size(); ++k) {
+          if (k) out += ", ";
+          if (l.targets[k].starts_with("@")) {
+            out += l.targets[k];
+          } else {
+            ident(l.targets[k]);
+          }
+        }
+        out += ")";
+      }
+      if (!l.set.empty()) {
+        out += " SET ";
+        assignments(l.set);
+      }
+      return;
+    }
   }
 }
 

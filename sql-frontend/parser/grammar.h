@@ -172,6 +172,7 @@ class Parser {
   StatementPtr parse_user_statement(StatementKind kind, SourcePos pos);
   StatementPtr parse_grant(bool revoke);
   StatementPtr parse_flush();
+  StatementPtr parse_load_data();  // grammar_load.cc
   StatementPtr parse_prepare();
   StatementPtr parse_execute();
   StatementPtr parse_deallocate_prepare();  // after DEALLOCATE or DROP

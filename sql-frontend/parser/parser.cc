@@ -228,6 +228,9 @@ StatementPtr Parser::parse_statement() {
       case Keyword::kFlush:
         stmt = parse_flush();
         break;
+      case Keyword::kLoad:
+        stmt = parse_load_data();
+        break;
       default:
         // Not keywords of the lexer (MySQL does not reserve them).
         if (peek_word("PREPARE")) {

@@ -528,3 +528,34 @@ TEST(ParserScriptTest, EmptyQuery) {
 
 }  // namespace
 }  // namespace duo::sql
+
+namespace duo::sql::testing {
+namespace {
+
+TEST(ParserLoadDataTest, EveryClauseAndItsDefaults) {
+  // The printer writes the separators as escaped string literals (a tab as itself).
+  EXPECT_EQ(canon("load data local infile 'a.txt' into table t"),
+            "LOAD DATA LOCAL INFILE 'a.txt' INTO TABLE t FIELDS TERMINATED BY '\t' ENCLOSED BY "
+            "'' ESCAPED BY '\\\\' LINES STARTING BY '' TERMINATED BY '\\n'");
+  EXPECT_EQ(canon("LOAD DATA LOW_PRIORITY LOCAL INFILE '/x.csv' REPLACE INTO TABLE d.t "
+                  "CHARACTER SET utf8mb4 COLUMNS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' "
+                  "ESCAPED BY '' LINES STARTING BY '>' TERMINATED BY '\\r\\n' IGNORE 2 ROWS "
+                  "(a, @v, `b c`) SET a = @v + 1, d = NOW()"),
+            "LOAD DATA LOCAL INFILE '/x.csv' REPLACE INTO TABLE d.t CHARACTER SET utf8mb4 FIELDS "
+            "TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' ESCAPED BY '' LINES STARTING BY '>' "
+            "TERMINATED BY '\\r\\n' IGNORE 2 LINES (a, @v, `b c`) SET a = (@v + 1), d = NOW()");
+  EXPECT_EQ(canon("LOAD DATA INFILE 'f' IGNORE INTO TABLE t"),
+            "LOAD DATA INFILE 'f' IGNORE INTO TABLE t FIELDS TERMINATED BY '\t' ENCLOSED BY '' "
+            "ESCAPED BY '\\\\' LINES STARTING BY '' TERMINATED BY '\\n'");
+}
+
+TEST(ParserLoadDataTest, MalformedFormsAreSyntaxErrors) {
+  EXPECT_NE(error_of("LOAD DATA LOCAL INFILE 'a' INTO t"), "OK");                    // TABLE
+  EXPECT_NE(error_of("LOAD DATA LOCAL INFILE 'a' INTO TABLE t FIELDS"), "OK");        // empty
+  EXPECT_NE(error_of("LOAD DATA INFILE 'a' INTO TABLE t FIELDS ENCLOSED BY 'ab'"), "OK");
+  EXPECT_NE(error_of("LOAD DATA INFILE 'a' INTO TABLE t IGNORE x LINES"), "OK");
+  EXPECT_NE(error_of("LOAD XML INFILE 'a' INTO TABLE t"), "OK");
+}
+
+}  // namespace
+}  // namespace duo::sql::testing

@@ -41,11 +41,11 @@ inline constexpr uint32_t kClientCanHandleExpiredPasswords = 1u << 22;
 inline constexpr uint32_t kClientSessionTrack = 1u << 23;
 inline constexpr uint32_t kClientDeprecateEof = 1u << 24;
 
-// What duo_sqld offers. Not offered: compression (not implemented), local files
-// (LOAD DATA LOCAL is a data-exfiltration hazard and not needed), session tracking,
-// query attributes. kClientSsl is added only when a TLS context is configured.
+// What duo_sqld offers. Local files: LOAD DATA LOCAL INFILE, refused unless the
+// server's local_infile is ON (MySQL 8.0's default is OFF) and the client enabled it.
+// Not offered: compression (not implemented), session tracking, query attributes. kClientSsl is added only when a TLS context is configured.
 inline constexpr uint32_t kServerCapabilities =
-    kClientLongPassword | kClientFoundRows | kClientLongFlag | kClientConnectWithDb |
+    kClientLongPassword | kClientFoundRows | kClientLongFlag | kClientConnectWithDb | kClientLocalFiles |
     kClientNoSchema | kClientOdbc | kClientIgnoreSpace | kClientProtocol41 | kClientInteractive |
     kClientIgnoreSigpipe | kClientTransactions | kClientReserved | kClientSecureConnection |
     kClientMultiStatements | kClientMultiResults | kClientPsMultiResults | kClientPluginAuth |

@@ -109,6 +109,23 @@ class ServerControl {
   virtual bool kill_query(uint32_t connection_id) = 0;
 };
 
+// The client's side of LOAD DATA LOCAL INFILE (the session implements it): the server
+// asks for a file by name, the client sends its bytes in packets and an empty packet at
+// the end. Once requested, the file must be read to its end (next_chunk() false) before
+// the statement answers, whatever it decides.
+class LocalFileSource {
+ public:
+  virtual ~LocalFileSource() = default;
+  // Whether the client announced CLIENT_LOCAL_FILES (it can answer a request).
+  virtual bool client_can_send_files() const = 0;
+  // Sends the request for `file_name`.
+  virtual void request(const std::string& file_name) = 0;
+  // The next piece of the file; false at its end, or when the connection broke (then
+  // broken() is true).
+  virtual bool next_chunk(std::string* chunk) = 0;
+  virtual bool broken() const = 0;
+};
+
 // Per-connection state. The session owns it; the handler may change database,
 // autocommit and in_transaction (USE, SET autocommit, BEGIN/COMMIT).
 struct SessionState {
@@ -139,6 +156,7 @@ struct SessionState {
   // Set by KILL QUERY until the next command starts; long-running handlers poll it too.
   const std::atomic<bool>* query_killed = nullptr;
   ServerControl* server = nullptr;
+  LocalFileSource* local_files = nullptr;  // LOAD DATA LOCAL; null: not available
 
   // The connection, or the statement it runs, was killed: long work stops (1317).
   bool interrupted() const {

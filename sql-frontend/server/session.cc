@@ -41,12 +41,14 @@ Session::Session(uint32_t connection_id, std::unique_ptr<SocketTransport> socket
       tls_context_(tls_context),
       socket_(std::move(socket)),
       unix_socket_(unix_socket),
-      endpoint_(socket_.get()) {
+      endpoint_(socket_.get()),
+      local_files_(&endpoint_, &state_.client_capabilities, options.max_allowed_packet) {
   state_.connection_id = connection_id;
   state_.host = std::move(peer_host);
   state_.killed = &killed_;
   state_.query_killed = &query_killed_;
   state_.server = server;
+  state_.local_files = &local_files_;
   server_capabilities_ = protocol::kServerCapabilities | (tls_context_ ? protocol::kClientSsl : 0);
 }
 

@@ -41,6 +41,7 @@
 #include "sql-frontend/protocol/packet_endpoint.h"
 #include "sql-frontend/protocol/packets.h"
 #include "sql-frontend/server/authenticator.h"
+#include "sql-frontend/server/local_file_exchange.h"
 #include "sql-frontend/server/query_handler.h"
 #include "sql-frontend/server/socket_transport.h"
 #include "sql-frontend/server/tls_transport.h"
@@ -167,6 +168,7 @@ class Session {
   bool io_failed_ = false;
   uint32_t next_statement_id_ = 1;
   std::map<uint32_t, PreparedStatement> statements_;
+  LocalFileExchange local_files_;
 
   std::atomic<bool> killed_{false};
   std::atomic<bool> query_killed_{false};
