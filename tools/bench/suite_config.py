@@ -18,6 +18,7 @@ NATIVE_WORKLOADS = ("insert", "read", "update")
 SETTINGS = {
     "TARGETS": ("targets", "duo,mariadb,galera,redis"),
     "DATA_MEMORY_MB": ("int", 1024),  # DataMemory per DuoDB data node
+    "SQLD_COUNT": ("int", 1),  # duo_sqld of DuoDB (1 or 2); clients spread over them
     "SYSBENCH_WORKLOADS": ("sysbench", ",".join(SYSBENCH_WORKLOADS)),
     "SYSBENCH_THREADS": ("ints", "4,16"),
     "SYSBENCH_TABLES": ("int", 2),
@@ -83,6 +84,9 @@ def parse_config(text, source="config"):
     config = {}
     for name, (kind, default) in SETTINGS.items():
         config[name] = _value(name, kind, given.get(name, default))
+    if config["SQLD_COUNT"] > 2:
+        raise ConfigError("SQLD_COUNT: 1 or 2 (the launcher's config.ini has API slots for "
+                          "the others)")
     return config
 
 

@@ -38,13 +38,14 @@ def write_csv(path, rows, fields):
 
 
 def read_results(path):
-    """The rows of a results.csv, numbers as numbers (empty cells None)."""
+    """The rows of a results.csv or processes.csv, numbers as numbers (empty cells None)."""
     rows = []
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             parsed = {}
             for k, v in row.items():
-                if v == "" or k in ("target", "kind", "workload", "unit", "raw_output"):
+                if v == "" or k in ("target", "kind", "workload", "unit", "raw_output",
+                                    "process"):
                     parsed[k] = v if v != "" else None
                 elif k == "threads":
                     parsed[k] = int(v)
@@ -110,7 +111,9 @@ def markdown(rows, processes, meta, image_prefix):
                             fmt(r["client_cpu_us_per_tx"]),
                             fmt(r["round_trips_per_statement"], 2), fmt(r["other_load_cores"], 2)))
         lines.append("")
-        kind_ratios = sorted((k, v) for k, v in ratios.items() if k[0] == kind)
+        order = {_key(r): i for i, r in reversed(list(enumerate(kind_rows)))}
+        kind_ratios = sorted(((k, v) for k, v in ratios.items() if k[0] == kind),
+                             key=lambda kv: (order[kv[0][:3]], kv[0][3]))
         if kind_ratios:
             lines += ["DuoDB / peer (throughput > 1: DuoDB faster; p95 and server CPU/tx < 1: "
                       "DuoDB lower):", "",

@@ -289,11 +289,15 @@ def loadavg():
 # ---- sysbench ----
 
 def sysbench_cmd(args, port, workload, threads, seconds, command):
-    """`workload` is a built-in oltp_* name or the path of a Lua script (the suite's
+    """`port`: one port, or a list (sysbench spreads its connections over the servers).
+    `workload` is a built-in oltp_* name or the path of a Lua script (the suite's
     batched key lookup). With args.histogram, sysbench prints its latency histogram (the
     suite's p50 and p99); with args.report_interval, a progress line every that many s."""
-    return ["sysbench", workload, "--db-driver=mysql", "--mysql-host=127.0.0.1",
-            "--mysql-port=%d" % port, "--mysql-user=root", "--mysql-db=sbtest",
+    ports = list(port) if isinstance(port, (list, tuple)) else [port]
+    return ["sysbench", workload, "--db-driver=mysql",
+            "--mysql-host=" + ",".join(["127.0.0.1"] * len(ports)),
+            "--mysql-port=" + ",".join(str(p) for p in ports), "--mysql-user=root",
+            "--mysql-db=sbtest",
             "--tables=%d" % args.tables, "--table-size=%d" % args.table_size,
             "--threads=%d" % threads, "--time=%d" % seconds,
             "--report-interval=%d" % getattr(args, "report_interval", 0),
@@ -442,7 +446,7 @@ class Bench:
         return out, rusage
 
     def sysbench_run(self, port, workload, threads, seconds, on_poll=None, on_progress=None):
-        """Runs `sysbench run`; (output, rusage)."""
+        """Runs `sysbench run` against `port` (or a list of ports); (output, rusage)."""
         cmd = sysbench_cmd(self.args, port, workload, threads, seconds, "run")
         self.commands.append(" ".join(cmd))
         return self.run_client(cmd, os.path.join(self.work_dir, "sysbench.out"), seconds + 120,
@@ -492,16 +496,20 @@ class Bench:
                                           "voluntary": voluntary, "involuntary": involuntary}
         return figures
 
-    def measure(self, server, workload, threads, label, on_progress=None):
-        """A warm-up, then the measured run of `workload` against `server`."""
+    def measure(self, server, workload, threads, label, on_progress=None, name=None):
+        """A warm-up, then the measured run of `workload` (named `name` in progress lines:
+        a Lua script's path is long) against `server`."""
         args = self.args
+        name = name or workload
+        # A server with several SQL front-ends (DuoDB with two duo_sqld) names them all.
+        ports = getattr(server, "client_ports", None) or server.port
         if args.warmup > 0:
-            progress("%s: %s, %d threads: warm-up %d s" % (label, workload, threads, args.warmup))
-            self.sysbench_run(server.port, workload, threads, args.warmup)
+            progress("%s: %s, %d threads: warm-up %d s" % (label, name, threads, args.warmup))
+            self.sysbench_run(ports, workload, threads, args.warmup)
         server.check(label)
-        progress("%s: %s, %d threads: measuring %d s" % (label, workload, threads, args.seconds))
+        progress("%s: %s, %d threads: measuring %d s" % (label, name, threads, args.seconds))
         figures = self.sample(server, label, lambda poll: self.sysbench_run(
-            server.port, workload, threads, args.seconds, poll, on_progress))
+            ports, workload, threads, args.seconds, poll, on_progress))
         server.check(label)
         out = figures.pop("output")
         bench = parse_sysbench(out)
@@ -509,7 +517,7 @@ class Bench:
                         "sysbench": bench, "sysbench_output": out})
         derive(figures)
         progress("%s: %s, %d threads: %.0f %s, p95 %.2f ms, server %.0f us CPU/tx%s"
-                 % (label, workload, threads, figures["throughput"],
+                 % (label, name, threads, figures["throughput"],
                     throughput_unit(workload), bench["p95_ms"],
                     figures["per_tx"]["server_cpu_us"],
                     "" if figures["round_trips_per_statement"] is None else

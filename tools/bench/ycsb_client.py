@@ -57,13 +57,18 @@ def create_table_sql():
 
 
 def jdbc_url(port):
+    """The URL of one server, or of several (a list of ports) separated by ';': the
+    binding gives each YCSB thread the next one in turn."""
+    if isinstance(port, (list, tuple)):
+        return ";".join(jdbc_url(p) for p in port)
     # Client-side prepared statements (the default): text queries, as sysbench sends them.
     return ("jdbc:mysql://127.0.0.1:%d/ycsb?sslMode=DISABLED&allowPublicKeyRetrieval=true"
             "&useServerPrepStmts=false&cachePrepStmts=true" % port)
 
 
 def ycsb_cmd(classpath, port, workload, threads, records, seconds=None):
-    """`load` (seconds None: insert `records` rows) or a run of `seconds`."""
+    """`load` (seconds None: insert `records` rows) or a run of `seconds`, against `port`
+    (or a list of ports)."""
     cmd = ["java", "-cp", classpath, "site.ycsb.Client", "-db", BINDING_CLASS,
            "-P", os.path.join(WORKLOAD_DIR, "workload" + workload),
            "-threads", str(threads), "-s",

@@ -5,7 +5,9 @@
 //
 // Table (created by duo-bench-suite before the load):
 //   usertable (YCSB_KEY VARCHAR(64) PRIMARY KEY, FIELD0 .. FIELD9 VARCHAR(100))
-// Properties: db.url, db.user, db.passwd (the names of YCSB's own jdbc-binding).
+// Properties: db.url, db.user, db.passwd (the names of YCSB's own jdbc-binding). db.url may
+// name several servers separated by ';' (DuoDB with two duo_sqld): instance n connects to
+// the n-th modulo their number, so the threads spread evenly.
 package org.duodb.ycsb;
 
 import java.sql.Connection;
@@ -23,6 +25,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.Vector;
+import java.util.concurrent.atomic.AtomicInteger;
 import site.ycsb.ByteIterator;
 import site.ycsb.DB;
 import site.ycsb.DBException;
@@ -31,6 +34,8 @@ import site.ycsb.StringByteIterator;
 
 public class JdbcDb extends DB {
   private static final String KEY_COLUMN = "YCSB_KEY";
+  // Instances created so far in this JVM: which of several servers the next one uses.
+  private static final AtomicInteger INSTANCES = new AtomicInteger();
 
   private Connection connection;
   // Statements by SQL text: an operation's SQL depends on which fields it names, and YCSB
@@ -40,10 +45,12 @@ public class JdbcDb extends DB {
   @Override
   public void init() throws DBException {
     Properties props = getProperties();
-    String url = props.getProperty("db.url");
-    if (url == null) {
+    String urls = props.getProperty("db.url");
+    if (urls == null) {
       throw new DBException("db.url is not set");
     }
+    String[] choices = urls.split(";");
+    String url = choices[Math.floorMod(INSTANCES.getAndIncrement(), choices.length)];
     try {
       connection = DriverManager.getConnection(url, props.getProperty("db.user", "root"),
           props.getProperty("db.passwd", ""));
