@@ -17,7 +17,7 @@ FIELD_LENGTH = 100
 # YCSB's operation types whose counts are statements sent (READ-MODIFY-WRITE is a READ
 # and an UPDATE, each counted under its own name as well).
 STATEMENT_OPERATIONS = ("READ", "UPDATE", "INSERT", "SCAN", "DELETE")
-STATUS_INTERVAL_S = 10
+STATUS_INTERVAL_S = 5  # twice per progress line of the suite (every 10 s)
 
 
 class YcsbError(Exception):
