@@ -34,49 +34,77 @@ def run(cmd, timeout=600):
     return proc.stdout
 
 
+def duo_bench_cmd(bindir, connect_port, rows, batch, parallelism, threads, op, seconds=None):
+    """duo_bench (flexAsynch-style, over the client library) against the mgmd on
+    127.0.0.1:connect_port; `op` insert loads the rows, read/update repeat for `seconds`."""
+    return [os.path.join(bindir, "duo_bench"), "--connect=127.0.0.1:%d" % connect_port,
+            "--rows=%d" % rows, "--batch=%d" % batch, "--parallelism=%d" % parallelism,
+            "--threads=%d" % threads, "--op=%s" % op] + (
+                ["--duration=%d" % seconds] if seconds else [])
+
+
 def duo_figures(args, bindir, data_dir):
-    base = ["--connect=127.0.0.1:%d" % args.port, "--rows=%d" % args.rows,
-            "--batch=%d" % args.batch, "--parallelism=%d" % args.parallelism,
-            "--threads=%d" % args.threads]
-    out = run([os.path.join(bindir, "duo_bench")] + base + ["--op=insert"])
-    figures = {"insert": parse_duo(out, "insert")}
-    out = run([os.path.join(bindir, "duo_bench")] + base +
-              ["--op=read", "--duration=%d" % args.seconds])
-    figures["read"] = parse_duo(out, "read")
-    out = run([os.path.join(bindir, "duo_bench")] + base +
-              ["--op=update", "--duration=%d" % args.seconds])
-    figures["update"] = parse_duo(out, "update")
+    def bench(op, seconds=None):
+        cmd = duo_bench_cmd(bindir, args.port, args.rows, args.batch, args.parallelism,
+                            args.threads, op, seconds)
+        return parse_duo(run(cmd), op)
+    figures = {"insert": bench("insert")}
+    figures["read"] = bench("read", args.seconds)
+    figures["update"] = bench("update", args.seconds)
     return figures
 
 
 def parse_duo(out, phase):
-    match = re.search(r"^%s\s+loop \d+: \d+ ops in [\d.]+ s = (\d+) ops/s; latency us p50 (\d+) "
-                      r"p95 (\d+) p99 (\d+)" % phase, out, re.M)
+    """ops/s and latency percentiles (µs per batch) of one phase of duo_bench's report."""
+    match = re.search(r"^%s\s+loop \d+: (\d+) ops in ([\d.]+) s = (\d+) ops/s; latency us "
+                      r"p50 (\d+) p95 (\d+) p99 (\d+)" % phase, out, re.M)
     if not match:
         raise RuntimeError("no %s figures in duo_bench output:\n%s" % (phase, out))
-    return {"ops": int(match.group(1)), "p50": int(match.group(2)), "p99": int(match.group(4))}
+    return {"operations": int(match.group(1)), "seconds": float(match.group(2)),
+            "ops": int(match.group(3)), "p50": int(match.group(4)), "p95": int(match.group(5)),
+            "p99": int(match.group(6))}
+
+
+def redis_server_cmd(port, directory):
+    """A private redis-server without persistence, in the foreground (its starter owns it)."""
+    return ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", directory]
+
+
+def redis_benchmark_cmd(port, rows, requests, tests="set,get"):
+    """Pipelined (-P 32) redis-benchmark of 100-byte values over `rows` keys, CSV output."""
+    return ["redis-benchmark", "-p", str(port), "-t", tests, "-P", "32", "-n", str(requests),
+            "-r", str(rows), "-d", "100", "--csv"]
+
+
+def parse_redis(out):
+    """{"SET": {"ops", "p50", "p95", "p99"}, "GET": ...} of redis-benchmark --csv (ms)."""
+    figures = {}
+    for line in out.splitlines():
+        fields = [f.strip('"') for f in line.strip().split(",")]
+        if len(fields) == 8 and fields[0] != "test":
+            try:
+                values = [float(v) for v in fields[1:]]
+            except ValueError:
+                continue
+            figures[fields[0]] = {"ops": values[0], "p50": values[3], "p95": values[4],
+                                  "p99": values[5]}
+    if not figures:
+        raise RuntimeError("no figures in redis-benchmark output:\n%s" % out)
+    return figures
 
 
 def redis_figures(args):
     redis_dir = tempfile.mkdtemp(prefix="duo_redis.")
+    server = subprocess.Popen(redis_server_cmd(REDIS_PORT, redis_dir), stdout=subprocess.DEVNULL,
+                              start_new_session=True)
     try:
-        subprocess.run(["redis-server", "--port", str(REDIS_PORT), "--save", "", "--appendonly",
-                        "no", "--daemonize", "yes", "--dir", redis_dir,
-                        "--pidfile", os.path.join(redis_dir, "redis.pid")], check=True,
-                       stdout=subprocess.DEVNULL)
         time.sleep(0.5)
-        out = run(["redis-benchmark", "-p", str(REDIS_PORT), "-t", "set,get", "-P", "32",
-                   "-n", "2000000", "-q", "-r", str(args.rows), "-d", "100"])
-        figures = {}
-        for name in ("SET", "GET"):
-            match = re.search(r"^%s: ([\d.]+) requests per second" % name, out, re.M)
-            if not match:
-                raise RuntimeError("no %s figure in redis-benchmark output:\n%s" % (name, out))
-            figures[name] = float(match.group(1))
-        return figures
+        out = run(redis_benchmark_cmd(REDIS_PORT, args.rows, 2000000))
+        return {name: f["ops"] for name, f in parse_redis(out).items()}
     finally:
-        subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "shutdown", "nosave"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server.terminate()
+        server.wait(30)
         shutil.rmtree(redis_dir, ignore_errors=True)
 
 

@@ -83,6 +83,7 @@ CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 # two polls loses at most one interval of its counts; every poll costs this script about
 # a millisecond of CPU (counted as the machine's other load, not as a server's).
 SWITCH_POLL_INTERVAL_S = 0.5
+PROGRESS_INTERVAL_S = 10  # how often a long client run reports its current throughput
 SQL_TIMEOUT_S = 60
 DUO_UP_TIMEOUT_S = 400  # the launcher waits up to 120 s for the data nodes, then sqld
 DUO_UP_ATTEMPTS = 3
@@ -288,11 +289,49 @@ def loadavg():
 # ---- sysbench ----
 
 def sysbench_cmd(args, port, workload, threads, seconds, command):
-    return ["sysbench", workload, "--db-driver=mysql", "--mysql-host=127.0.0.1",
-            "--mysql-port=%d" % port, "--mysql-user=root", "--mysql-db=sbtest",
+    """`port`: one port, or a list (sysbench spreads its connections over the servers).
+    `workload` is a built-in oltp_* name or the path of a Lua script (the suite's
+    batched key lookup). With args.histogram, sysbench prints its latency histogram (the
+    suite's p50 and p99); with args.report_interval, a progress line every that many s."""
+    ports = list(port) if isinstance(port, (list, tuple)) else [port]
+    return ["sysbench", workload, "--db-driver=mysql",
+            "--mysql-host=" + ",".join(["127.0.0.1"] * len(ports)),
+            "--mysql-port=" + ",".join(str(p) for p in ports), "--mysql-user=root",
+            "--mysql-db=sbtest",
             "--tables=%d" % args.tables, "--table-size=%d" % args.table_size,
-            "--threads=%d" % threads, "--time=%d" % seconds, "--report-interval=0",
-            "--rand-seed=1", "--percentile=95", command]
+            "--threads=%d" % threads, "--time=%d" % seconds,
+            "--report-interval=%d" % getattr(args, "report_interval", 0),
+            "--rand-seed=1", "--percentile=95"] + (
+                ["--histogram=on"] if getattr(args, "histogram", False) else []) + (
+                getattr(args, "workload_options", {}).get(workload, [])) + [command]
+
+
+def histogram_percentile(histogram, fraction):
+    """The smallest latency (ms) at or below which `fraction` of the events of sysbench's
+    histogram [(ms, count)] fall; None for an empty histogram."""
+    total = sum(count for _, count in histogram)
+    if total == 0:
+        return None
+    seen = 0
+    for value, count in sorted(histogram):
+        seen += count
+        if seen >= fraction * total:
+            return value
+    return histogram[-1][0]
+
+
+def parse_histogram(out):
+    """[(ms, count)] of the `--histogram=on` section of a sysbench report ([] if none)."""
+    start = out.find("Latency histogram")
+    if start < 0:
+        return []
+    rows = []
+    for line in out[start:].splitlines()[2:]:
+        match = re.match(r"^\s*([\d.]+)\s*\|[^|]*?\s(\d+)\s*$", line)
+        if not match:
+            break
+        rows.append((float(match.group(1)), int(match.group(2))))
+    return rows
 
 
 def parse_sysbench(out):
@@ -316,6 +355,8 @@ def parse_sysbench(out):
         "latency_avg_ms": number(r"^\s+avg:\s+([\d.]+)"),
         "latency_max_ms": number(r"^\s+max:\s+([\d.]+)"),
         "p95_ms": number(r"^\s+95th percentile:\s+([\d.]+)"),
+        "p50_ms": histogram_percentile(parse_histogram(out), 0.50),
+        "p99_ms": histogram_percentile(parse_histogram(out), 0.99),
     }
 
 
@@ -327,7 +368,8 @@ class Bench:
         self.work_dir = work_dir
         self.stoppers = []  # [(what, callable)], started order
         self.taken_ports = set()
-        self.sysbench = None  # the running sysbench Popen, if any
+        self.client = None  # the running benchmark client's Popen (sysbench, YCSB...)
+        self.commands = []  # every benchmark client command run, in order
         self.runs = []  # every measured run, as stored in --json
         self.loads = []  # every table load
 
@@ -351,8 +393,8 @@ class Bench:
             self.stop(self.stoppers[-1])
 
     def stop_all(self):
-        if self.sysbench is not None and self.sysbench.poll() is None:
-            kill_group(self.sysbench.pid)
+        if self.client is not None and self.client.poll() is None:
+            kill_group(self.client.pid)
         while self.stoppers:
             what, stop = self.stoppers.pop()
             progress("stopping %s" % what)
@@ -363,48 +405,58 @@ class Bench:
 
     # -- One measured run --
 
-    def sysbench_run(self, port, workload, threads, seconds, on_poll=None):
-        """Runs `sysbench run` in its own process group; (output, rusage)."""
-        cmd = sysbench_cmd(self.args, port, workload, threads, seconds, "run")
-        out_path = os.path.join(self.work_dir, "sysbench.out")
+    def run_client(self, cmd, out_path, timeout_s, what, on_poll=None, on_progress=None):
+        """Runs a benchmark client `cmd` in its own process group, output to `out_path`;
+        (output, rusage). Calls on_poll every SWITCH_POLL_INTERVAL_S and
+        on_progress(out_path) every PROGRESS_INTERVAL_S while it runs."""
         with open(out_path, "w") as out:
-            self.sysbench = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                             start_new_session=True)
-        proc = self.sysbench
-        deadline = time.monotonic() + seconds + 120
-        next_poll = time.monotonic() + SWITCH_POLL_INTERVAL_S
+            self.client = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                           start_new_session=True)
+        proc = self.client
+        started = time.monotonic()
+        deadline = started + timeout_s
+        next_poll = started + SWITCH_POLL_INTERVAL_S
+        next_progress = started + PROGRESS_INTERVAL_S
         while True:
-            # wait4, not Popen.wait: its rusage is sysbench's CPU and context switches.
+            # wait4, not Popen.wait: its rusage is the client's CPU and context switches.
             pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
             if pid == proc.pid:
                 proc.returncode = os.waitstatus_to_exitcode(status)
                 break
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 kill_group(proc.pid)
                 proc.wait()
-                self.sysbench = None
-                raise BenchError("sysbench %s did not end within %d s of its %d s run:\n%s"
-                                 % (workload, seconds + 120, seconds, log_tail(out_path, 40)))
-            if on_poll and time.monotonic() >= next_poll:
+                self.client = None
+                raise BenchError("%s did not end within %d s:\n%s"
+                                 % (what, timeout_s, log_tail(out_path, 40)))
+            if on_poll and now >= next_poll:
                 on_poll()
                 next_poll += SWITCH_POLL_INTERVAL_S
+            if on_progress and now >= next_progress:
+                on_progress(out_path)
+                next_progress += PROGRESS_INTERVAL_S
             time.sleep(0.05)
-        self.sysbench = None
+        self.client = None
         with open(out_path, errors="replace") as f:
             out = f.read()
         if proc.returncode != 0:
-            raise BenchError("sysbench %s, %d threads failed (exit %d): %s\n%s"
-                             % (workload, threads, proc.returncode, " ".join(cmd), out[-4000:]))
+            raise BenchError("%s failed (exit %d): %s\n%s"
+                             % (what, proc.returncode, " ".join(cmd), out[-4000:]))
         return out, rusage
 
-    def measure(self, server, workload, threads, label):
-        """A warm-up, then the measured run of `workload` against `server`."""
-        args = self.args
-        if args.warmup > 0:
-            progress("%s: %s, %d threads: warm-up %d s" % (label, workload, threads, args.warmup))
-            self.sysbench_run(server.port, workload, threads, args.warmup)
-        server.check(label)
-        progress("%s: %s, %d threads: measuring %d s" % (label, workload, threads, args.seconds))
+    def sysbench_run(self, port, workload, threads, seconds, on_poll=None, on_progress=None):
+        """Runs `sysbench run` against `port` (or a list of ports); (output, rusage)."""
+        cmd = sysbench_cmd(self.args, port, workload, threads, seconds, "run")
+        self.commands.append(" ".join(cmd))
+        return self.run_client(cmd, os.path.join(self.work_dir, "sysbench.out"), seconds + 120,
+                               "sysbench %s, %d threads" % (workload, threads), on_poll,
+                               on_progress)
+
+    def sample(self, server, label, run_client):
+        """The server's processes and the machine sampled around `run_client(on_poll)`,
+        which runs the measured client and returns (output, rusage): the figures of one
+        run, without the client's own (throughput, transactions), which the caller adds."""
         processes = server.processes()
         status_before = server.status()
         load_before = loadavg()
@@ -416,7 +468,7 @@ class Bench:
         def poll():
             for counter in switches.values():
                 counter.poll()
-        out, rusage = self.sysbench_run(server.port, workload, threads, args.seconds, poll)
+        out, rusage = run_client(poll)
         poll()
         ticks_after = {name: cpu_ticks(pid) for name, pid in processes.items()}
         wall_s = time.monotonic() - wall_started
@@ -426,12 +478,8 @@ class Bench:
         dead = [name for name, pid in processes.items() if not process_alive(pid)]
         if dead:
             raise BenchError("%s: %s died during the run" % (label, ", ".join(dead)))
-        server.check(label)
-
-        bench = parse_sysbench(out)
         figures = {
-            "workload": workload, "threads": threads, "seconds": args.seconds,
-            "wall_s": wall_s, "sysbench": bench, "sysbench_output": out, "processes": {},
+            "wall_s": wall_s, "output": out, "processes": {},
             "client": {"cpu_us": (rusage.ru_utime + rusage.ru_stime) * 1e6,
                        "voluntary": rusage.ru_nvcsw, "involuntary": rusage.ru_nivcsw},
             "status": {name: status_after[name] - status_before[name]
@@ -446,9 +494,30 @@ class Bench:
             figures["processes"][name] = {"pid": pid, "cpu_ticks": ticks,
                                           "cpu_us": ticks * 1e6 / CLOCK_TICKS_PER_S,
                                           "voluntary": voluntary, "involuntary": involuntary}
+        return figures
+
+    def measure(self, server, workload, threads, label, on_progress=None, name=None):
+        """A warm-up, then the measured run of `workload` (named `name` in progress lines:
+        a Lua script's path is long) against `server`."""
+        args = self.args
+        name = name or workload
+        # A server with several SQL front-ends (DuoDB with two duo_sqld) names them all.
+        ports = getattr(server, "client_ports", None) or server.port
+        if args.warmup > 0:
+            progress("%s: %s, %d threads: warm-up %d s" % (label, name, threads, args.warmup))
+            self.sysbench_run(ports, workload, threads, args.warmup)
+        server.check(label)
+        progress("%s: %s, %d threads: measuring %d s" % (label, name, threads, args.seconds))
+        figures = self.sample(server, label, lambda poll: self.sysbench_run(
+            ports, workload, threads, args.seconds, poll, on_progress))
+        server.check(label)
+        out = figures.pop("output")
+        bench = parse_sysbench(out)
+        figures.update({"workload": workload, "threads": threads, "seconds": args.seconds,
+                        "sysbench": bench, "sysbench_output": out})
         derive(figures)
         progress("%s: %s, %d threads: %.0f %s, p95 %.2f ms, server %.0f us CPU/tx%s"
-                 % (label, workload, threads, figures["throughput"],
+                 % (label, name, threads, figures["throughput"],
                     throughput_unit(workload), bench["p95_ms"],
                     figures["per_tx"]["server_cpu_us"],
                     "" if figures["round_trips_per_statement"] is None else
@@ -476,9 +545,13 @@ def throughput_unit(workload):
 
 
 def derive(figures):
-    """Adds the per-transaction figures of one run."""
-    bench = figures["sysbench"]
-    tx = max(bench["transactions"], 1)
+    """Adds the per-transaction figures of one run. A sysbench run counts its transactions
+    and statements itself; another client's run brings figures["counts"] ({"transactions",
+    "statements"}) and figures["throughput"]."""
+    bench = figures.get("sysbench")
+    counts = figures.get("counts") or {"transactions": bench["transactions"],
+                                       "statements": bench["queries"]}
+    tx = max(counts["transactions"], 1)
     per_tx = {"server_cpu_us": 0.0, "server_voluntary": 0.0, "server_involuntary": 0.0,
               "processes": {}}
     for name, p in figures["processes"].items():
@@ -494,7 +567,7 @@ def derive(figures):
     status = figures["status"]
     trips = [status[name] for name in ROUND_TRIP_COUNTERS if name in status]
     figures["round_trip_counters"] = [name for name in ROUND_TRIP_COUNTERS if name in status]
-    figures["round_trips_per_statement"] = (sum(trips) / max(bench["queries"], 1)
+    figures["round_trips_per_statement"] = (sum(trips) / max(counts["statements"], 1)
                                             if trips else None)
     per_tx["round_trips"] = sum(trips) / tx if trips else None
     for name in BYTE_COUNTERS:
@@ -505,8 +578,9 @@ def derive(figures):
     figures["other_load_cores"] = max(0.0, machine["busy_ticks"] - ours_ticks) / (
         CLOCK_TICKS_PER_S * figures["wall_s"])
     figures["per_tx"] = per_tx
-    figures["throughput"] = bench["qps"] if figures["workload"] == "oltp_point_select" else \
-        bench["tps"]
+    if bench is not None:
+        figures["throughput"] = bench["qps"] if figures["workload"] == "oltp_point_select" \
+            else bench["tps"]
 
 
 # ---- Servers ----
@@ -1099,6 +1173,17 @@ Latency (ms):
          sum:                                79990.12
 """
 
+SAMPLE_HISTOGRAM = """
+Latency histogram (values are in milliseconds)
+       value  ------------- distribution ------------- count
+       0.185 |******                                   41
+       0.189 |**************************************** 282
+       0.192 |*************************                173
+       0.196 |*****                                    33
+       0.203 |*                                        6
+
+"""
+
 
 def self_test():
     """Checks the parsing, the per-transaction arithmetic, the thread bookkeeping and the
@@ -1106,6 +1191,9 @@ def self_test():
     bench = parse_sysbench(SAMPLE_SYSBENCH_RUN)
     assert bench["transactions"] == 10000 and bench["queries"] == 200000, bench
     assert bench["tps"] == 499.90 and bench["p95_ms"] == 13.95 and bench["errors"] == 3, bench
+    assert bench["p50_ms"] is None and bench["p99_ms"] is None, bench  # no --histogram
+    with_histogram = parse_sysbench(SAMPLE_SYSBENCH_RUN + SAMPLE_HISTOGRAM)
+    assert with_histogram["p50_ms"] == 0.189 and with_histogram["p99_ms"] == 0.203, with_histogram
 
     # Thread 11 runs throughout, 12 ends after the first poll, 13 starts and then its tid
     # is reused by a new thread (fewer switches than seen before).
