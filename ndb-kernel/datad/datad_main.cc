@@ -36,11 +36,14 @@
 // signals"); the membership block installs it itself, nothing to wire here.
 // A node that must stop (declared dead by the others, arbitration lost, a node group
 // lost) raises shutdown_requested(); this loop then stops the node with exit code 1 and
-// the reason in its log.
+// the reason in its log. The watchdog (watchdog_thread.h, its own thread from the
+// runtime's start to the stop) logs a block thread stuck in one handler past
+// TimeBetweenWatchDogCheck and exits the process at once past three times that.
 //
 // Thread-safety: the main thread runs the control loop below; the runtime owns the block
-// threads, whose receive thread also runs the transporter's loop. The stop signals only
-// set a flag (install_stop_flag).
+// threads, whose receive thread also runs the transporter's loop; the watchdog thread
+// only reads the runtime's activity counters. The stop signals only set a flag
+// (install_stop_flag).
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
