@@ -8,8 +8,9 @@
 // real work proves itself alive by that work's signals even when its heartbeat waits
 // behind them); after missed_heartbeats_max missed intervals in a row (NDB: 4) it
 // suspects that neighbour. With the default HeartbeatIntervalDbDb of 400 ms (NDB: 5000)
-// a frozen node is suspected 1.6-2.0 s after it froze: its last signals count for the
-// interval they came in, then 4 intervals pass in silence (docs/reliability.md "Gray
+// a frozen node is suspected after at least 1.6 s of silence: its last signal counts for
+// the interval it came in, then 4 intervals pass without any; as its heartbeats go out
+// every interval, that is 1.2-2.0 s after it froze (docs/reliability.md "Gray
 // failures").
 // A member is watched from its admission, taken as a heartbeat heard: at cluster start
 // (every configured data node is a member) its first signal of any kind in this life,

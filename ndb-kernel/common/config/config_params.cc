@@ -161,7 +161,7 @@ constexpr ParamSpec kParams[] = {
 
     // --- Heartbeats, checkpoints and start timeouts -----------------------------------
     // 400 ms (NDB: 5000): a frozen data node is suspected after 4 silent intervals,
-    // 1.6-2.0 s after it froze (docs/reliability.md "Gray failures" gives the margin).
+    // 1.2-2.0 s after it froze (docs/reliability.md "Gray failures" gives the margin).
     integer("HeartbeatIntervalDbDb", kDb, 400, 10, kNdbUint32Max, "ms",
         "Heartbeat interval between data nodes"),
     integer("HeartbeatIntervalDbApi", kDb, 1500, 100, kNdbUint32Max, "ms",

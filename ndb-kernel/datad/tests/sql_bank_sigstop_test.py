@@ -77,6 +77,7 @@ class Workload:
         self.unknown = []       # transfer ids whose outcome is unknown
         self.retried = {}       # MySQL code -> count
         self.errors = []        # non-retryable errors (the test fails on any)
+        self.commit_refused = {}  # transfer id -> MySQL code its COMMIT answered
         self.stopping = threading.Event()
         self.threads = [threading.Thread(target=self.run, args=(i,), daemon=True)
                         for i in range(threads)]
@@ -132,6 +133,8 @@ class Workload:
                     conn = self.connect()
                     continue
                 with self.lock:
+                    if committing:
+                        self.commit_refused[next_id] = code
                     if code in RETRYABLE:
                         self.retried[code] = self.retried.get(code, 0) + 1
                     else:
@@ -208,6 +211,16 @@ def verify(port, accounts, workload):
     for _, src, dst, amount in transfers:
         expected[int(src)] -= int(amount)
         expected[int(dst)] += int(amount)
+    # Present without an acknowledgment: its COMMIT answered an error (or the connection
+    # broke). An error that says "aborted" (1297 is NDB's temporary "transaction aborted,
+    # retry") for a transaction that committed would make a retrying client apply it
+    # twice: printed for the record, not asserted (the SQL layer's mapping, issue 23's
+    # report).
+    unacked = sorted(present - acked)
+    refused = {i: workload.commit_refused.get(i) for i in unacked}
+    if unacked:
+        print("committed although COMMIT did not acknowledge it: %d, COMMIT answers %s" %
+              (len(unacked), sorted(set(refused.values()), key=str)), flush=True)
     wrong = [i for i in balances if balances[i] != expected[i]]
     check(not wrong, "%d balances differ from their transfers, first account %s" %
           (len(wrong), wrong[:5]))
