@@ -997,10 +997,11 @@ void DataNode::shut_down(const std::string& why) {
   send_report();
   wait_for_final_gcp();
   announce_stop();
-  if (watchdog_) watchdog_->stop();
   // The receive thread polls the transporter: it stops first, then the links close (their
-  // last link events land in queues nobody drains any more).
+  // last link events land in queues nobody drains any more). The watchdog keeps watching
+  // until the block threads are joined: a stuck one would hang the stop forever.
   if (runtime_) runtime_->stop();
+  if (watchdog_) watchdog_->stop();
   if (transporter_) transporter_->stop();
   if (connection_->connected()) {
     mgm::Message bye;
