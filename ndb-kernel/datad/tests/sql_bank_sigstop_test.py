@@ -10,7 +10,9 @@ Each transfer is one transaction of --threads client threads, each on its own
 connection: BEGIN; two balance UPDATEs by primary key; an INSERT of a transfers row
 naming it; COMMIT. A transfer is acknowledged when COMMIT returns OK; a temporary error
 (1297 and the other NDB temporary codes, 1205 lock wait) is rolled back and the thread
-goes on; a broken connection makes the outcome unknown (not acknowledged).
+goes on; a broken connection, or a COMMIT error saying the outcome is unknown (its
+coordinator, the frozen node, died during the commit: the survivors committed it
+everywhere or nowhere — still MySQL 1297), makes the outcome unknown (not acknowledged).
 
 Checked: while frozen for 5 s or more, `duo_mgm -e show` no longer calls it started
 (mgmd marks a data node whose reports stopped as not responding); after each pause the
@@ -18,7 +20,8 @@ node exited by itself (if it was declared dead) or is still
 running (if it was not) — never rejoined as if nothing happened; the cluster commits
 again within 10 s of the SIGSTOP (a generous bound; the target is 2 s); at the end the
 total balance is unchanged, every acknowledged transfer's row is present, and every
-balance equals what the present transfers rows make it. Recorded, not asserted (the
+balance equals what the present transfers rows make it; no transfer whose COMMIT was
+refused (an error not saying "outcome unknown") is present. Recorded, not asserted (the
 machine is shared and noisy): per pause, the longest acknowledged transaction and the
 longest gap between two commits, printed as one `pause N s:` line each.
 
