@@ -250,11 +250,11 @@ void MgmService::tick(uint64_t now_ms) {
       continue;
     }
     report.silent = true;
-    cluster_log_->event(Severity::kAlert,
-                        "Node " + std::to_string(node_id) + ": data node not responding: no report for " +
-                            std::to_string(now_ms_ - report.last_report_ms) +
-                            " ms (was " + std::string(data_node_state_name(report.state)) +
-                            "; frozen, cut off or overloaded)");
+    cluster_log_->event(
+        Severity::kAlert,
+        "Node " + std::to_string(node_id) + ": data node not responding: no report for " +
+            std::to_string(now_ms_ - report.last_report_ms) + " ms (was " +
+            std::string(data_node_state_name(report.state)) + "; frozen, cut off or overloaded)");
   }
   for (size_t i = 0; i < pending_stops_.size();) {
     if (now_ms_ >= pending_stops_[i].deadline_ms) {

@@ -374,7 +374,7 @@ class DataNode {
   std::unique_ptr<NodeReports> node_reports_;  // outlives transporter_, whose loop uses it
   std::unique_ptr<transport::Transporter> transporter_;
   std::unique_ptr<transport::TransporterPoller> transporter_poller_;
-  std::unique_ptr<WatchdogThread> watchdog_;  // samples runtime_'s threads; stopped first
+  std::unique_ptr<WatchdogThread> watchdog_;  // samples runtime_'s threads until they are joined
   uint16_t port_ = 0;
   std::string state_ = "STARTING";
   uint32_t phase_ = 0;
@@ -645,9 +645,10 @@ Status DataNode::start_transporter() {
   limits.stop_after_while_starting_ms = std::max<uint64_t>(3 * check_ms, kWatchdogStartingStopMs);
   limits.stall_after_ms = std::max<uint64_t>(check_ms, 10 * limits.check_interval_ms);
   const distribution::DistributionBlock* distribution = distribution_;
-  watchdog_ = std::make_unique<WatchdogThread>(runtime_.get(), limits, config_.node_id, [distribution] {
-    return distribution->start_state() != distribution::NodeStartState::kStarted;
-  });
+  watchdog_ =
+      std::make_unique<WatchdogThread>(runtime_.get(), limits, config_.node_id, [distribution] {
+        return distribution->start_state() != distribution::NodeStartState::kStarted;
+      });
   watchdog_->start();
   return Status::OK();
 }

@@ -18,9 +18,13 @@ WatchdogThread::WatchdogThread(const kernel::ThreadRuntime* runtime, kernel::Wat
                                uint16_t node_id, std::function<bool()> starting)
     : runtime_(runtime), node_id_(node_id), starting_(std::move(starting)), watchdog_(limits) {}
 
-WatchdogThread::~WatchdogThread() { stop(); }
+WatchdogThread::~WatchdogThread() {
+  stop();
+}
 
-void WatchdogThread::start() { thread_ = std::thread([this] { run(); }); }
+void WatchdogThread::start() {
+  thread_ = std::thread([this] { run(); });
+}
 
 void WatchdogThread::stop() {
   {

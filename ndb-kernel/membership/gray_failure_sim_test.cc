@@ -193,8 +193,7 @@ TEST_P(GrayFailureTest, ShortPausesSlowLinksAndALongFreeze) {
   bank_.drain();
   if (HasFatalFailure()) return;
   bank_.check_contents(bank_.contents());
-  std::cout << "seed " << seed_ << ": " << bank_.committed().size()
-            << " transfers acknowledged\n";
+  std::cout << "seed " << seed_ << ": " << bank_.committed().size() << " transfers acknowledged\n";
 }
 
 std::vector<uint64_t> seeds() {

@@ -12,8 +12,8 @@ std::string WatchdogFinding::describe() const {
         << " ms (frozen or starved of CPU)";
     return out.str();
   }
-  out << "watchdog: thread " << thread_index << " (" << thread_name << ") stuck for "
-      << duration_ms << " ms in " << signal_name(signal) << " of block " << block;
+  out << "watchdog: thread " << thread_index << " (" << thread_name << ") stuck for " << duration_ms
+      << " ms in " << signal_name(signal) << " of block " << block;
   if (stop) out << ": stopping the node";
   return out.str();
 }
