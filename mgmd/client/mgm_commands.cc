@@ -161,6 +161,8 @@ Result<std::vector<NodeStatus>> parse_status_reply(const Message& reply) {
       node.start_info = value;
     else if (field == "port")
       node.port = static_cast<uint16_t>(parse_uint_arg(value, 65535).value_or(0));
+    else if (field == "silent_ms")
+      node.silent_ms = parse_uint_arg(value, UINT64_MAX).value_or(0);
     else if (const size_t sub = field.rfind('.'); sub != std::string::npos && sub > 0) {
       // <area>.used / <area>.total
       const std::string part = field.substr(sub + 1);
@@ -226,6 +228,11 @@ std::string format_show(const std::vector<NodeStatus>& nodes) {
         if (node->status != "STARTED") out += ", " + state_words(node->status);
         if (node->nodegroup) out += ", Nodegroup: " + std::to_string(*node->nodegroup);
         out += ")\n";
+      } else if (node->status == "NOT_RESPONDING") {
+        out += "\t@" + node->address + "  (" + format_version(node->version) +
+               ", not responding for " + std::to_string(node->silent_ms / 1000) + " s";
+        if (node->nodegroup) out += ", Nodegroup: " + std::to_string(*node->nodegroup);
+        out += ")\n";
       } else if (node->status == "CONNECTED") {
         out += "\t@" + node->address + "  (" + format_version(node->version) + ")\n";
       } else if (node->status == "ALLOCATED") {
@@ -248,6 +255,10 @@ std::string format_node_status(const NodeStatus& node) {
   }
   if (is_running_data_node(node)) {
     return head + state_words(node.status) + " (" + format_version(node.version) + ")";
+  }
+  if (node.status == "NOT_RESPONDING") {
+    return head + "not responding: no report for " + std::to_string(node.silent_ms / 1000) +
+           " s (frozen, cut off or overloaded) (" + format_version(node.version) + ")";
   }
   if (node.status == "ALLOCATED") {
     return head + "not connected (node id allocated to " + node.address + ")";

@@ -50,7 +50,8 @@ struct NodeStatus {
   uint32_t node_id = 0;
   std::string type;  // "NDB", "MGM", "API"
   // "CONNECTED", "NO_CONTACT", "ALLOCATED"; data nodes also "NOT_STARTED",
-  // "STARTING", "STARTED", "STOPPING" (what they report).
+  // "STARTING", "STARTED", "STOPPING" (what they report), and "NOT_RESPONDING" (its
+  // session is open but its reports stopped: frozen, cut off or overloaded).
   std::string status;
   std::string host;     // configured HostName, empty = any host
   std::string address;  // peer address when the id is held
@@ -59,6 +60,7 @@ struct NodeStatus {
   uint32_t start_phase = 0;  // data nodes: last completed start phase
   std::string start_info;    // data nodes starting: what they are doing (may be empty)
   uint16_t port = 0;         // data nodes: transporter port, 0 = not reported
+  uint64_t silent_ms = 0;    // NOT_RESPONDING: time since its last report
   struct MemoryPages {
     uint64_t used = 0;   // 32 KiB pages in use
     uint64_t total = 0;  // pages the area may use

@@ -142,6 +142,34 @@ TEST(FormatShow, RunningDataNodes) {
   EXPECT_EQ(format_node_status((*nodes)[3]), "Node 4: not started (DuoDB-0.1.0)");
 }
 
+// A data node whose session is open but whose reports stopped (frozen, cut off):
+// mgmd reports NOT_RESPONDING with the time since its last report.
+TEST(FormatShow, NotRespondingDataNode) {
+  Message reply;
+  reply.head = "get status reply";
+  reply.add("result", "Ok");
+  reply.add("node.2.type", "NDB").add("node.2.status", "NOT_RESPONDING");
+  reply.add("node.2.host", "127.0.0.1").add("node.2.address", "127.0.0.1");
+  reply.add("node.2.version", "256").add("node.2.nodegroup", "0").add("node.2.silent_ms", "4200");
+  Result<std::vector<NodeStatus>> nodes = parse_status_reply(reply);
+  ASSERT_TRUE(nodes.ok());
+  ASSERT_EQ(nodes->size(), 1u);
+  EXPECT_EQ((*nodes)[0].silent_ms, 4200u);
+  EXPECT_FALSE(is_running_data_node((*nodes)[0]));
+  EXPECT_EQ(format_show(*nodes),
+            "Cluster Configuration\n"
+            "---------------------\n"
+            "[ndbd(NDB)]\t1 node(s)\n"
+            "id=2\t@127.0.0.1  (DuoDB-0.1.0, not responding for 4 s, Nodegroup: 0)\n"
+            "\n"
+            "[ndb_mgmd(MGM)]\t0 node(s)\n"
+            "\n"
+            "[mysqld(API)]\t0 node(s)\n");
+  EXPECT_EQ(format_node_status((*nodes)[0]),
+            "Node 2: not responding: no report for 4 s (frozen, cut off or overloaded) "
+            "(DuoDB-0.1.0)");
+}
+
 TEST(FormatShow, MalformedStatusLinesAreErrors) {
   Message reply;
   reply.add("node.x.type", "NDB");

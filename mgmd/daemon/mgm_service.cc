@@ -244,6 +244,18 @@ void MgmService::on_session_closed(uint64_t session_id, std::string_view reason)
 
 void MgmService::tick(uint64_t now_ms) {
   now_ms_ = now_ms;
+  for (auto& [node_id, report] : data_nodes_) {
+    if (report.silent || report.stop_ordered || now_ms_ < report.last_report_ms ||
+        now_ms_ - report.last_report_ms < kDataNodeSilenceMs) {
+      continue;
+    }
+    report.silent = true;
+    cluster_log_->event(
+        Severity::kAlert,
+        "Node " + std::to_string(node_id) + ": data node not responding: no report for " +
+            std::to_string(now_ms_ - report.last_report_ms) + " ms (was " +
+            std::string(data_node_state_name(report.state)) + "; frozen, cut off or overloaded)");
+  }
   for (size_t i = 0; i < pending_stops_.size();) {
     if (now_ms_ >= pending_stops_[i].deadline_ms) {
       complete(pending_stops_[i], true);
@@ -426,6 +438,7 @@ Message MgmService::handle_get_status(const Message& /*request*/) {
     const DataNodeReport* report = holder != nullptr ? data_node(slot.node_id) : nullptr;
     if (report != nullptr) {
       status = report->stop_ordered ? "STOPPING" : std::string(data_node_state_name(report->state));
+      if (report->silent && !report->stop_ordered) status = "NOT_RESPONDING";
     }
     reply.add(prefix + "type", std::string(status_type_name(slot.type)));
     reply.add(prefix + "status", status);
@@ -441,6 +454,7 @@ Message MgmService::handle_get_status(const Message& /*request*/) {
         reply.add(prefix + "startinfo", report->start_info);
       }
       if (report->port != 0) reply.add(prefix + "port", report->port);
+      if (report->silent) reply.add(prefix + "silent_ms", now_ms_ - report->last_report_ms);
       for (std::string_view key : kMemoryAreaKeys) {
         auto pages = report->memory.find(key);
         if (pages == report->memory.end()) continue;
@@ -637,6 +651,13 @@ Message MgmService::handle_report_status(uint64_t session_id, const Message& req
                             (*state == DataNodeState::kStarted ? " (" + duo_version_string() + ")"
                                                                : std::string()));
   }
+  if (report.silent) {
+    cluster_log_->event(Severity::kInfo, who + "data node responding again after " +
+                                             std::to_string(now_ms_ - report.last_report_ms) +
+                                             " ms without a report");
+    report.silent = false;
+  }
+  report.last_report_ms = now_ms_;
   report.state = *state;
   report.start_phase = phase;
   if (const std::string* info = request.find("startinfo")) {

@@ -89,6 +89,12 @@ class MgmService {
     std::string start_info;     // what the starting node is doing (e.g. its node restart)
     uint16_t port = 0;          // transporter port; 0 = not reported
     bool stop_ordered = false;  // `node stop` sent: shown as STOPPING
+    // When its last report came (the service's steady ms), and whether it has been silent
+    // for kDataNodeSilenceMs since: a frozen or silently cut-off node keeps its session
+    // open (nothing closes the socket), so without this it would show as started until
+    // the session's idle timeout, minutes later. Shown as NOT_RESPONDING meanwhile.
+    uint64_t last_report_ms = 0;
+    bool silent = false;
     struct MemoryPages {
       uint64_t used = 0;   // 32 KiB pages in use
       uint64_t total = 0;  // pages the area may use (its effective cap)
@@ -110,8 +116,14 @@ class MgmService {
   // Answers one request of an open session.
   Outcome handle(uint64_t session_id, const RequestParser::Parsed& parsed);
 
+  // A data node reports every second (duo_datad's kReportIntervalMs): this long without
+  // a report, it is shown NOT_RESPONDING (and the cluster log says so once) until it
+  // reports again or its session ends.
+  static constexpr uint64_t kDataNodeSilenceMs = 3000;
+
   // Advances the service's notion of time (steady ms); expires waits for stopping data
-  // nodes. The server calls it every loop turn, before handle().
+  // nodes and marks silent data nodes. The server calls it every loop turn, before
+  // handle().
   void tick(uint64_t now_ms);
   // Messages queued for sessions by handle(), on_session_closed() and tick().
   std::vector<Delivery> take_deliveries();

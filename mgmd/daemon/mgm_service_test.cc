@@ -287,6 +287,25 @@ TEST(DataNodeStateNames, RoundTrip) {
   EXPECT_EQ(parse_data_node_state("STARTED2"), std::nullopt);
 }
 
+// A frozen or silently cut-off data node keeps its session open: once its reports stop
+// for kDataNodeSilenceMs it shows NOT_RESPONDING (not "started" until the session's idle
+// timeout), and STARTED again when it reports again.
+TEST_F(MgmServiceTest, SilentDataNodeIsShownNotResponding) {
+  ASSERT_EQ(result(call(1, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "2"}})), "Ok");
+  service_->tick(1000);
+  ASSERT_EQ(result(call(1, "report status", {{"nodeid", "2"}, {"state", "started"}})), "Ok");
+  service_->tick(1000 + MgmService::kDataNodeSilenceMs - 1);
+  EXPECT_EQ(*call(3, "get status").find("node.2.status"), "STARTED");
+  EXPECT_EQ(call(3, "get status").find("node.2.silent_ms"), nullptr);
+  service_->tick(1000 + MgmService::kDataNodeSilenceMs + 500);
+  Message silent = call(3, "get status");
+  EXPECT_EQ(*silent.find("node.2.status"), "NOT_RESPONDING");
+  EXPECT_EQ(*silent.find("node.2.silent_ms"),
+            std::to_string(MgmService::kDataNodeSilenceMs + 500));
+  ASSERT_EQ(result(call(1, "report status", {{"nodeid", "2"}, {"state", "started"}})), "Ok");
+  EXPECT_EQ(*call(3, "get status").find("node.2.status"), "STARTED");
+}
+
 TEST_F(MgmServiceTest, StopIsForwardedAndAnsweredWhenTheNodeIsGone) {
   ASSERT_EQ(result(call(1, "get nodeid", {{"nodetype", "ndbd"}, {"nodeid", "2"}})), "Ok");
   ASSERT_EQ(result(call(1, "report status", {{"nodeid", "2"}, {"state", "started"}})), "Ok");

@@ -106,6 +106,7 @@ Result<DataNodeConfig> data_node_config(const config::ClusterConfig& config, uin
   }
   out.heartbeat_interval_ms = bytes("HeartbeatIntervalDbDb");
   out.arbitration_timeout_ms = bytes("ArbitrationTimeout");
+  out.watchdog_check_ms = bytes("TimeBetweenWatchDogCheck");
   for (const config::ConfigSection* mgm :
        config.sections_of(config::SectionType::kManagementNode)) {
     Result<uint64_t> rank = mgm->get_uint("ArbitrationRank");

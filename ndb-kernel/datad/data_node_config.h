@@ -76,6 +76,7 @@ struct DataNodeConfig {
   // Membership (the membership block, NDB's QMGR).
   uint64_t heartbeat_interval_ms = 0;   // HeartbeatIntervalDbDb
   uint64_t arbitration_timeout_ms = 0;  // ArbitrationTimeout
+  uint64_t watchdog_check_ms = 0;       // TimeBetweenWatchDogCheck
   // Whether some management node arbitrates (ArbitrationRank > 0 in an [ndb_mgmd]
   // section). The node asks the one it is connected to (see datad_main.cc).
   bool arbitrator_configured = false;

@@ -62,8 +62,9 @@ TEST(DataNodeConfig, MembershipParameters) {
   const config::ClusterConfig config = parse();
   Result<DataNodeConfig> one = data_node_config(config, 1);
   ASSERT_TRUE(one.ok());
-  EXPECT_EQ(one->heartbeat_interval_ms, 5000u);  // NDB's defaults
-  EXPECT_EQ(one->arbitration_timeout_ms, 7500u);
+  EXPECT_EQ(one->heartbeat_interval_ms, 400u);  // DuoDB's default (NDB: 5000)
+  EXPECT_EQ(one->arbitration_timeout_ms, 7500u);  // NDB's default
+  EXPECT_EQ(one->watchdog_check_ms, 1000u);       // DuoDB's default (NDB: 6000)
   EXPECT_TRUE(one->arbitrator_configured);  // [ndb_mgmd] ArbitrationRank defaults to 1
 
   Result<config::ClusterConfig> no_rank = config::parse_config_string(
@@ -74,6 +75,7 @@ TEST(DataNodeConfig, MembershipParameters) {
   ASSERT_TRUE(alone.ok());
   EXPECT_EQ(alone->heartbeat_interval_ms, 200u);
   EXPECT_EQ(alone->arbitration_timeout_ms, 900u);
+  EXPECT_EQ(alone->watchdog_check_ms, 1000u);
   EXPECT_FALSE(alone->arbitrator_configured);
 }
 

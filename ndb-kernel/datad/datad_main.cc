@@ -36,11 +36,14 @@
 // signals"); the membership block installs it itself, nothing to wire here.
 // A node that must stop (declared dead by the others, arbitration lost, a node group
 // lost) raises shutdown_requested(); this loop then stops the node with exit code 1 and
-// the reason in its log.
+// the reason in its log. The watchdog (watchdog_thread.h, its own thread from the
+// runtime's start to the stop) logs a block thread stuck in one handler past
+// TimeBetweenWatchDogCheck and exits the process at once past three times that.
 //
 // Thread-safety: the main thread runs the control loop below; the runtime owns the block
-// threads, whose receive thread also runs the transporter's loop. The stop signals only
-// set a flag (install_stop_flag).
+// threads, whose receive thread also runs the transporter's loop; the watchdog thread
+// only reads the runtime's activity counters. The stop signals only set a flag
+// (install_stop_flag).
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
@@ -72,6 +75,7 @@
 #include "ndb-kernel/datad/arbitrator_proxy.h"
 #include "ndb-kernel/datad/data_node_config.h"
 #include "ndb-kernel/datad/initial_disk_objects.h"
+#include "ndb-kernel/datad/watchdog_thread.h"
 #include "ndb-kernel/dictionary/dictionary_block.h"
 #include "ndb-kernel/distribution/distribution_block.h"
 #include "ndb-kernel/fs/file_system_block.h"
@@ -95,6 +99,9 @@ namespace duo::datad {
 namespace {
 
 constexpr int kExitError = 1;
+// A starting node's handlers may run long (restores, copies): the watchdog stops it only
+// after a minute of one handler (NDB's TimeBetweenWatchDogCheckInitial plays this part).
+constexpr uint64_t kWatchdogStartingStopMs = 60'000;
 constexpr int kExitUsage = 2;
 constexpr const char* kLog = "datad";
 
@@ -367,6 +374,7 @@ class DataNode {
   std::unique_ptr<NodeReports> node_reports_;  // outlives transporter_, whose loop uses it
   std::unique_ptr<transport::Transporter> transporter_;
   std::unique_ptr<transport::TransporterPoller> transporter_poller_;
+  std::unique_ptr<WatchdogThread> watchdog_;  // samples runtime_'s threads until they are joined
   uint16_t port_ = 0;
   std::string state_ = "STARTING";
   uint32_t phase_ = 0;
@@ -628,6 +636,20 @@ Status DataNode::start_transporter() {
       runtime_->set_thread_poller(runtime_->layout().recv_thread(0), transporter_poller_.get()));
   DUO_RETURN_IF_ERROR(transporter_->start());
   DUO_RETURN_IF_ERROR(runtime_->start());
+  // The watchdog samples the block threads from its own thread (watchdog_thread.h).
+  const uint64_t check_ms = std::max<uint64_t>(config_.watchdog_check_ms, 1);
+  kernel::WatchdogLimits limits;
+  limits.check_interval_ms = std::clamp<uint64_t>(check_ms / 10, 10, 100);
+  limits.report_after_ms = check_ms;
+  limits.stop_after_ms = 3 * check_ms;
+  limits.stop_after_while_starting_ms = std::max<uint64_t>(3 * check_ms, kWatchdogStartingStopMs);
+  limits.stall_after_ms = std::max<uint64_t>(check_ms, 10 * limits.check_interval_ms);
+  const distribution::DistributionBlock* distribution = distribution_;
+  watchdog_ =
+      std::make_unique<WatchdogThread>(runtime_.get(), limits, config_.node_id, [distribution] {
+        return distribution->start_state() != distribution::NodeStartState::kStarted;
+      });
+  watchdog_->start();
   return Status::OK();
 }
 
@@ -977,8 +999,10 @@ void DataNode::shut_down(const std::string& why) {
   wait_for_final_gcp();
   announce_stop();
   // The receive thread polls the transporter: it stops first, then the links close (their
-  // last link events land in queues nobody drains any more).
+  // last link events land in queues nobody drains any more). The watchdog keeps watching
+  // until the block threads are joined: a stuck one would hang the stop forever.
   if (runtime_) runtime_->stop();
+  if (watchdog_) watchdog_->stop();
   if (transporter_) transporter_->stop();
   if (connection_->connected()) {
     mgm::Message bye;

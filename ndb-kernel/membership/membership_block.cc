@@ -114,6 +114,7 @@ void MembershipBlock::reset_watch() {
   const uint16_t left = left_neighbour(ring, node_id());
   if (left == left_) return;
   left_ = left;
+  left_passed_ = left != 0 ? gate_->passed(left) : 0;
   missed_ = -static_cast<int64_t>(options_.missed_heartbeats_max);
   heard_since_tick_ = false;
   // Watching carries over to the new neighbour (after the grace above); before the
@@ -148,6 +149,12 @@ void MembershipBlock::on_tick(kernel::Signal& /*signal*/) {
     send(membership_of(right), kernel::Signal(protocol::kHeartbeat, {node_id()})).ignore_error();
   }
   if (left_ != 0 && watching_) {
+    // Any signal of the neighbour that passed the gate since the last tick proves it
+    // alive as well as a heartbeat does: under load its heartbeat may wait behind a
+    // batch of real work on its main thread, while that work's signals keep coming.
+    const uint64_t passed = gate_->passed(left_);
+    if (passed != left_passed_) heard_since_tick_ = true;
+    left_passed_ = passed;
     missed_ = heard_since_tick_ ? 0 : missed_ + 1;
     heard_since_tick_ = false;
     if (missed_ >= static_cast<int64_t>(options_.missed_heartbeats_max) &&

@@ -3,8 +3,15 @@
 //
 // Detection. The live data nodes form a ring sorted by id (membership_rules.h). Every
 // heartbeat_interval_ms each node sends HEARTBEAT to its right neighbour and counts an
-// interval in which nothing came from its left neighbour as missed; after
-// missed_heartbeats_max missed intervals in a row (NDB: 4) it suspects that neighbour.
+// interval in which nothing came from its left neighbour as missed — neither a heartbeat
+// nor any other signal (the SignalGate counts what passes it per node: a node busy with
+// real work proves itself alive by that work's signals even when its heartbeat waits
+// behind them); after missed_heartbeats_max missed intervals in a row (NDB: 4) it
+// suspects that neighbour. With the default HeartbeatIntervalDbDb of 400 ms (NDB: 5000)
+// a frozen node is suspected after at least 1.6 s of silence: its last signal counts for
+// the interval it came in, then 4 intervals pass without any; as its heartbeats go out
+// every interval, that is 1.2-2.0 s after it froze (docs/reliability.md "Gray
+// failures").
 // A member is watched from its admission, taken as a heartbeat heard: at cluster start
 // (every configured data node is a member) its first signal of any kind in this life,
 // as the SignalGate saw it arrive (its start protocol traffic, or its first heartbeat),
@@ -117,7 +124,7 @@
 namespace duo::membership {
 
 struct MembershipOptions {
-  uint64_t heartbeat_interval_ms = 5000;   // HeartbeatIntervalDbDb
+  uint64_t heartbeat_interval_ms = 400;    // HeartbeatIntervalDbDb (NDB's default: 5000)
   uint32_t missed_heartbeats_max = 4;      // NDB declares a node dead after missing 4
   uint64_t arbitration_timeout_ms = 7500;  // ArbitrationTimeout
   // How long the president waits for PREP_FAILCONF; 0: twice the heartbeat interval.
@@ -274,6 +281,8 @@ class MembershipBlock : public kernel::Block {
   uint16_t left_ = 0;
   bool watching_ = false;  // started after the first heartbeat heard
   bool heard_since_tick_ = false;
+  // gate_->passed(left_) at the last tick: a change is a sign of life (on_tick).
+  uint64_t left_passed_ = 0;
   // Intervals missed in a row; negative after the ring changed: a grace of as many
   // intervals, because the new neighbour may not yet know the ring changed (the
   // PREP_FAILREQ that changed it here may have died with its president).

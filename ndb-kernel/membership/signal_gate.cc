@@ -64,7 +64,10 @@ bool SignalGate::drops(const kernel::Signal& signal) {
     }
     return true;
   }
-  if (!test(closed_, node) || is_start_protocol(signal.id())) return false;
+  if (!test(closed_, node) || is_start_protocol(signal.id())) {
+    passed_[node].fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
   dropped_[node].fetch_add(1, std::memory_order_relaxed);
   dropped_total_.fetch_add(1, std::memory_order_relaxed);
   const uint64_t bit = uint64_t{1} << (node % 64);
@@ -83,6 +86,10 @@ bool SignalGate::closed_to(uint16_t node) const {
 
 bool SignalGate::held_back(uint16_t node) const {
   return node <= kNodeSetIdMax && test(held_back_, node);
+}
+
+uint64_t SignalGate::passed(uint16_t node) const {
+  return node <= kNodeSetIdMax ? passed_[node].load(std::memory_order_relaxed) : 0;
 }
 
 bool SignalGate::heard(uint16_t node) const {

@@ -26,7 +26,10 @@
 //
 // The gate also notes which nodes sent anything at all in this life of this node: the
 // membership block takes that first sign of life as the node's admission at cluster start
-// (it is then watched like any member; see membership_block.h "Detection").
+// (it is then watched like any member; see membership_block.h "Detection"); and it
+// counts the signals it let through per node: any of them proves its sender alive, so a
+// node whose heartbeat is late behind real work is not suspected while that work's
+// signals keep coming (membership_block.h "Detection").
 //
 // Thread-safety: close_to/admit/release_api are for the owner (the membership block's
 // thread); hold_back_api may also be called by the runtime's host on any thread
@@ -74,6 +77,9 @@ class SignalGate final : public kernel::RemoteSignalFilter {
   bool held_back(uint16_t node) const;
   // Anything arrived from `node` since this gate was built (dropped or not).
   bool heard(uint16_t node) const;
+  // Signals of `node` let through so far (a relaxed counter: read it on one thread and
+  // compare with its own earlier reading).
+  uint64_t passed(uint16_t node) const;
   // Signals of `node` dropped (over every closing or hold-back).
   uint64_t dropped(uint16_t node) const;
   uint64_t dropped_total() const { return dropped_total_.load(std::memory_order_relaxed); }
@@ -97,6 +103,7 @@ class SignalGate final : public kernel::RemoteSignalFilter {
   Bits held_back_{};
   Bits held_back_logged_{};
   std::array<std::atomic<uint64_t>, kNodeSetIdMax + 1> dropped_{};
+  std::array<std::atomic<uint64_t>, kNodeSetIdMax + 1> passed_{};
   std::atomic<uint64_t> dropped_total_{0};
 };
 

@@ -91,6 +91,12 @@ class ThreadRuntime::BlockThread {
   std::condition_variable wake_cv;
   bool wake_pending = false;  // GUARDED_BY(wake_mutex)
 
+  // What the watchdog samples (watchdog.h), relaxed: signals whose handler started, and
+  // the one running now (kNoSignal when none) with its receiving block.
+  std::atomic<uint64_t> handlers_started{0};
+  std::atomic<SignalId> running_signal{kNoSignal};
+  std::atomic<uint16_t> running_block{0};
+
   // Statistics, relaxed: only read for reporting.
   std::atomic<uint64_t> delivered{0};
   std::atomic<uint64_t> delayed_retried{0};
@@ -356,7 +362,13 @@ void ThreadRuntime::run_thread(BlockThread& thread) {
     while (delivered < options_.signals_per_batch_max && thread.queue.try_pop(signal)) {
       const Route& route = routes_.at(signal.receiver().local_key());
       DUO_KERNEL_CHECK(route.thread_index == thread.index, "signal on the wrong thread");
-      if (!filtered_out(signal)) route.block->deliver(signal);
+      if (!filtered_out(signal)) {
+        thread.running_block.store(signal.receiver().block, std::memory_order_relaxed);
+        thread.running_signal.store(signal.id(), std::memory_order_relaxed);
+        thread.handlers_started.fetch_add(1, std::memory_order_relaxed);
+        route.block->deliver(signal);
+        thread.running_signal.store(kNoSignal, std::memory_order_relaxed);
+      }
       ++delivered;
     }
     if (delivered > 0) {
@@ -454,6 +466,21 @@ void ThreadRuntime::sleep_until_work(BlockThread& thread) {
     }
   }
   thread.sleeping.store(false, std::memory_order_relaxed);
+}
+
+std::vector<ThreadActivity> ThreadRuntime::thread_activity() const {
+  std::vector<ThreadActivity> activity;
+  activity.reserve(threads_.size());
+  for (const auto& thread : threads_) {
+    ThreadActivity one;
+    one.thread_index = thread->index;
+    one.thread_name = thread->name;
+    one.handlers_started = thread->handlers_started.load(std::memory_order_relaxed);
+    one.running_signal = thread->running_signal.load(std::memory_order_relaxed);
+    one.running_block = thread->running_block.load(std::memory_order_relaxed);
+    activity.push_back(std::move(one));
+  }
+  return activity;
 }
 
 ThreadRuntimeStats ThreadRuntime::stats() const {

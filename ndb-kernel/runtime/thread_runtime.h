@@ -106,6 +106,17 @@ struct ThreadRuntimeStats {
   uint64_t missed_wakes = 0;
 };
 
+// One block thread as the watchdog samples it (watchdog.h): a handler that started and
+// has not ended shows as running_signal; handlers_started not moving between two
+// samples while one runs means that one handler has run the whole time.
+struct ThreadActivity {
+  uint32_t thread_index = 0;
+  std::string thread_name;
+  uint64_t handlers_started = 0;
+  SignalId running_signal = kNoSignal;  // kNoSignal: between handlers (or idle)
+  uint16_t running_block = 0;           // the running handler's block number
+};
+
 class ThreadRuntime {
  public:
   // How long a due delayed signal waits before retrying a full queue.
@@ -148,6 +159,9 @@ class ThreadRuntime {
   Status try_send_from_outside(Signal& signal);
 
   ThreadRuntimeStats stats() const;
+  // Every block thread's activity now (any thread; relaxed reads: a sample may mix two
+  // moments of a thread, which the watchdog's two-sample rule tolerates).
+  std::vector<ThreadActivity> thread_activity() const;
   const ThreadLayout& layout() const { return options_.layout; }
   uint16_t node_id() const { return options_.node_id; }
   uint64_t seed() const { return seed_; }

@@ -160,7 +160,9 @@ constexpr ParamSpec kParams[] = {
         "Idle time of an open transaction before it is aborted"),
 
     // --- Heartbeats, checkpoints and start timeouts -----------------------------------
-    integer("HeartbeatIntervalDbDb", kDb, 5000, 10, kNdbUint32Max, "ms",
+    // 400 ms (NDB: 5000): a frozen data node is suspected after 4 silent intervals,
+    // 1.2-2.0 s after it froze (docs/reliability.md "Gray failures" gives the margin).
+    integer("HeartbeatIntervalDbDb", kDb, 400, 10, kNdbUint32Max, "ms",
         "Heartbeat interval between data nodes"),
     integer("HeartbeatIntervalDbApi", kDb, 1500, 100, kNdbUint32Max, "ms",
         "Heartbeat interval from data nodes to API nodes"),
@@ -172,8 +174,10 @@ constexpr ParamSpec kParams[] = {
         "Write volume between local checkpoints: 20 means 4 MiB of changes"),
     integer("TimeBetweenEpochs", kDb, 100, 0, 32000, "ms",
         "Interval between epochs (micro global checkpoints)"),
-    integer("TimeBetweenWatchDogCheck", kDb, 6000, 70, kNdbUint32Max, "ms",
-        "Watchdog check interval for stuck threads"),
+    // 1000 ms (NDB: 6000): a handler running this long is reported, three times this
+    // long stops the node (ndb-kernel/runtime/watchdog.h).
+    integer("TimeBetweenWatchDogCheck", kDb, 1000, 70, kNdbUint32Max, "ms",
+        "Watchdog: a thread stuck this long is reported, 3 times this long stops the node"),
     integer("StartPartialTimeout", kDb, 30000, 0, kNdbUint32Max, "ms",
         "Wait for all data nodes before a partial start; 0 = wait forever"),
     integer("StartPartitionedTimeout", kDb, 0, 0, kNdbUint32Max, "ms",

@@ -54,7 +54,7 @@ TEST(ConfigParams, RealisticNdbDefaults) {
   EXPECT_EQ(db("SharedGlobalMemory")->default_uint, 128u * 1024 * 1024);
   EXPECT_EQ(db("TransactionMemory")->default_uint, 0u);
   EXPECT_EQ(db("TotalMemoryConfig")->default_uint, 0u);
-  EXPECT_EQ(db("HeartbeatIntervalDbDb")->default_uint, 5000u);
+  EXPECT_EQ(db("HeartbeatIntervalDbDb")->default_uint, 400u);
   EXPECT_EQ(db("HeartbeatIntervalDbApi")->default_uint, 1500u);
   EXPECT_EQ(db("TimeBetweenGlobalCheckpoints")->default_uint, 2000u);
   EXPECT_EQ(db("TimeBetweenGlobalCheckpoints")->min_value, 20u);

@@ -107,7 +107,7 @@ TEST(ConfigParser, RealisticClusterParsesWithTheRightValues) {
   EXPECT_EQ(uint_of(db1, "DiskPageBufferMemory"), 128 * kMiB);
   EXPECT_EQ(uint_of(db1, "TimeBetweenGlobalCheckpoints"), 1000u);
   EXPECT_TRUE(*db1.get_bool("CompressedLCP"));
-  EXPECT_EQ(uint_of(db1, "HeartbeatIntervalDbDb"), 5000u);  // built-in default
+  EXPECT_EQ(uint_of(db1, "HeartbeatIntervalDbDb"), 400u);  // built-in default
   EXPECT_EQ(uint_of(db1, "SharedGlobalMemory"), 128 * kMiB);
   EXPECT_EQ(uint_of(db1, "Nodegroup"), 0u);
   EXPECT_EQ(string_of(db1, "DataDir"), "/var/lib/duo/data");
