@@ -12,6 +12,7 @@ import json
 import os
 
 from suite_config import expected_results
+from sysbench_compare import fmt, ratio  # one number format for every report
 
 CSV_FIELDS = ("target", "kind", "workload", "threads", "throughput", "unit", "p50_ms",
               "p95_ms", "p99_ms", "transactions", "errors", "server_cpu_us_per_tx",
@@ -55,16 +56,6 @@ def read_results(path):
     return rows
 
 
-def fmt(value, digits=None):
-    if value is None:
-        return "–"
-    if digits is None:
-        digits = 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2
-    return "%.*f" % (digits, value)
-
-
-def ratio(a, b):
-    return None if a is None or not b else a / b
 
 
 def _key(row):
