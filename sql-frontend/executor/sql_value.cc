@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "ndb-kernel/api/blob_parts.h"
 #include "sql-frontend/catalog/sql_exception.h"
 #include "storage/row/collation.h"
 
@@ -344,11 +345,31 @@ std::string bit_bytes(uint64_t bits, uint32_t width) {
   return out;
 }
 
+// A BLOB/TEXT/JSON value whole (u64 length, then the bytes: the client library keeps
+// the head in the row and the rest in the parts table). Longer than the size class
+// allows is 1406, as MySQL's strict mode.
+std::string blob_to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row) {
+  std::string text = value.to_text();
+  if (text.size() > column.blob_bytes_max) {
+    throw SqlException(
+        1406, "22001",
+        "Data too long for column '" + column.name + "' at row " + std::to_string(row));
+  }
+  std::string out;
+  out.reserve(api::kBlobHeaderBytes + text.size());
+  for (size_t i = 0; i < api::kBlobHeaderBytes; ++i) {
+    out += static_cast<char>(static_cast<uint64_t>(text.size()) >> (8 * i));
+  }
+  out += text;
+  return out;
+}
+
 std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row) {
   if (!column.enum_values.empty()) return enum_to_storage(column, value, row);
   if (column.is_year) return year_to_storage(column, value, row);
   if (column.bit_width > 0) return bit_to_storage(column, value, row);
   const storage::ColumnDef& def = column.storage;
+  if (column.blob_bytes_max > 0) return blob_to_storage(column, value, row);
   if (storage::is_integer(def.type)) {
     int64_t i = 0;
     uint64_t u = 0;
