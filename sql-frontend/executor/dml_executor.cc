@@ -239,7 +239,7 @@ server::StatementResult execute_update(StatementContext& context,
         }
         row[targets[i]] = SqlValue::null();
       } else {
-        row[targets[i]] = from_storage(column, to_storage(column, v, row_number));
+        row[targets[i]] = from_storage(column, to_storage(table, column, v, row_number));
       }
     }
     Change change;
