@@ -802,7 +802,24 @@ Result<TablePtr> Cluster::get_table(const std::string& name) {
   return pending->result;
 }
 
-Result<TablePtr> Cluster::create_table(TableDef table) {
+Result<TablePtr> Cluster::create_table(TableDef table,
+                                       const std::vector<BlobPartsSpec>& blob_parts) {
+  DUO_ASSIGN_OR_RETURN(TablePtr created, create_one_table(std::move(table)));
+  for (const BlobPartsSpec& spec : blob_parts) {
+    Result<TableDef> parts = blob_parts_table_def(*created, spec.column, spec.part_bytes);
+    Result<TablePtr> made = parts.ok() ? create_one_table(std::move(parts).value())
+                                       : Result<TablePtr>(parts.status());
+    if (!made.ok()) {
+      // No half-made table: drop it with the parts tables made so far.
+      Status dropped = drop_table(created->schema.name);
+      dropped.ignore_error();  // the creation's error is the one to report
+      return made.status();
+    }
+  }
+  return created;
+}
+
+Result<TablePtr> Cluster::create_one_table(TableDef table) {
   auto pending = std::make_shared<Pending<TablePtr>>();
   auto waiter = std::make_shared<Waiter>();
   const std::string name = table.schema.name;
@@ -820,10 +837,29 @@ Result<TablePtr> Cluster::create_table(TableDef table) {
 
 Status Cluster::drop_table(const std::string& name) {
   DUO_ASSIGN_OR_RETURN(TablePtr table, get_table(name));
+  DUO_RETURN_IF_ERROR(drop_one_table(*table));
+  // The parts tables after the table: a failure in between leaves parts nobody reads,
+  // never a table whose values lack their parts.
+  for (uint16_t column : blob_parts_columns(*table)) {
+    Result<TablePtr> parts =
+        get_table(blob_parts_table_name(name, table->schema.table_id, column));
+    if (!parts.ok()) {
+      if (parts.status().is(ErrorCode::kNoSuchTable) || parts.status().is(ErrorCode::kNotFound)) {
+        continue;  // a table made without parts tables
+      }
+      return parts.status();
+    }
+    DUO_RETURN_IF_ERROR(drop_one_table(**parts));
+  }
+  return Status::OK();
+}
+
+Status Cluster::drop_one_table(const TableDef& table) {
+  const std::string& name = table.schema.name;
   auto pending = std::make_shared<Pending<bool>>();
   auto waiter = std::make_shared<Waiter>();
   std::unique_lock<std::mutex> lock(dict_mutex_);
-  DUO_RETURN_IF_ERROR(dict_core_.drop_table(table->schema.table_id, [this, pending, waiter](const Status& status) {
+  DUO_RETURN_IF_ERROR(dict_core_.drop_table(table.schema.table_id, [this, pending, waiter](const Status& status) {
     pending->result = status.ok() ? Result<bool>(true) : Result<bool>(status);
     pending->done = true;
     notify(waiter);
@@ -835,6 +871,36 @@ Status Cluster::drop_table(const std::string& name) {
 }
 
 Result<TablePtr> Cluster::alter_table(TableDef table) {
+  // Parts tables are named in the table's database: a move to another one takes them.
+  const std::string new_name = table.schema.name;
+  const uint32_t table_id = table.schema.table_id;
+  std::vector<std::pair<TablePtr, std::string>> moves;
+  if (!blob_parts_columns(table).empty()) {
+    DUO_ASSIGN_OR_RETURN(std::vector<protocol::TableListEntry> tables, list_tables());
+    std::string old_name;
+    for (const protocol::TableListEntry& entry : tables) {
+      if (entry.table_id == table_id) old_name = entry.name;
+    }
+    if (!old_name.empty() && old_name != new_name) {
+      for (uint16_t column : blob_parts_columns(table)) {
+        const std::string old_parts = blob_parts_table_name(old_name, table_id, column);
+        const std::string new_parts = blob_parts_table_name(new_name, table_id, column);
+        if (old_parts == new_parts) continue;
+        Result<TablePtr> parts = get_table(old_parts);
+        if (parts.ok()) moves.emplace_back(*parts, new_parts);
+      }
+    }
+  }
+  DUO_ASSIGN_OR_RETURN(TablePtr altered, alter_one_table(std::move(table)));
+  for (auto& [parts, parts_name] : moves) {
+    TableDef renamed = *parts;
+    renamed.schema.name = parts_name;
+    DUO_RETURN_IF_ERROR(alter_one_table(std::move(renamed)).status());
+  }
+  return altered;
+}
+
+Result<TablePtr> Cluster::alter_one_table(TableDef table) {
   auto pending = std::make_shared<Pending<TablePtr>>();
   auto waiter = std::make_shared<Waiter>();
   const std::string name = table.schema.name;
@@ -1010,31 +1076,67 @@ Transaction::~Transaction() {
 Result<uint32_t> Transaction::read(const TableDef& table, storage::AttrValues key,
                                    std::vector<uint16_t> columns, LockMode lock_mode,
                                    OpOptions options) {
+  const std::vector<uint16_t> parted = blob_parts_columns(table);
+  const bool reads_parts =
+      !parted.empty() && (columns.empty() || std::any_of(parted.begin(), parted.end(), [&](uint16_t c) {
+        return std::find(columns.begin(), columns.end(), c) != columns.end();
+      }));
   std::lock_guard<std::mutex> lock(session_->mutex_);
-  return session_->core_.read(api_tx_, table, std::move(key), std::move(columns), lock_mode,
-                              options);
+  storage::AttrValues key_copy = reads_parts ? key : storage::AttrValues();
+  DUO_ASSIGN_OR_RETURN(const uint32_t op,
+                       session_->core_.read(api_tx_, table, std::move(key), std::move(columns),
+                                            lock_mode, options));
+  if (reads_parts) blob_reads_.push_back(BlobRead{op, table, std::move(key_copy), lock_mode});
+  return op;
 }
 
 Result<uint32_t> Transaction::insert(const TableDef& table, storage::AttrValues row,
                                      OpOptions options) {
+  if (!blob_parts_columns(table).empty()) {
+    DUO_ASSIGN_OR_RETURN(std::vector<BlobColumn> columns, blob_columns(table));
+    if (!columns.empty()) return insert_with_blobs(table, std::move(row), options, columns);
+  }
   std::lock_guard<std::mutex> lock(session_->mutex_);
   return session_->core_.insert(api_tx_, table, std::move(row), options);
 }
 
 Result<uint32_t> Transaction::update(const TableDef& table, storage::AttrValues key,
                                      storage::AttrValues values, OpOptions options) {
+  if (!blob_parts_columns(table).empty()) {
+    DUO_ASSIGN_OR_RETURN(std::vector<BlobColumn> columns, blob_columns(table));
+    // Only the blob columns the update assigns have parts to change.
+    std::erase_if(columns, [&](const BlobColumn& c) { return values.find(c.column) < 0; });
+    if (!columns.empty()) {
+      return change_with_blobs(OpType::kUpdate, table, std::move(key), std::move(values), options,
+                               columns);
+    }
+  }
   std::lock_guard<std::mutex> lock(session_->mutex_);
   return session_->core_.update(api_tx_, table, std::move(key), std::move(values), options);
 }
 
 Result<uint32_t> Transaction::write(const TableDef& table, storage::AttrValues row,
                                     OpOptions options) {
+  if (!blob_parts_columns(table).empty()) {
+    DUO_ASSIGN_OR_RETURN(std::vector<BlobColumn> columns, blob_columns(table));
+    if (!columns.empty()) {
+      return change_with_blobs(OpType::kWrite, table, storage::AttrValues(), std::move(row),
+                               options, columns);
+    }
+  }
   std::lock_guard<std::mutex> lock(session_->mutex_);
   return session_->core_.write(api_tx_, table, std::move(row), options);
 }
 
 Result<uint32_t> Transaction::remove(const TableDef& table, storage::AttrValues key,
                                      OpOptions options) {
+  if (!blob_parts_columns(table).empty()) {
+    DUO_ASSIGN_OR_RETURN(std::vector<BlobColumn> columns, blob_columns(table));
+    if (!columns.empty()) {
+      return change_with_blobs(OpType::kDelete, table, std::move(key), storage::AttrValues(),
+                               options, columns);
+    }
+  }
   std::lock_guard<std::mutex> lock(session_->mutex_);
   return session_->core_.remove(api_tx_, table, std::move(key), options);
 }
@@ -1064,6 +1166,20 @@ Status Transaction::start_execute(ExecType type) {
 }
 
 Status Transaction::execute(ExecType type) {
+  if (blob_reads_.empty() || type == ExecType::kRollback) {
+    blob_reads_.clear();
+    return execute_batch(type);
+  }
+  // The reads' parts must be read before the commit: run the batch open, read the parts,
+  // then commit (the parts' shared locks go with it).
+  DUO_RETURN_IF_ERROR(execute_batch(ExecType::kNoCommit));
+  DUO_RETURN_IF_ERROR(complete_blob_reads());
+  if (type == ExecType::kCommit) return execute_batch(ExecType::kCommit);
+  return Status::OK();
+}
+
+Status Transaction::execute_batch(ExecType type) {
+  blob_batch_bytes_ = 0;
   std::unique_lock<std::mutex> lock(session_->mutex_);
   DUO_RETURN_IF_ERROR(start_execute(type));
   Cluster& cluster = *session_->cluster_;
@@ -1079,6 +1195,10 @@ Status Transaction::execute(ExecType type) {
 }
 
 Status Transaction::execute_async(ExecType type, AsyncCallback done) {
+  if (!blob_reads_.empty()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "reads of BLOB/TEXT parts need execute(), not execute_async()");
+  }
   std::lock_guard<std::mutex> lock(session_->mutex_);
   async_done_ = std::move(done);
   Status started = start_execute(type);
@@ -1087,6 +1207,14 @@ Status Transaction::execute_async(ExecType type, AsyncCallback done) {
 }
 
 Result<OpResult> Transaction::result(uint32_t op_index) {
+  DUO_ASSIGN_OR_RETURN(OpResult result, raw_result(op_index));
+  if (auto whole = blob_results_.find(op_index); whole != blob_results_.end()) {
+    result.values = whole->second;
+  }
+  return result;
+}
+
+Result<OpResult> Transaction::raw_result(uint32_t op_index) {
   std::lock_guard<std::mutex> lock(session_->mutex_);
   DUO_ASSIGN_OR_RETURN(const OpResult* result, session_->core_.op_result(api_tx_, op_index));
   return *result;
@@ -1106,11 +1234,39 @@ uint32_t Transaction::commit_gci() {
 }
 
 Result<std::unique_ptr<ScanCursor>> Transaction::scan(const TableDef& table, const ScanSpec& spec) {
+  std::vector<BlobColumn> blobs;
+  if (!blob_parts_columns(table).empty()) {
+    DUO_ASSIGN_OR_RETURN(blobs, blob_columns(table));
+    if (!spec.columns.empty()) {
+      std::erase_if(blobs, [&](const BlobColumn& c) {
+        return std::find(spec.columns.begin(), spec.columns.end(), c.column) == spec.columns.end();
+      });
+    }
+  }
+  ScanSpec effective = spec;
+  std::vector<uint16_t> added;
+  if (!blobs.empty() && !effective.columns.empty()) {
+    // The parts are read by the row's key: project it too.
+    for (uint16_t key_column : table.schema.primary_key) {
+      if (std::find(effective.columns.begin(), effective.columns.end(), key_column) ==
+          effective.columns.end()) {
+        effective.columns.push_back(key_column);
+        added.push_back(key_column);
+      }
+    }
+  }
   std::lock_guard<std::mutex> lock(session_->mutex_);
   // Rows arriving wake the session through Cluster::on_receive; nothing to do here.
   DUO_ASSIGN_OR_RETURN(uint32_t scan_id,
-                       session_->core_.scan(api_tx_, table, spec, [](uint32_t) {}));
-  return std::unique_ptr<ScanCursor>(new ScanCursor(session_, scan_id));
+                       session_->core_.scan(api_tx_, table, effective, [](uint32_t) {}));
+  std::unique_ptr<ScanCursor> cursor(new ScanCursor(session_, scan_id));
+  if (!blobs.empty()) {
+    cursor->transaction_ = this;
+    cursor->table_ = table;
+    cursor->blob_columns_ = std::move(blobs);
+    cursor->added_key_columns_ = std::move(added);
+  }
+  return cursor;
 }
 
 // ---- ScanCursor ----
@@ -1138,6 +1294,23 @@ Result<bool> ScanCursor::next(storage::AttrValues* row) {
       row->add_null(fetched->column(k));
     } else {
       row->add(fetched->column(k), fetched->value(k));
+    }
+  }
+  if (transaction_ == nullptr) return true;
+  lock.unlock();  // the parts are read through the transaction, which takes the lock
+  storage::AttrValues whole = *row;
+  DUO_RETURN_IF_ERROR(transaction_->fetch_blob_values(table_, blob_columns_, *row, &whole));
+  row->clear();
+  for (size_t k = 0; k < whole.size(); ++k) {
+    const storage::AttrValues::Entry& entry = whole.entry(k);
+    if (std::find(added_key_columns_.begin(), added_key_columns_.end(), entry.column) !=
+        added_key_columns_.end()) {
+      continue;
+    }
+    if (entry.is_null) {
+      row->add_null(entry.column);
+    } else {
+      row->add(entry.column, whole.value(k));
     }
   }
   return true;

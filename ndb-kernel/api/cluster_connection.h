@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -55,6 +56,7 @@
 
 #include "mgmd/client/mgm_connection.h"
 #include "ndb-kernel/api/api_core.h"
+#include "ndb-kernel/api/blob_parts.h"
 #include "ndb-kernel/common/config/config_parser.h"
 #include "ndb-kernel/transport/transporter.h"
 
@@ -147,9 +149,13 @@ class Cluster {
 
   // Dictionary, synchronous.
   Result<TablePtr> get_table(const std::string& name);
-  Result<TablePtr> create_table(TableDef table);
+  // Creates the table, then the parts table of each BLOB/TEXT column in `blob_parts`
+  // (blob_parts.h); if one fails the table is dropped again and the error returned.
+  Result<TablePtr> create_table(TableDef table, const std::vector<BlobPartsSpec>& blob_parts = {});
+  // Drops the table and its blob parts tables.
   Status drop_table(const std::string& name);
-  // ApiCore::alter_table, and its three common uses on the table named `name`.
+  // ApiCore::alter_table, and its three common uses on the table named `name`. A new
+  // name in another database moves the table's blob parts tables along.
   Result<TablePtr> alter_table(TableDef table);
   Result<TablePtr> create_index(const std::string& name, storage::IndexDef index);
   Result<TablePtr> drop_index(const std::string& name, const std::string& index_name);
@@ -184,6 +190,10 @@ class Cluster {
   static constexpr uint64_t kBusyTickMs = 10;
 
   Cluster(ClusterOptions options, uint16_t node_id, protocol::ClusterTopology topology);
+  // The dictionary calls themselves (the public ones add the blob parts tables).
+  Result<TablePtr> create_one_table(TableDef table);
+  Status drop_one_table(const TableDef& table);
+  Result<TablePtr> alter_one_table(TableDef table);
   Status start(const config::ClusterConfig& config, const std::string& secret);
   // Takes node id `node_id` (0 = any) on a fresh session to mgmd.
   static Result<uint16_t> allocate_node_id(mgm::MgmConnection& connection,
@@ -357,9 +367,12 @@ class Transaction {
                                       OpOptions options = {});
 
   // Runs the defined operations and waits for the outcome (ApiCore::execute's status).
+  // Reads of BLOB/TEXT columns with parts get their whole values: the batch runs without
+  // commit, then the parts are read (a kCommit commits after that).
   Status execute(ExecType type);
   // Starts the batch; `done` runs from the session's poll() once it completed. An error
-  // return means `done` will not run.
+  // return means `done` will not run. Not for batches reading BLOB/TEXT parts
+  // (kInvalidArgument): those need more round trips than one.
   Status execute_async(ExecType type, AsyncCallback done);
 
   // A copy of operation `op_index`'s result.
@@ -368,14 +381,63 @@ class Transaction {
   // Once committed: the GCI the transaction committed in (durable when it is complete).
   uint32_t commit_gci();
 
-  // Starts a scan within this transaction.
+  // Starts a scan within this transaction. Rows with BLOB/TEXT values beyond the head
+  // get their parts read (in this transaction) as ScanCursor::next returns them.
   Result<std::unique_ptr<ScanCursor>> scan(const TableDef& table, const ScanSpec& spec);
 
  private:
   friend class Session;
+  friend class ScanCursor;
   Transaction(Session* session, uint64_t api_tx) : session_(session), api_tx_(api_tx) {}
   // Starts the execute; the session's mutex held.
   Status start_execute(ExecType type);
+  // execute() without the blob reads' completion.
+  Status execute_batch(ExecType type);
+  // A copy of an operation's result as the core has it.
+  Result<OpResult> raw_result(uint32_t op_index);
+
+  // ---- BLOB/TEXT parts (transaction_blobs.cc; layout in blob_parts.h) ----
+  // A column with a parts table, resolved.
+  struct BlobColumn {
+    uint16_t column = 0;
+    uint32_t inline_bytes = 0;
+    uint32_t part_bytes = 0;
+    TablePtr parts;
+  };
+  // A read whose values get their parts once its batch ran.
+  struct BlobRead {
+    uint32_t op = 0;
+    TableDef table;
+    storage::AttrValues key;
+    LockMode lock = LockMode::kCommittedRead;
+  };
+  // The columns of `table` that have parts tables (empty for most tables, at no cost).
+  Result<std::vector<BlobColumn>> blob_columns(const TableDef& table);
+  // The total lengths of `columns` in the row with `key`, read under an exclusive lock
+  // (the head's lock guards its parts); nullopt when the row does not exist.
+  Result<std::optional<std::vector<uint64_t>>> lock_blob_heads(
+      const TableDef& table, const storage::AttrValues& key, const std::vector<BlobColumn>& columns);
+  // `row` with every whole BLOB value cut to its head.
+  storage::AttrValues with_blob_heads(const storage::AttrValues& row,
+                                      const std::vector<BlobColumn>& columns);
+  // Defines the part writes of `whole` (a whole value, or empty for NULL/none) of
+  // `column` in the row keyed by `key_source`, and the removal of the parts past its
+  // own up to `old_count`; executes (no commit) each kBlobBatchBytesMax of parts.
+  Status define_blob_parts(const TableDef& table, const storage::AttrValues& key_source,
+                           const BlobColumn& column, std::string_view whole, uint64_t old_count,
+                           bool fresh_row);
+  // The write paths of insert/update/write/remove for a table with parts columns.
+  Result<uint32_t> insert_with_blobs(const TableDef& table, storage::AttrValues row,
+                                     OpOptions options, const std::vector<BlobColumn>& columns);
+  Result<uint32_t> change_with_blobs(OpType kind, const TableDef& table, storage::AttrValues key,
+                                     storage::AttrValues values, OpOptions options,
+                                     const std::vector<BlobColumn>& columns);
+  // Replaces the heads in *values (a row of `table` with its key columns) by the whole
+  // values: locks the heads shared, then reads the parts in batches.
+  Status fetch_blob_values(const TableDef& table, const std::vector<BlobColumn>& columns,
+                           const storage::AttrValues& key_source, storage::AttrValues* values);
+  // After a batch ran: the whole values of its blob reads, kept in blob_results_.
+  Status complete_blob_reads();
 
   Session* const session_;
   const uint64_t api_tx_;
@@ -384,6 +446,10 @@ class Transaction {
   Status status_;  // the last execute's outcome
   AsyncCallback async_done_;
   bool closed_ = false;  // closed by a timeout
+  // Owned by the thread using the transaction (no lock needed):
+  std::vector<BlobRead> blob_reads_;                   // reads awaiting their parts
+  std::map<uint32_t, storage::AttrValues> blob_results_;  // whole values by operation
+  size_t blob_batch_bytes_ = 0;  // part bytes defined since the last execute
 };
 
 // Rows of one scan, fetched synchronously. Closes the scan when destroyed.
@@ -402,6 +468,12 @@ class ScanCursor {
 
   Session* const session_;
   const uint32_t scan_id_;
+  // A scan of blob columns with parts: its transaction reads the parts of each row
+  // (the key columns are added to the projection for that and taken out again).
+  Transaction* transaction_ = nullptr;
+  TableDef table_;
+  std::vector<Transaction::BlobColumn> blob_columns_;
+  std::vector<uint16_t> added_key_columns_;
 };
 
 }  // namespace duo::api

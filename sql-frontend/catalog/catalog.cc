@@ -135,6 +135,8 @@ std::vector<std::string> Catalog::list_tables(const std::string& db, bool with_a
       if (db == "mysql" && (name == "databases" || name == "auto_increment")) continue;  // internal
       // A copying ALTER's tables (MySQL hides its "#sql..." tables too).
       if (!with_alter_copies && name.starts_with("#sql")) continue;
+      // BLOB/TEXT parts tables go with their table (created, dropped, renamed by it).
+      if (api::is_blob_parts_table_name(name)) continue;
       out.push_back(name);
     }
   }
@@ -169,7 +171,8 @@ BoundTable Catalog::get_table(const std::string& db, const std::string& table) {
 }
 
 bool Catalog::create_table(const SqlTable& table, bool if_not_exists) {
-  Result<api::TablePtr> created = cluster_->create_table(to_table_def(table));
+  Result<api::TablePtr> created =
+      cluster_->create_table(to_table_def(table), blob_parts_specs(table));
   if (created.ok()) return true;
   if (created.status().is(ErrorCode::kTableExists)) {
     if (if_not_exists) return false;

@@ -25,8 +25,11 @@ constexpr uint64_t kVarcharLengthMax = 16383;  // utf8mb4: 65535 bytes / 4
 // Bytes of a utf8mb4 character at most: CHAR/VARCHAR(n) reserve 4n bytes in the row and
 // the engine checks the length in characters before storing.
 constexpr uint32_t kUtf8mb4BytesMax = 4;
-// BLOB/TEXT bytes kept inline in the row (NDB keeps 256; parts come later).
-constexpr uint32_t kBlobInlineBytes = 256;
+// MySQL's BLOB/TEXT size classes: the longest value in bytes.
+constexpr uint64_t kTinyBlobBytesMax = 255;
+constexpr uint64_t kBlobBytesMax = 65535;
+constexpr uint64_t kMediumBlobBytesMax = 16777215;
+constexpr uint64_t kLongBlobBytesMax = 4294967295;
 // BIT(M): at most 64 bits (MySQL's limit; they fit the BIGINT UNSIGNED they are kept in).
 constexpr uint64_t kBitWidthMax = 64;
 
@@ -231,6 +234,26 @@ std::string declared_type_text(const DataType& type) {
     case TypeName::kText:
       base = "text";
       break;
+    case TypeName::kTinyBlob:
+      base = "tinyblob";
+      break;
+    case TypeName::kMediumBlob:
+      base = "mediumblob";
+      break;
+    case TypeName::kLongBlob:
+      base = "longblob";
+      break;
+    case TypeName::kTinyText:
+      base = "tinytext";
+      break;
+    case TypeName::kMediumText:
+      base = "mediumtext";
+      break;
+    case TypeName::kLongText:
+      base = "longtext";
+      break;
+    case TypeName::kJson:
+      return "json";
     case TypeName::kEnum:
     case TypeName::kSet: {
       // enum('a','it''s'): MySQL's SHOW CREATE TABLE form, values as written.
@@ -254,8 +277,9 @@ std::string declared_type_text(const DataType& type) {
   if (type.is_unsigned) base += " unsigned";
   const bool binary_collation = (type.charset && iequals(*type.charset, "binary")) ||
                                 (type.collate && lower(*type.collate).ends_with("_bin"));
-  if (binary_collation && (type.name == TypeName::kChar || type.name == TypeName::kVarchar ||
-                           type.name == TypeName::kText)) {
+  const bool text = type.name == TypeName::kTinyText || type.name == TypeName::kText ||
+                    type.name == TypeName::kMediumText || type.name == TypeName::kLongText;
+  if (binary_collation && (type.name == TypeName::kChar || type.name == TypeName::kVarchar || text)) {
     base += " binary";
   }
   return base;
@@ -298,6 +322,20 @@ void derive_storage(SqlColumn* column) {
   column->is_set = text.starts_with("set(");
   column->is_year = false;
   column->bit_width = 0;
+  column->blob_bytes_max = 0;
+  column->blob_part_bytes = 0;
+  column->is_json = false;
+  if (text == "json") {
+    // MySQL keeps binary JSON; we keep normalized text (utf8mb4_bin) of LONGTEXT's size.
+    column->is_json = true;
+    column->char_length = 0;
+    def.type = storage::ColumnType::kText;
+    def.collation = storage::Collation::kBinary;
+    def.length = api::kBlobInlineBytes;
+    column->blob_bytes_max = kLongBlobBytesMax;
+    column->blob_part_bytes = api::kLongBlobPartBytes;
+    return;
+  }
   if (text == "year") {
     column->is_year = true;
     column->char_length = 0;
@@ -410,10 +448,31 @@ void derive_storage(SqlColumn* column) {
                                     : storage::ColumnType::kTimestamp;
     if (a > 6) throw_error(1426, "42000", "Too big precision specified for '" + column->name + "'");
     def.scale = static_cast<uint8_t>(a);
-  } else if (base == "blob" || base == "text") {
-    def.type = base == "blob" ? storage::ColumnType::kBlob : storage::ColumnType::kText;
-    def.length = kBlobInlineBytes;
-    if (base == "blob") def.collation = storage::Collation::kBinary;
+  } else if (base.ends_with("blob") || base.ends_with("text")) {
+    const bool blob = base.ends_with("blob");
+    const std::string size_class = base.substr(0, base.size() - 4);
+    def.type = blob ? storage::ColumnType::kBlob : storage::ColumnType::kText;
+    if (blob) def.collation = storage::Collation::kBinary;
+    // NDB's layout: 256 bytes inline and parts of 2000/4000/13948 bytes; TINY* values
+    // fit the row whole (inline 255, no parts table).
+    if (size_class == "tiny") {
+      def.length = api::kTinyBlobBytesMax;
+      column->blob_bytes_max = kTinyBlobBytesMax;
+    } else if (size_class.empty()) {
+      def.length = api::kBlobInlineBytes;
+      column->blob_bytes_max = kBlobBytesMax;
+      column->blob_part_bytes = api::kBlobPartBytes;
+    } else if (size_class == "medium") {
+      def.length = api::kBlobInlineBytes;
+      column->blob_bytes_max = kMediumBlobBytesMax;
+      column->blob_part_bytes = api::kMediumBlobPartBytes;
+    } else if (size_class == "long") {
+      def.length = api::kBlobInlineBytes;
+      column->blob_bytes_max = kLongBlobBytesMax;
+      column->blob_part_bytes = api::kLongBlobPartBytes;
+    } else {
+      throw_not_supported("column type " + column->declared_type);
+    }
   } else {
     throw_not_supported("column type " + column->declared_type);
   }
@@ -632,6 +691,12 @@ SqlTable table_from_create(const CreateTableStatement& statement, const std::str
         column.storage.type == storage::ColumnType::kText) {
       for (const SqlIndex& index : table.indexes) {
         for (uint16_t id : index.columns) {
+          if (table.columns[id].name == column.name && column.is_json) {
+            throw_error(3152, "42000",
+                        "JSON column '" + column.name +
+                            "' supports indexing only via generated columns on a specified "
+                            "JSON path.");
+          }
           if (table.columns[id].name == column.name) {
             throw_error(1170, "42000",
                         "BLOB/TEXT column '" + column.name +
@@ -882,6 +947,15 @@ Result<SqlTable> decode_sql_definition(const std::string& text, std::string db, 
   return table;
 }
 
+std::vector<api::BlobPartsSpec> blob_parts_specs(const SqlTable& table) {
+  std::vector<api::BlobPartsSpec> out;
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    if (table.columns[c].blob_part_bytes == 0) continue;
+    out.push_back(api::BlobPartsSpec{static_cast<uint16_t>(c), table.columns[c].blob_part_bytes});
+  }
+  return out;
+}
+
 int ordered_index_number(const storage::TableSchema& schema, std::string_view name) {
   for (size_t i = 0; i < schema.ordered_indexes.size(); ++i) {
     if (schema.ordered_indexes[i].name == name) return static_cast<int>(i);
@@ -943,7 +1017,7 @@ protocol::FieldType field_type(const SqlColumn& column) {
       return FieldType::kTimestamp;
     case storage::ColumnType::kBlob:
     case storage::ColumnType::kText:
-      return FieldType::kBlob;
+      return column.is_json ? FieldType::kJson : FieldType::kBlob;
   }
   return FieldType::kVarString;
 }
@@ -1011,7 +1085,12 @@ uint32_t display_length(const SqlColumn& column) {
       return 19 + (def.scale ? def.scale + 1u : 0u);
     case storage::ColumnType::kBlob:
     case storage::ColumnType::kText:
-      return 65535;
+      // MySQL: the size class's bytes (TEXT's times the utf8mb4 maximum, up to 4G-1).
+      if (def.type == storage::ColumnType::kText && !column.is_json) {
+        return static_cast<uint32_t>(
+            std::min<uint64_t>(column.blob_bytes_max * kUtf8mb4BytesMax, kLongBlobBytesMax));
+      }
+      return static_cast<uint32_t>(column.blob_bytes_max);
     default:
       return def.length;
   }

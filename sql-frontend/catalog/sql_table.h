@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "ndb-kernel/api/blob_parts.h"
 #include "ndb-kernel/protocol/wire_codec.h"
 #include "sql-frontend/parser/ast.h"
 #include "sql-frontend/protocol/mysql_constants.h"
@@ -58,6 +59,14 @@ struct SqlColumn {
   // big-endian bytes would order the same, but every expression would then have to turn
   // the bytes back into a number); the raw big-endian bytes exist only in results.
   uint8_t bit_width = 0;
+  // BLOB/TEXT/JSON: the longest value in bytes (TINY* 255, BLOB/TEXT 65535, MEDIUM*
+  // 16M-1, LONG* and JSON 4G-1; 1406 beyond) and the part size of its parts table (0
+  // for TINY*, whose values the row holds whole). Values up to kBlobInlineBytes sit in
+  // the row; the rest goes to the parts table (ndb-kernel/api/blob_parts.h).
+  uint64_t blob_bytes_max = 0;
+  uint32_t blob_part_bytes = 0;
+  // JSON: a TEXT utf8mb4_bin column holding normalized JSON text, validated on write.
+  bool is_json = false;
   // STORAGE DISK|MEMORY as declared on the column (kDefault: not given). Whether the
   // column is on disk (storage.storage_disk) follows from it and the table's STORAGE
   // (apply_disk_storage).
@@ -137,6 +146,8 @@ std::string declared_type_text(const DataType& type);
 // and sql_definition. The hidden index is not an SqlIndex: SHOW INDEX and SHOW CREATE
 // TABLE do not show it. Tables created before it existed simply lack it.
 ::duo::protocol::TableDef to_table_def(const SqlTable& table);
+// The parts tables `table` needs beside its cluster table (Cluster::create_table).
+std::vector<api::BlobPartsSpec> blob_parts_specs(const SqlTable& table);
 // Named like NDB's ("PRIMARY" itself is refused by storage::TableSchema::validate, as
 // MySQL refuses it for a secondary index); user indexes may not take this name.
 inline constexpr const char* kPrimaryOrderedIndex = "PRIMARY$ordered";

@@ -150,9 +150,55 @@ TEST(SqlTableTest, RefusesBadDefinitionsWithMysqlErrors) {
   EXPECT_EQ(error_of("CREATE TABLE t (a INT, PRIMARY KEY (z))"), 1072);
   EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b INT AUTO_INCREMENT)"), 1075);
   EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b VARCHAR(20000))"), 1074);
-  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b JSON)"), 1235);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b MEDIUMTEXT, KEY (b))"), 1170);
+  EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b JSON, UNIQUE (b))"), 3152);
   EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b INT NOT NULL DEFAULT NULL)"), 1067);
   EXPECT_EQ(error_of("CREATE TABLE t (a INT PRIMARY KEY, b INT)"), 0);
+}
+
+// BLOB/TEXT size classes: TINY* all inline (255 bytes, no parts table), the others a
+// 256-byte head and parts of NDB's sizes; JSON a LONGTEXT-sized utf8mb4_bin TEXT.
+TEST(SqlTableTest, BlobSizeClassesAndTheirPartsTables) {
+  struct Case {
+    const char* type;
+    storage::ColumnType storage_type;
+    uint32_t inline_bytes;
+    uint64_t bytes_max;
+    uint32_t part_bytes;
+  };
+  const Case cases[] = {
+      {"TINYBLOB", storage::ColumnType::kBlob, 255, 255, 0},
+      {"TINYTEXT", storage::ColumnType::kText, 255, 255, 0},
+      {"BLOB", storage::ColumnType::kBlob, 256, 65535, 2000},
+      {"TEXT", storage::ColumnType::kText, 256, 65535, 2000},
+      {"MEDIUMBLOB", storage::ColumnType::kBlob, 256, 16777215, 4000},
+      {"MEDIUMTEXT", storage::ColumnType::kText, 256, 16777215, 4000},
+      {"LONGBLOB", storage::ColumnType::kBlob, 256, 4294967295, 13948},
+      {"LONGTEXT", storage::ColumnType::kText, 256, 4294967295, 13948},
+      {"JSON", storage::ColumnType::kText, 256, 4294967295, 13948},
+  };
+  for (const Case& c : cases) {
+    const SqlTable table =
+        create(std::string("CREATE TABLE t (a INT PRIMARY KEY, b ") + c.type + ")");
+    const SqlColumn& b = table.columns[1];
+    EXPECT_EQ(b.storage.type, c.storage_type) << c.type;
+    EXPECT_EQ(b.storage.length, c.inline_bytes) << c.type;
+    EXPECT_EQ(b.blob_bytes_max, c.bytes_max) << c.type;
+    EXPECT_EQ(b.blob_part_bytes, c.part_bytes) << c.type;
+    EXPECT_EQ(api::has_blob_parts(b.storage), c.part_bytes > 0) << c.type;
+    const std::vector<api::BlobPartsSpec> specs = blob_parts_specs(table);
+    ASSERT_EQ(specs.size(), c.part_bytes > 0 ? 1u : 0u) << c.type;
+    if (!specs.empty()) {
+      EXPECT_EQ(specs[0].column, 1);
+      EXPECT_EQ(specs[0].part_bytes, c.part_bytes);
+    }
+    // The declared type survives the cluster table's definition.
+    Result<SqlTable> back = from_table_def(to_table_def(table));
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->columns[1].blob_part_bytes, c.part_bytes) << c.type;
+  }
+  EXPECT_EQ(field_type(create("CREATE TABLE t (a INT PRIMARY KEY, b JSON)").columns[1]),
+            protocol::FieldType::kJson);
 }
 
 // YEAR is a SMALLINT UNSIGNED holding the year; BIT(M) a BIGINT UNSIGNED holding the

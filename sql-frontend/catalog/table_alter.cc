@@ -100,6 +100,18 @@ void add_index(TableChange* change, const IndexDef& def) {
       throw SqlException(1072, "42000", "Key column '" + ic.name.name + "' doesn't exist in table");
     }
     if (ic.prefix_length) throw_not_supported("index prefix lengths");
+    const SqlColumn& column = table.columns[static_cast<size_t>(id)];
+    if (column.is_json) {
+      throw SqlException(3152, "42000",
+                         "JSON column '" + column.name +
+                             "' supports indexing only via generated columns on a specified "
+                             "JSON path.");
+    }
+    if (column.blob_bytes_max > 0) {
+      throw SqlException(1170, "42000",
+                         "BLOB/TEXT column '" + column.name +
+                             "' used in key specification without a key length");
+    }
     columns.push_back(static_cast<uint16_t>(id));
   }
   if (def.kind == IndexKind::kPrimary) {
@@ -310,7 +322,7 @@ std::string show_create_table_text(const SqlTable& table, std::optional<uint64_t
       collate = " COLLATE utf8mb4_bin";
     }
     std::string line = "  " + quote_name(column.name) + " " + type + collate;
-    const bool blob = type == "blob" || type == "text";
+    const bool blob = column.blob_bytes_max > 0;  // BLOB, TEXT, JSON: no DEFAULT NULL shown
     const bool timestamp = type.starts_with("timestamp");
     if (!column.nullable) {
       line += " NOT NULL";

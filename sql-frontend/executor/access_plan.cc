@@ -56,6 +56,9 @@ bool column_vs_constant(const BinaryExpr& binary, const catalog::SqlTable& table
 // exactly (same class of value); false otherwise.
 bool exact_encoding(const catalog::SqlColumn& column, const SqlValue& value, std::string* out) {
   const storage::ColumnType type = column.storage.type;
+  // A value beyond the row's head is not in the row the data node filters: sqld
+  // compares BLOB/TEXT values with parts (and JSON) once it has them whole.
+  if (column.blob_part_bytes > 0 || column.is_json) return false;
   const bool integer_value =
       value.kind == SqlValue::Kind::kInt || value.kind == SqlValue::Kind::kUInt;
   if (storage::is_integer(type)) {
@@ -131,6 +134,7 @@ bool push(const Expr& conjunct, const catalog::SqlTable& table, const EvalContex
         type != storage::ColumnType::kText) {
       return false;
     }
+    if (table.columns[column].blob_part_bytes > 0) return false;  // see exact_encoding
     const SqlValue pattern = evaluate(*like.pattern, context);
     if (pattern.kind != SqlValue::Kind::kString) return false;
     nodes->push_back(builder->like(column, pattern.s));

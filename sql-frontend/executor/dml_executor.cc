@@ -45,6 +45,9 @@ bool add_interpreted_action(const Assignment& a, uint16_t column, const catalog:
                             std::vector<storage::FilterBuilder::Node>* changes) {
   const catalog::SqlColumn& def = table.columns[column];
   if (table.is_key_column(column)) return false;
+  // A BLOB/TEXT value with parts changes rows of its parts table too (the client
+  // library's write path), which an interpreted update does not reach.
+  if (def.blob_part_bytes > 0 || def.is_json) return false;
   const bool integer = storage::is_integer(def.storage.type);
   const Expr& value = *a.value;
   if (value.kind == ExprKind::kDefault) return false;
@@ -236,7 +239,7 @@ server::StatementResult execute_update(StatementContext& context,
         }
         row[targets[i]] = SqlValue::null();
       } else {
-        row[targets[i]] = from_storage(column, to_storage(column, v, row_number));
+        row[targets[i]] = from_storage(column, to_storage(table, column, v, row_number));
       }
     }
     Change change;

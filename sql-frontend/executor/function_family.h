@@ -59,6 +59,7 @@ std::string round_decimal_text(const std::string& v, int scale, bool truncate);
 
 std::optional<SqlValue> call_control_function(const Args& args);
 std::optional<SqlValue> call_string_function(const Args& args);
+std::optional<SqlValue> call_json_function(const Args& args);  // json_functions.cc
 std::optional<SqlValue> call_numeric_function(const Args& args);
 std::optional<SqlValue> call_temporal_function(const Args& args);
 std::optional<SqlValue> call_information_function(const Args& args);

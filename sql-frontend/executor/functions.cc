@@ -240,6 +240,7 @@ SqlValue call_function(const FunctionExpr& f, const EvalContext& context) {
   const Args args(f, context);
   if (std::optional<SqlValue> v = call_control_function(args)) return std::move(*v);
   if (std::optional<SqlValue> v = call_string_function(args)) return std::move(*v);
+  if (std::optional<SqlValue> v = call_json_function(args)) return std::move(*v);
   if (std::optional<SqlValue> v = call_numeric_function(args)) return std::move(*v);
   if (std::optional<SqlValue> v = call_temporal_function(args)) return std::move(*v);
   if (std::optional<SqlValue> v = call_information_function(args)) return std::move(*v);

@@ -96,7 +96,7 @@ NewRow complete_row(const catalog::SqlTable& table, std::vector<std::optional<Sq
       }
       out.encoded.add_null(static_cast<uint16_t>(c));
     } else {
-      std::string bytes = to_storage(column, *value, row_number);
+      std::string bytes = to_storage(table, column, *value, row_number);
       // What the row holds is the stored value (padded, truncated, normalised).
       out.values[c] = from_storage(column, bytes);
       out.encoded.add(static_cast<uint16_t>(c), bytes);

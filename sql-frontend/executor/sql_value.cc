@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "ndb-kernel/api/blob_parts.h"
 #include "sql-frontend/catalog/sql_exception.h"
 #include "storage/row/collation.h"
 
@@ -160,8 +161,35 @@ int64_t SqlValue::to_int() const {
   }
 }
 
+JsonValue json_of_sql(const SqlValue& value) {
+  switch (value.kind) {
+    case SqlValue::Kind::kNull:
+      return JsonValue();
+    case SqlValue::Kind::kInt:
+      return JsonValue::of_int(value.i);
+    case SqlValue::Kind::kUInt: {
+      JsonValue v;
+      v.type = JsonValue::Type::kUInt;
+      v.u = value.u;
+      return v;
+    }
+    case SqlValue::Kind::kDouble:
+      return JsonValue::of_double(value.d);
+    case SqlValue::Kind::kDecimal:
+      return JsonValue::of_double(value.to_double());
+    case SqlValue::Kind::kString:
+      break;
+  }
+  if (value.is_json) {
+    JsonParseError error;
+    if (std::optional<JsonValue> parsed = parse_json(value.s, &error)) return std::move(*parsed);
+  }
+  return JsonValue::of_string(value.s);
+}
+
 int compare(const SqlValue& a, const SqlValue& b) {
   using Kind = SqlValue::Kind;
+  if (a.is_json || b.is_json) return compare_json(json_of_sql(a), json_of_sql(b));
   if (a.kind == Kind::kInt && b.kind == Kind::kInt) return a.i < b.i ? -1 : a.i > b.i;
   if (a.kind == Kind::kUInt && b.kind == Kind::kUInt) return a.u < b.u ? -1 : a.u > b.u;
   if ((a.kind == Kind::kInt && b.kind == Kind::kUInt) ||
@@ -360,11 +388,64 @@ SqlValue implicit_default(const catalog::SqlColumn& column) {
   }
 }
 
+// A BLOB/TEXT/JSON value whole (u64 length, then the bytes: the client library keeps
+// the head in the row and the rest in the parts table). Longer than the size class
+// allows is 1406, as MySQL's strict mode.
+std::string blob_to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row) {
+  std::string text = value.to_text();
+  if (column.is_json) {
+    // MySQL checks JSON on write (3140) and keeps it normalized. A string is JSON text;
+    // a number (or a JSON function's result) is that JSON value.
+    if (value.kind == SqlValue::Kind::kString && !value.is_json) {
+      JsonParseError error;
+      std::optional<JsonValue> parsed = parse_json(text, &error);
+      if (!parsed) {
+        throw SqlException(3140, "22032",
+                           "Invalid JSON text: \"" + error.message + "\" at position " +
+                               std::to_string(error.position) + " in value for column '" +
+                               column.name + "'.");
+      }
+      text = to_json_text(*parsed);
+    } else {
+      text = to_json_text(json_of_sql(value));
+    }
+  }
+  if (text.size() > column.blob_bytes_max) {
+    throw SqlException(
+        1406, "22001",
+        "Data too long for column '" + column.name + "' at row " + std::to_string(row));
+  }
+  std::string out;
+  out.reserve(api::kBlobHeaderBytes + text.size());
+  for (size_t i = 0; i < api::kBlobHeaderBytes; ++i) {
+    out += static_cast<char>(static_cast<uint64_t>(text.size()) >> (8 * i));
+  }
+  out += text;
+  return out;
+}
+
+std::string to_storage(const catalog::SqlTable& table, const catalog::SqlColumn& column,
+                       const SqlValue& value, uint64_t row) {
+  if (!column.is_json) return to_storage(column, value, row);
+  try {
+    return to_storage(column, value, row);
+  } catch (const SqlException& e) {
+    if (e.code() != 3140) throw;
+    std::string message = e.what();
+    const std::string named = "column '" + column.name + "'";
+    if (const size_t at = message.rfind(named); at != std::string::npos) {
+      message.replace(at, named.size(), "column '" + table.name + "." + column.name + "'");
+    }
+    throw SqlException(e.code(), e.sql_state(), message);
+  }
+}
+
 std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row) {
   if (!column.enum_values.empty()) return enum_to_storage(column, value, row);
   if (column.is_year) return year_to_storage(column, value, row);
   if (column.bit_width > 0) return bit_to_storage(column, value, row);
   const storage::ColumnDef& def = column.storage;
+  if (column.blob_bytes_max > 0) return blob_to_storage(column, value, row);
   if (storage::is_integer(def.type)) {
     int64_t i = 0;
     uint64_t u = 0;
@@ -492,6 +573,7 @@ SqlValue from_storage(const catalog::SqlColumn& column, std::string_view value) 
       break;
   }
   SqlValue text = SqlValue::of_string(storage::format_value(def, value));
+  text.is_json = column.is_json;
   if (!column.enum_values.empty()) {
     text.enum_number = true;
     text.u = enum_number(column, text.s);

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "sql-frontend/catalog/sql_table.h"
+#include "sql-frontend/executor/json_value.h"
 #include "sql-frontend/protocol/mysql_value.h"
 
 namespace duo::sql::executor {
@@ -35,6 +36,9 @@ struct SqlValue {
   // kString read from an ENUM or SET column (from_storage): `u` is the value's position
   // or bit set, which numeric context sees, as in MySQL (e + 0, e = 2, SUM(e)).
   bool enum_number = false;
+  // kString holding normalized JSON text (a JSON column's value, a JSON function's
+  // result): comparisons use JSON's rules and JSON_OBJECT/JSON_ARRAY embed it as JSON.
+  bool is_json = false;
 
   static SqlValue null() { return SqlValue{}; }
   static SqlValue of_int(int64_t v) {
@@ -68,6 +72,12 @@ struct SqlValue {
     return x;
   }
 
+  static SqlValue of_json(std::string v) {
+    SqlValue x = of_string(std::move(v));
+    x.is_json = true;
+    return x;
+  }
+
   static SqlValue of_temporal(std::string v, TemporalType type) {
     SqlValue x = of_string(std::move(v));
     x.temporal_type = type;
@@ -88,7 +98,13 @@ struct SqlValue {
 // else as strings under the storage's kCaseInsensitive collation (storage/row/
 // collation.h: case- and accent-insensitive, 'é' = 'E', PAD SPACE), like the default
 // utf8mb4 collation.
+// A JSON value on either side: both compared as JSON (json_value.h, compare_json), the
+// other side taken as a JSON scalar.
 int compare(const SqlValue& a, const SqlValue& b);
+
+// `value` as a JSON value: NULL as null, numbers as numbers, a JSON-typed string parsed,
+// other strings as JSON strings.
+JsonValue json_of_sql(const SqlValue& value);
 
 // MySQL's number of ENUM/SET `column`'s value `label` (as stored): an ENUM's 1-based
 // position (0 for a label it does not declare), a SET's bit set.
@@ -97,6 +113,9 @@ uint64_t enum_number(const catalog::SqlColumn& column, std::string_view label);
 // The storage encoding of `value` for `column`; the caller handles NULL. `row` (1-based)
 // is for MySQL's "at row N" messages.
 std::string to_storage(const catalog::SqlColumn& column, const SqlValue& value, uint64_t row);
+// The same for a column of `table`: MySQL names JSON's 3140 column as 'table.column'.
+std::string to_storage(const catalog::SqlTable& table, const catalog::SqlColumn& column,
+                       const SqlValue& value, uint64_t row);
 // MySQL's implicit default of a NOT NULL `column` that has no DEFAULT: 0, '', the zero
 // date/time (what ALTER TABLE ADD COLUMN gives existing rows, LOAD DATA a missing or NULL
 // field).

@@ -23,6 +23,16 @@ namespace {
 // is NULL, with a warning in MySQL).
 constexpr size_t kStringResultBytesMax = 64 * 1024 * 1024;
 
+// The NULL a function returns for a result beyond kStringResultBytesMax, with MySQL's
+// warning 1301 (ER_WARN_ALLOWED_PACKET_OVERFLOWED).
+SqlValue packet_overflow(const Args& args) {
+  std::string name = args.name();
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  args.warn(1301, "Result of " + name + "() was larger than max_allowed_packet (" +
+                      std::to_string(kStringResultBytesMax) + ") - truncated");
+  return SqlValue::null();
+}
+
 // Byte offsets where each character of UTF-8 `s` starts, plus s.size() at the end.
 std::vector<size_t> char_starts(std::string_view s) {
   std::vector<size_t> starts;
@@ -121,7 +131,7 @@ SqlValue pad(const Args& args, bool left) {
   if (n <= have) return SqlValue::of_string(char_slice(text, 0, n));
   const std::string fill = filler.to_text();
   if (fill.empty()) return SqlValue::null();
-  if (static_cast<size_t>(n) > kStringResultBytesMax) return SqlValue::null();
+  if (static_cast<size_t>(n) > kStringResultBytesMax) return packet_overflow(args);
   std::string padding;
   const int64_t fill_chars = char_count(fill);
   for (int64_t need = n - have; need > 0; need -= fill_chars) {
@@ -320,7 +330,7 @@ std::optional<SqlValue> call_string_function(const Args& args) {
     for (size_t hit; (hit = s.find(from, at)) != std::string::npos; at = hit + from.size()) {
       out.append(s, at, hit - at);
       out += to;
-      if (out.size() > kStringResultBytesMax) return SqlValue::null();
+      if (out.size() > kStringResultBytesMax) return packet_overflow(args);
     }
     out.append(s, at);
     return SqlValue::of_string(std::move(out));
@@ -332,7 +342,9 @@ std::optional<SqlValue> call_string_function(const Args& args) {
     const std::string s = v[0].to_text();
     const int64_t times = v[1].to_int();
     if (times <= 0 || s.empty()) return SqlValue::of_string("");
-    if (static_cast<uint64_t>(times) > kStringResultBytesMax / s.size()) return SqlValue::null();
+    if (static_cast<uint64_t>(times) > kStringResultBytesMax / s.size()) {
+      return packet_overflow(args);
+    }
     std::string out;
     out.reserve(s.size() * static_cast<size_t>(times));
     for (int64_t k = 0; k < times; ++k) out += s;
@@ -344,7 +356,7 @@ std::optional<SqlValue> call_string_function(const Args& args) {
     if (v.is_null()) return v;
     const int64_t n = v.to_int();
     if (n <= 0) return SqlValue::of_string("");
-    if (static_cast<uint64_t>(n) > kStringResultBytesMax) return SqlValue::null();
+    if (static_cast<uint64_t>(n) > kStringResultBytesMax) return packet_overflow(args);
     return SqlValue::of_string(std::string(static_cast<size_t>(n), ' '));
   }
   if (name == "REVERSE") {

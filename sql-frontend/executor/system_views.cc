@@ -49,7 +49,7 @@ std::string data_type_text(const catalog::SqlColumn& column) {
 
 bool is_char_type(const std::string& data_type) {
   return data_type == "char" || data_type == "varchar" || data_type == "text" ||
-         data_type == "tinytext" || data_type == "mediumtext" || data_type == "text" ||
+         data_type == "tinytext" || data_type == "mediumtext" || data_type == "longtext" ||
          data_type == "enum" || data_type == "set";
 }
 

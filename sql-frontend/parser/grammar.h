@@ -105,6 +105,7 @@ class Parser {
   ExprPtr parse_unary();
   ExprPtr parse_primary();
   ExprPtr parse_literal();
+  ExprPtr parse_json_arrows(ExprPtr e);  // col->'path', col->>'path'
   ExprPtr parse_word_expr();
   ExprPtr parse_function_call(std::string name, SourcePos pos);
   ExprPtr parse_case();

@@ -348,7 +348,7 @@ ExprPtr Parser::parse_unary() {
     e->operand = parse_unary();
     return e;
   }
-  ExprPtr e = parse_primary();
+  ExprPtr e = parse_json_arrows(parse_primary());
   while (accept(Keyword::kCollate)) {
     auto c = std::make_unique<CollateExpr>(e->pos);
     c->operand = std::move(e);
@@ -356,6 +356,27 @@ ExprPtr Parser::parse_unary() {
     e = std::move(c);
   }
   return e;
+}
+
+// MySQL's column->'path' and column->>'path': JSON_EXTRACT and JSON_UNQUOTE of it.
+ExprPtr Parser::parse_json_arrows(ExprPtr e) {
+  for (;;) {
+    const bool unquote = peek().is(TokenKind::kJsonUnquoteExtract);
+    if (!unquote && !peek().is(TokenKind::kJsonExtract)) return e;
+    take();
+    const SourcePos pos = e->pos;  // the column label starts at the column
+    auto extract = std::make_unique<FunctionExpr>(pos);
+    extract->name = "JSON_EXTRACT";
+    extract->args.push_back(std::move(e));
+    extract->args.push_back(parse_literal());
+    e = std::move(extract);
+    if (unquote) {
+      auto outer = std::make_unique<FunctionExpr>(pos);
+      outer->name = "JSON_UNQUOTE";
+      outer->args.push_back(std::move(e));
+      e = std::move(outer);
+    }
+  }
 }
 
 ExprPtr Parser::parse_literal() {

@@ -87,6 +87,10 @@ std::string_view token_kind_name(TokenKind kind) {
       return "+";
     case TokenKind::kMinus:
       return "-";
+    case TokenKind::kJsonExtract:
+      return "->";
+    case TokenKind::kJsonUnquoteExtract:
+      return "->>";
     case TokenKind::kStar:
       return "*";
     case TokenKind::kSlash:
@@ -271,6 +275,11 @@ Token Lexer::next() {
     case '+':
       return make(TokenKind::kPlus, start, pos_);
     case '-':
+      if (c1 == '>') {
+        ++pos_;
+        if (pos_ < n && text_[pos_] == '>') return ++pos_, make(TokenKind::kJsonUnquoteExtract, start, pos_);
+        return make(TokenKind::kJsonExtract, start, pos_);
+      }
       return make(TokenKind::kMinus, start, pos_);
     case '*':
       return make(TokenKind::kStar, start, pos_);

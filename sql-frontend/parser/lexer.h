@@ -58,6 +58,8 @@ enum class TokenKind : uint8_t {
   kGe,
   kPlus,
   kMinus,
+  kJsonExtract,          // ->  (col->'$.path' is JSON_EXTRACT(col, '$.path'))
+  kJsonUnquoteExtract,   // ->> (JSON_UNQUOTE(JSON_EXTRACT(...)))
   kStar,
   kSlash,
   kPercent,
