@@ -18,12 +18,16 @@ const RunDerived kNoDerivedTables = [](const QueryExpr&) -> DerivedRows {
   throw std::logic_error("a planned SELECT has no derived table");
 };
 
-// Whether the tables `ref` names can be planned: cluster tables only (a derived table or
-// a system view is read while binding), and no subquery in an ON.
+// Whether the tables `ref` names can be planned: cluster tables only (a derived table,
+// a view or a system view is read while binding), and no subquery in an ON.
 bool plannable_tables(StatementContext& context, const TableRef& ref) {
   switch (ref.kind) {
-    case TableRefKind::kTable:
-      return !is_system_view_database(context.database_of(ref.table));
+    case TableRefKind::kTable: {
+      // A view is read while binding too (view_executor.h).
+      const std::string db = context.database_of(ref.table);
+      return !is_system_view_database(db) &&
+             context.catalog.table_exists(db, ref.table.name.name);
+    }
     case TableRefKind::kDerived:
       return false;
     case TableRefKind::kJoin:

@@ -13,6 +13,7 @@
 #include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/system_variables.h"
 #include "sql-frontend/executor/system_views.h"
+#include "sql-frontend/executor/view_executor.h"
 #include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/parser.h"
 #include "sql-frontend/protocol/character_sets.h"
@@ -94,6 +95,17 @@ server::StatementResult show_tables(StatementContext& context, const ShowStateme
       rows.push_back({t, std::string(views ? "SYSTEM VIEW" : "BASE TABLE")});
     else
       rows.push_back({t});
+  }
+  if (!views) {
+    // Views are listed with the tables, in name order, as MySQL lists them.
+    for (const std::string& v : context.catalog.list_views(db)) {
+      if (show.full)
+        rows.push_back({v, std::string("VIEW")});
+      else
+        rows.push_back({v});
+    }
+    std::sort(rows.begin(), rows.end(),
+              [](const TextRow& a, const TextRow& b) { return *a[0] < *b[0]; });
   }
   std::string name = "Tables_in_" + db;
   if (show.like) name += " (" + *show.like + ")";
@@ -455,8 +467,17 @@ server::StatementResult execute_show(StatementContext& context, const ShowStatem
             std::string("YES"), std::string("NO"), std::string("NO")}});
     case ShowKind::kCreateDatabase:
       return show_create_database(context, show);
-    case ShowKind::kCreateTable:
+    case ShowKind::kCreateTable: {
+      // SHOW CREATE TABLE of a view shows the view, as MySQL does.
+      ObjectName name = *show.table;
+      if (show.db) name.db = show.db;
+      if (find_view(context, context.database_of(name), name.name.name)) {
+        return show_create_view(context, show);
+      }
       return show_create_table(context, show);  // ddl_executor.cc
+    }
+    case ShowKind::kCreateView:
+      return show_create_view(context, show);  // view_executor.cc
     case ShowKind::kGrants:
       return show_grants(context, show);
     case ShowKind::kCollation:

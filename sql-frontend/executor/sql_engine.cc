@@ -9,6 +9,7 @@
 #include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/executor/statement_retry.h"
 #include "sql-frontend/executor/system_variables.h"
+#include "sql-frontend/executor/view_executor.h"
 #include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/ast_printer.h"
 
@@ -38,7 +39,8 @@ bool is_implicit_commit(StatementKind kind) {
          kind == StatementKind::kAlterTable || kind == StatementKind::kRenameTable ||
          kind == StatementKind::kTruncateTable || kind == StatementKind::kCreateUser ||
          kind == StatementKind::kDropUser || kind == StatementKind::kAlterUser ||
-         kind == StatementKind::kGrant || kind == StatementKind::kDiskObject;
+         kind == StatementKind::kGrant || kind == StatementKind::kDiskObject ||
+         kind == StatementKind::kView;
 }
 
 // MySQL 8.0's warning 1287 for each @x := expr inside an expression, given when the
@@ -232,6 +234,9 @@ server::StatementResult SqlEngine::dispatch(
       break;
     case StatementKind::kDiskObject:
       result = execute_disk_object(context, statement.as<DiskObjectStatement>());
+      break;
+    case StatementKind::kView:
+      result = execute_view(context, statement.as<ViewStatement>());
       break;
     default:
       throw_not_supported("this statement");

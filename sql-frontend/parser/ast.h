@@ -558,6 +558,7 @@ enum class StatementKind : uint8_t {
   kExecute,            // EXECUTE name [USING @a, ...]
   kDeallocatePrepare,  // {DEALLOCATE | DROP} PREPARE name
   kDiskObject,         // CREATE/ALTER/DROP LOGFILE GROUP and TABLESPACE (NDB disk data)
+  kView,               // CREATE [OR REPLACE] / ALTER / DROP VIEW
 };
 
 struct Statement {
@@ -889,6 +890,29 @@ struct SetStatement : Statement {
   std::vector<SetItem> items;
 };
 
+// CREATE [OR REPLACE] [ALGORITHM = {UNDEFINED|MERGE|TEMPTABLE}] [DEFINER = user]
+// [SQL SECURITY {DEFINER|INVOKER}] VIEW v [(cols)] AS query [WITH [CASCADED|LOCAL] CHECK
+// OPTION], ALTER VIEW (the same without OR REPLACE), DROP VIEW [IF EXISTS] v [, v ...].
+enum class ViewAction : uint8_t { kCreate, kAlter, kDrop };
+
+struct ViewStatement : Statement {
+  static constexpr StatementKind kKind = StatementKind::kView;
+  explicit ViewStatement(SourcePos p) : Statement(kKind, p) {}
+  ViewAction action = ViewAction::kCreate;
+  bool or_replace = false;
+  bool if_exists = false;                 // DROP VIEW IF EXISTS
+  std::vector<ObjectName> names;          // one for CREATE/ALTER
+  std::string algorithm;                  // "UNDEFINED" (default), "MERGE", "TEMPTABLE"
+  std::optional<UserName> definer;        // DEFINER = user, as written
+  std::string security;                   // "DEFINER" (default) or "INVOKER"
+  std::vector<Identifier> columns;        // (cols), empty when not given
+  QueryPtr query;
+  // The query's text: [query_begin, query_end) in the statement's source.
+  size_t query_begin = 0;
+  size_t query_end = 0;
+  std::string check_option;  // "" (none), "CASCADED" (WITH CHECK OPTION's default), "LOCAL"
+};
+
 enum class ShowKind : uint8_t {
   kDatabases,
   kTables,
@@ -907,6 +931,7 @@ enum class ShowKind : uint8_t {
   kGrants,
   kTableStatus,
   kEngineStatus,  // SHOW ENGINE name STATUS
+  kCreateView,    // SHOW CREATE VIEW v
 };
 
 struct ShowStatement : Statement {

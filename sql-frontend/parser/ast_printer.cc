@@ -814,6 +814,8 @@ const char* show_what(ShowKind k) {
       return "INDEX";
     case ShowKind::kCreateTable:
       return "CREATE TABLE";
+    case ShowKind::kCreateView:
+      return "CREATE VIEW";
     case ShowKind::kCreateDatabase:
       return "CREATE DATABASE";
     case ShowKind::kVariables:
@@ -1256,7 +1258,8 @@ void Printer::statement(const Statement& s) {
         return;
       }
       if (sh.table) {
-        out += sh.what == ShowKind::kCreateTable ? " " : " FROM ";
+        out += sh.what == ShowKind::kCreateTable || sh.what == ShowKind::kCreateView ? " "
+                                                                                    : " FROM ";
         object(*sh.table);
       }
       if (sh.db) {
@@ -1457,6 +1460,41 @@ void Printer::statement(const Statement& s) {
         out += " ENGINE ";
         out += *d.engine;
       }
+      return;
+    }
+    case StatementKind::kView: {
+      const auto& v = s.as<ViewStatement>();
+      if (v.action == ViewAction::kDrop) {
+        out += "DROP VIEW ";
+        if (v.if_exists) out += "IF EXISTS ";
+        for (size_t i = 0; i < v.names.size(); ++i) {
+          if (i > 0) out += ", ";
+          object(v.names[i]);
+        }
+        return;
+      }
+      out += v.action == ViewAction::kAlter ? "ALTER " : "CREATE ";
+      if (v.or_replace) out += "OR REPLACE ";
+      if (!v.algorithm.empty()) out += "ALGORITHM = " + v.algorithm + " ";
+      if (v.definer) {
+        out += "DEFINER = ";
+        user(*v.definer);
+        out += " ";
+      }
+      if (!v.security.empty()) out += "SQL SECURITY " + v.security + " ";
+      out += "VIEW ";
+      object(v.names.front());
+      if (!v.columns.empty()) {
+        out += " (";
+        for (size_t i = 0; i < v.columns.size(); ++i) {
+          if (i > 0) out += ", ";
+          ident(v.columns[i]);
+        }
+        out += ")";
+      }
+      out += " AS ";
+      query(*v.query);
+      if (!v.check_option.empty()) out += " WITH " + v.check_option + " CHECK OPTION";
       return;
     }
   }

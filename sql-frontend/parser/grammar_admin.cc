@@ -256,6 +256,11 @@ StatementPtr Parser::parse_show() {
         stmt->table = parse_object_name();
         return stmt;
       }
+      if (accept(Keyword::kView)) {
+        stmt->what = ShowKind::kCreateView;
+        stmt->table = parse_object_name();
+        return stmt;
+      }
       if (!accept(Keyword::kDatabase)) expect(Keyword::kSchema);
       stmt->what = ShowKind::kCreateDatabase;
       if (accept(Keyword::kIf)) {

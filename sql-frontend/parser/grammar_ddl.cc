@@ -36,6 +36,7 @@ StatementPtr Parser::parse_create() {
     }
     return stmt;
   }
+  if (peek_view_definition()) return parse_view_definition(pos, /*alter=*/false);
   if (peek().is(Keyword::kTemporary) || peek().is(Keyword::kTable)) {
     bool temporary = accept(Keyword::kTemporary);
     expect(Keyword::kTable);
@@ -500,6 +501,7 @@ StatementPtr Parser::parse_drop() {
   SourcePos pos = here();
   expect(Keyword::kDrop);
   if (peek_word("PREPARE")) return parse_deallocate_prepare();
+  if (peek().is(Keyword::kView)) return parse_drop_view(pos);
   if (peek().is(Keyword::kDatabase) || peek().is(Keyword::kSchema)) {
     take();
     auto stmt = std::make_unique<DropDatabaseStatement>(pos);
@@ -546,6 +548,7 @@ StatementPtr Parser::parse_alter() {
   expect(Keyword::kAlter);
   if (accept(Keyword::kUser)) return parse_user_statement(StatementKind::kAlterUser, pos);
   if (peek_disk_object()) return parse_disk_object(pos, DiskObjectVerb::kAlter);
+  if (peek_view_definition()) return parse_view_definition(pos, /*alter=*/true);
   expect(Keyword::kTable);
   auto stmt = std::make_unique<AlterTableStatement>(pos);
   stmt->table = parse_object_name();
