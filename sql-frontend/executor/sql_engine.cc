@@ -9,6 +9,7 @@
 #include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/executor/statement_retry.h"
 #include "sql-frontend/executor/system_variables.h"
+#include "sql-frontend/executor/view_dml.h"
 #include "sql-frontend/executor/view_executor.h"
 #include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/ast_printer.h"
@@ -190,6 +191,10 @@ server::StatementResult SqlEngine::dispatch(
     context.autocommit_statement = false;
   }
   check_privileges(context, statement, prepared != nullptr ? &prepared->privileges : nullptr);
+  // INSERT/UPDATE/DELETE through a view run as the statement on its table (view_dml.h).
+  const std::optional<ViewDml> view_dml = rewrite_view_dml(context, statement);
+  const Statement& target = view_dml ? view_dml->statement() : statement;
+  if (view_dml) context.source_text = view_dml->text();
   server::StatementResult result;
   switch (statement.kind) {
     case StatementKind::kSelect: {
@@ -203,13 +208,13 @@ server::StatementResult SqlEngine::dispatch(
       break;
     }
     case StatementKind::kInsert:
-      result = execute_insert(context, statement.as<InsertStatement>());
+      result = execute_insert(context, target.as<InsertStatement>());
       break;
     case StatementKind::kUpdate:
-      result = execute_update(context, statement.as<UpdateStatement>());
+      result = execute_update(context, target.as<UpdateStatement>());
       break;
     case StatementKind::kDelete:
-      result = execute_delete(context, statement.as<DeleteStatement>());
+      result = execute_delete(context, target.as<DeleteStatement>());
       break;
     case StatementKind::kCreateDatabase:
     case StatementKind::kDropDatabase:
