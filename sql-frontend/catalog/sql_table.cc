@@ -554,7 +554,6 @@ void set_default(SqlColumn* column, const Expr& value) {
 
 SqlTable table_from_create(const CreateTableStatement& statement, const std::string& db) {
   if (statement.like) throw_not_supported("CREATE TABLE ... LIKE");
-  if (statement.temporary) throw_not_supported("CREATE TEMPORARY TABLE");
   SqlTable table;
   table.db = db;
   table.name = statement.table.name.name;

@@ -8,6 +8,7 @@
 #include "sql-frontend/executor/access_plan.h"
 #include "sql-frontend/executor/expression_walk.h"
 #include "sql-frontend/executor/system_views.h"
+#include "sql-frontend/executor/temporary_tables.h"
 
 namespace duo::sql::executor {
 
@@ -25,6 +26,10 @@ bool plannable_tables(StatementContext& context, const TableRef& ref) {
     case TableRefKind::kTable: {
       // A view is read while binding too (view_executor.h).
       const std::string db = context.database_of(ref.table);
+      if (context.temporary_tables != nullptr &&
+          context.temporary_tables->find(db, ref.table.name.name) != nullptr) {
+        return false;  // a temporary table's rows are in the session
+      }
       return !is_system_view_database(db) &&
              context.catalog.table_exists(db, ref.table.name.name);
     }

@@ -9,6 +9,7 @@
 #include "sql-frontend/executor/column_label.h"
 #include "sql-frontend/executor/expression_walk.h"
 #include "sql-frontend/executor/system_views.h"
+#include "sql-frontend/executor/temporary_tables.h"
 #include "sql-frontend/executor/view_executor.h"
 #include "sql-frontend/parser/ast_printer.h"
 
@@ -253,7 +254,15 @@ class Binder {
       scope.db = db;
       scope.name = ref.alias ? ref.alias->name : name;
       level.real_name = name;
-      if (is_system_view_database(db)) {
+      TemporaryTable* temporary = context_.temporary_tables != nullptr
+                                      ? context_.temporary_tables->find(db, name)
+                                      : nullptr;
+      if (temporary != nullptr) {
+        // The session's temporary table: its rows as they are now.
+        level.memory_table = std::make_shared<catalog::SqlTable>(temporary->sql);
+        level.memory_table->name = scope.name;
+        level.memory_rows = temporary->rows;
+      } else if (is_system_view_database(db)) {
         std::optional<SystemView> view = read_system_view(context_, db, name);
         level.memory_table = std::make_shared<catalog::SqlTable>(std::move(view->table));
         level.memory_table->name = scope.name;
