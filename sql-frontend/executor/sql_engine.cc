@@ -9,6 +9,7 @@
 #include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/executor/statement_retry.h"
 #include "sql-frontend/executor/system_variables.h"
+#include "sql-frontend/executor/explain_executor.h"
 #include "sql-frontend/executor/view_dml.h"
 #include "sql-frontend/executor/view_executor.h"
 #include "sql-frontend/parser/ascii_case.h"
@@ -280,6 +281,12 @@ server::StatementResult SqlEngine::dispatch(
       break;
     case StatementKind::kView:
       result = execute_view(context, statement.as<ViewStatement>());
+      break;
+    case StatementKind::kExplain:
+      result = execute_explain(context, statement.as<ExplainStatement>());
+      break;
+    case StatementKind::kTableMaintenance:
+      result = execute_table_maintenance(context, statement.as<TableMaintenanceStatement>());
       break;
     default:
       throw_not_supported("this statement");

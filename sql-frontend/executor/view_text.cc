@@ -13,6 +13,8 @@ class CanonicalPrinter {
  public:
   explicit CanonicalPrinter(const ViewTextInput& input) : input_(input) {}
 
+  std::string condition(const Expr& e) { return expr(e); }
+
   std::string query() {
     if (input_.query->is_union() || !input_.query->order_by.empty() || input_.query->limit) {
       throw Unsupported{};
@@ -152,7 +154,10 @@ class CanonicalPrinter {
       case LiteralKind::kFloat:
         return literal.value;
       case LiteralKind::kString: {
-        std::string out = "_" + literal.charset.value_or(input_.character_set_client) + "'";
+        std::string out =
+            input_.column_db.empty()
+                ? "_" + literal.charset.value_or(input_.character_set_client) + "'"
+                : "'";
         for (char c : literal.value) {
           if (c == '\'') {
             out += "\\'";
@@ -200,7 +205,8 @@ class CanonicalPrinter {
     switch (e.kind) {
       case ExprKind::kColumn: {
         const auto& column = e.as<ColumnExpr>();
-        return quoted(qualifier(column)) + "." + quoted(column.column.name);
+        const std::string db = input_.column_db.empty() ? "" : quoted(input_.column_db) + ".";
+        return db + quoted(qualifier(column)) + "." + quoted(column.column.name);
       }
       case ExprKind::kLiteral:
         return literal(e.as<LiteralExpr>());
@@ -264,6 +270,14 @@ class CanonicalPrinter {
 std::optional<std::string> canonical_view_text(const ViewTextInput& input) {
   try {
     return CanonicalPrinter(input).query();
+  } catch (const Unsupported&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> canonical_condition(const Expr& condition, const ViewTextInput& input) {
+  try {
+    return CanonicalPrinter(input).condition(condition);
   } catch (const Unsupported&) {
     return std::nullopt;
   }

@@ -32,9 +32,15 @@ struct ViewTextInput {
   // name), in FROM order: unqualified columns are qualified with the table holding them.
   std::vector<std::pair<std::string, std::vector<std::string>>> tables;
   std::string character_set_client = "utf8mb4";
+  // Qualify columns with this database too ("`db`.`t`.`c`", as NDB's pushed conditions
+  // print); strings without an introducer then.
+  std::string column_db;
 };
 
 // nullopt when the query holds something not covered (then: keep it as written).
 std::optional<std::string> canonical_view_text(const ViewTextInput& input);
+// One condition in the same form (EXPLAIN's pushed and attached conditions), its
+// unqualified columns qualified with `input.tables`' first; nullopt when not covered.
+std::optional<std::string> canonical_condition(const Expr& condition, const ViewTextInput& input);
 
 }  // namespace duo::sql::executor

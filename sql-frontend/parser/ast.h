@@ -559,6 +559,7 @@ enum class StatementKind : uint8_t {
   kDeallocatePrepare,  // {DEALLOCATE | DROP} PREPARE name
   kDiskObject,         // CREATE/ALTER/DROP LOGFILE GROUP and TABLESPACE (NDB disk data)
   kView,               // CREATE [OR REPLACE] / ALTER / DROP VIEW
+  kTableMaintenance,   // ANALYZE / OPTIMIZE / CHECK TABLE
 };
 
 struct Statement {
@@ -913,6 +914,17 @@ struct ViewStatement : Statement {
   std::string check_option;  // "" (none), "CASCADED" (WITH CHECK OPTION's default), "LOCAL"
 };
 
+// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, ...], OPTIMIZE [...] TABLE t [, ...],
+// CHECK TABLE t [, ...] [FOR UPGRADE | QUICK | FAST | MEDIUM | EXTENDED | CHANGED].
+enum class TableMaintenance : uint8_t { kAnalyze, kOptimize, kCheck };
+
+struct TableMaintenanceStatement : Statement {
+  static constexpr StatementKind kKind = StatementKind::kTableMaintenance;
+  explicit TableMaintenanceStatement(SourcePos p) : Statement(kKind, p) {}
+  TableMaintenance operation = TableMaintenance::kAnalyze;
+  std::vector<ObjectName> tables;
+};
+
 enum class ShowKind : uint8_t {
   kDatabases,
   kTables,
@@ -962,6 +974,7 @@ struct ExplainStatement : Statement {
   explicit ExplainStatement(SourcePos p) : Statement(kKind, p) {}
   StatementPtr statement;             // SELECT / INSERT / REPLACE / UPDATE / DELETE
   std::optional<std::string> format;  // EXPLAIN FORMAT=TREE ...
+  bool analyze = false;               // EXPLAIN ANALYZE: run it, with real counts and times
 };
 
 struct KillStatement : Statement {

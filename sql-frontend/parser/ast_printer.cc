@@ -1294,6 +1294,7 @@ void Printer::statement(const Statement& s) {
     case StatementKind::kExplain: {
       const auto& e = s.as<ExplainStatement>();
       out += "EXPLAIN ";
+      if (e.analyze) out += "ANALYZE ";
       if (e.format) {
         out += "FORMAT = ";
         name(*e.format);
@@ -1459,6 +1460,17 @@ void Printer::statement(const Statement& s) {
       if (d.engine) {
         out += " ENGINE ";
         out += *d.engine;
+      }
+      return;
+    }
+    case StatementKind::kTableMaintenance: {
+      const auto& m = s.as<TableMaintenanceStatement>();
+      out += m.operation == TableMaintenance::kAnalyze    ? "ANALYZE TABLE "
+             : m.operation == TableMaintenance::kOptimize ? "OPTIMIZE TABLE "
+                                                          : "CHECK TABLE ";
+      for (size_t i = 0; i < m.tables.size(); ++i) {
+        if (i > 0) out += ", ";
+        object(m.tables[i]);
       }
       return;
     }

@@ -147,6 +147,8 @@ class Parser {
   bool peek_view_definition(size_t ahead = 0) const;
   StatementPtr parse_view_definition(SourcePos pos, bool alter);
   StatementPtr parse_drop_view(SourcePos pos);
+  // ANALYZE / OPTIMIZE / CHECK TABLE (grammar_table_maintenance.cc).
+  StatementPtr parse_table_maintenance();
   StatementPtr parse_create_table(SourcePos pos, bool temporary);
   StatementPtr parse_create_index(SourcePos pos, bool unique);
   StatementPtr parse_rename();

@@ -1,5 +1,6 @@
 // Tests of the view grammar (grammar_view.cc): CREATE [OR REPLACE] / ALTER / DROP VIEW
-// with their clauses, the query's source range, SHOW CREATE VIEW, and refusals.
+// with their clauses, the query's source range, SHOW CREATE VIEW, and refusals; and of
+// ANALYZE / OPTIMIZE / CHECK TABLE and EXPLAIN ANALYZE (grammar_table_maintenance.cc).
 #include <gtest/gtest.h>
 
 #include "sql-frontend/parser/parser_test_util.h"
@@ -37,6 +38,16 @@ TEST(ParserViewTest, RefusesMalformedViews) {
   EXPECT_NE(error_of("CREATE VIEW v AS SELECT 1 WITH CHECK"), "OK");
   EXPECT_NE(error_of("ALTER OR REPLACE VIEW v AS SELECT 1"), "OK");
   EXPECT_NE(error_of("DROP VIEW"), "OK");
+}
+
+TEST(ParserTableMaintenanceTest, AnalyzeOptimizeCheckAndExplainAnalyze) {
+  EXPECT_EQ(canon("analyze no_write_to_binlog table t1, db.t2"), "ANALYZE TABLE t1, db.t2");
+  EXPECT_EQ(canon("OPTIMIZE LOCAL TABLE t"), "OPTIMIZE TABLE t");
+  EXPECT_EQ(canon("check table t for upgrade quick extended"), "CHECK TABLE t");
+  EXPECT_EQ(canon("EXPLAIN ANALYZE SELECT a FROM t"), "EXPLAIN ANALYZE SELECT a FROM t");
+  EXPECT_EQ(canon("EXPLAIN FORMAT=TREE SELECT a FROM t"), "EXPLAIN FORMAT = TREE SELECT a FROM t");
+  EXPECT_NE(error_of("CHECK TABLE"), "OK");
+  EXPECT_NE(error_of("OPTIMIZE t"), "OK");
 }
 
 }  // namespace
