@@ -30,6 +30,7 @@ const char* command_name(PrivilegeSet privilege) {
   if (privilege == catalog::kDropPrivilege) return "DROP";
   if (privilege == catalog::kAlterPrivilege) return "ALTER";
   if (privilege == catalog::kIndexPrivilege) return "INDEX";
+  if (privilege == catalog::privilege_bit("CREATE VIEW")) return "CREATE VIEW";
   return "SELECT";
 }
 
