@@ -237,6 +237,8 @@ server::StatementResult SqlEngine::dispatch(
     case StatementKind::kCreateTable:
       if (statement.as<CreateTableStatement>().temporary) {
         result = create_temporary_table(context, statement.as<CreateTableStatement>());
+      } else if (statement.as<CreateTableStatement>().select) {
+        throw_not_supported("CREATE TABLE ... SELECT (of a table that is not TEMPORARY)");
       } else {
         result = execute_admin(context, statement);
       }

@@ -6,6 +6,7 @@
 
 #include "sql-frontend/catalog/sql_exception.h"
 #include "sql-frontend/executor/expression.h"
+#include "sql-frontend/executor/select_executor.h"
 #include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/executor/sql_value.h"
 
@@ -105,12 +106,55 @@ void check_bound(StatementContext& context, const TemporaryTable& table, size_t 
   }
 }
 
+// The rows to add, each a list of (column, value); nullopt: the column's DEFAULT.
+using NewValues = std::vector<std::vector<std::pair<int, std::optional<SqlValue>>>>;
+
+server::StatementResult add_rows(StatementContext& context, TemporaryTable& table,
+                                 const NewValues& rows, bool replace, bool ignore);
+
+// The columns an INSERT names (all, in order, when it names none).
+std::vector<int> insert_columns(const catalog::SqlTable& sql,
+                                const std::vector<Identifier>& names) {
+  std::vector<int> columns;
+  for (const Identifier& c : names) {
+    const int at = sql.find_column(c.name);
+    if (at < 0) throw_unknown_column(c.name, "field list");
+    columns.push_back(at);
+  }
+  if (columns.empty()) {
+    for (size_t c = 0; c < sql.columns.size(); ++c) columns.push_back(static_cast<int>(c));
+  }
+  return columns;
+}
+
+// `rows` (a query's) into `columns`: 1136 when the widths differ.
+NewValues values_of(const std::vector<int>& columns, std::vector<Row> rows) {
+  NewValues out;
+  for (Row& row : rows) {
+    if (row.size() != columns.size()) {
+      throw SqlException(1136, "21S01", "Column count doesn't match value count at row " +
+                                            std::to_string(out.size() + 1));
+    }
+    std::vector<std::pair<int, std::optional<SqlValue>>> values;
+    for (size_t i = 0; i < row.size(); ++i) values.emplace_back(columns[i], std::move(row[i]));
+    out.push_back(std::move(values));
+  }
+  return out;
+}
+
 server::StatementResult insert_rows(StatementContext& context, TemporaryTable& table,
                                     const InsertStatement& insert) {
-  if (insert.select != nullptr || !insert.on_duplicate.empty()) {
-    throw_not_supported("INSERT ... SELECT / ON DUPLICATE KEY UPDATE into a temporary table");
+  if (!insert.on_duplicate.empty()) {
+    throw_not_supported("INSERT ... ON DUPLICATE KEY UPDATE into a temporary table");
   }
   const catalog::SqlTable& sql = table.sql;
+  if (insert.select != nullptr) {
+    // INSERT ... SELECT: the query's rows, read before any is added (it may read this
+    // very table).
+    const std::vector<int> columns = insert_columns(sql, insert.columns);
+    return add_rows(context, table, values_of(columns, query_rows(context, *insert.select)),
+                    insert.replace, insert.ignore);
+  }
   // (column, value) pairs of each row.
   std::vector<std::vector<std::pair<int, const Expr*>>> rows;
   if (!insert.set.empty()) {
@@ -139,6 +183,24 @@ server::StatementResult insert_rows(StatementContext& context, TemporaryTable& t
       rows.push_back(std::move(row));
     }
   }
+  NewValues evaluated;
+  for (const auto& row : rows) {
+    std::vector<std::pair<int, std::optional<SqlValue>>> values;
+    for (const auto& [column, expr] : row) {
+      if (expr->kind == ExprKind::kDefault) {
+        values.emplace_back(column, std::nullopt);
+      } else {
+        values.emplace_back(column, evaluate_for_column(*expr, context.eval(), sql.columns[column]));
+      }
+    }
+    evaluated.push_back(std::move(values));
+  }
+  return add_rows(context, table, evaluated, insert.replace, insert.ignore);
+}
+
+server::StatementResult add_rows(StatementContext& context, TemporaryTable& table,
+                                 const NewValues& rows, bool replace, bool ignore) {
+  const catalog::SqlTable& sql = table.sql;
   // Every row is made and checked before any is added: the statement is all or nothing.
   std::vector<Row> made;
   uint64_t affected = 0, first_generated = 0;
@@ -146,10 +208,7 @@ server::StatementResult insert_rows(StatementContext& context, TemporaryTable& t
   const int auto_column = sql.auto_increment_column();
   for (size_t r = 0; r < rows.size(); ++r) {
     std::vector<std::optional<SqlValue>> values(sql.columns.size());
-    for (const auto& [column, expr] : rows[r]) {
-      if (expr->kind == ExprKind::kDefault) continue;
-      values[column] = evaluate_for_column(*expr, context.eval(), sql.columns[column]);
-    }
+    for (const auto& [column, value] : rows[r]) values[column] = value;
     Row row(sql.columns.size());
     for (size_t c = 0; c < sql.columns.size(); ++c) {
       const catalog::SqlColumn& column = sql.columns[c];
@@ -187,7 +246,7 @@ server::StatementResult insert_rows(StatementContext& context, TemporaryTable& t
     for (Row& row : made) {
       auto [at, index] = collision(table, row, -1);
       if (at >= 0) {
-        if (insert.replace) {
+        if (replace) {
           // REPLACE: the colliding rows go (each counts), then the row goes in.
           while (at >= 0) {
             table.bytes -= row_bytes(table.rows[at]);
@@ -195,7 +254,7 @@ server::StatementResult insert_rows(StatementContext& context, TemporaryTable& t
             ++affected;
             std::tie(at, index) = collision(table, row, -1);
           }
-        } else if (insert.ignore) {
+        } else if (ignore) {
           std::string key_text;
           for (size_t i = 0; i < index->columns.size(); ++i) {
             if (i > 0) key_text += '-';
@@ -215,7 +274,7 @@ server::StatementResult insert_rows(StatementContext& context, TemporaryTable& t
       ++affected;
     }
   } catch (...) {
-    if (!insert.replace) {
+    if (!replace) {
       table.rows.resize(rows_before);
       table.bytes = bytes_before;
     }
@@ -309,6 +368,63 @@ server::StatementResult delete_rows(StatementContext& context, TemporaryTable& t
   return ok;
 }
 
+// The declared type of a CREATE ... SELECT column: the source column's when the output
+// is one, else one that holds the values the query gave (MySQL types it by the
+// expression; here by what came out).
+std::string declared_type_of(StatementContext& context,
+                             const std::optional<server::ColumnDefinition41>& meta,
+                             const std::vector<Row>& rows, size_t column) {
+  if (meta && !meta->org_table.empty() && !meta->org_name.empty() && !meta->schema.empty()) {
+    try {
+      const catalog::SqlTable source = context.catalog.get_table(meta->schema, meta->org_table).sql;
+      const int at = source.find_column(meta->org_name);
+      if (at >= 0) return source.columns[at].declared_type;
+    } catch (const SqlException&) {
+      // A temporary or system table's column: typed by the values below.
+    }
+  }
+  SqlValue::Kind kind = SqlValue::Kind::kNull;
+  SqlValue::TemporalType temporal = SqlValue::TemporalType::kNone;
+  size_t longest = 1;
+  size_t integer_digits = 1, scale = 0;  // DECIMAL: the widest value's
+  for (const Row& row : rows) {
+    const SqlValue& value = row[column];
+    if (value.is_null()) continue;
+    if (value.kind == SqlValue::Kind::kDecimal) {
+      std::string digits = value.to_text();
+      if (!digits.empty() && digits.front() == '-') digits.erase(0, 1);
+      const size_t point = digits.find('.');
+      integer_digits = std::max(integer_digits, point == std::string::npos ? digits.size() : point);
+      if (point != std::string::npos) scale = std::max(scale, digits.size() - point - 1);
+    }
+    if (kind == SqlValue::Kind::kNull || kind == value.kind) {
+      kind = value.kind;
+      temporal = value.temporal_type;
+    } else {
+      kind = SqlValue::Kind::kString;  // mixed: text holds them all
+      temporal = SqlValue::TemporalType::kNone;
+    }
+    longest = std::max(longest, value.to_text().size());
+  }
+  switch (kind) {
+    case SqlValue::Kind::kInt:
+      return "bigint";
+    case SqlValue::Kind::kUInt:
+      return "bigint unsigned";
+    case SqlValue::Kind::kDouble:
+      return "double";
+    case SqlValue::Kind::kDecimal:
+      return "decimal(" + std::to_string(std::min<size_t>(integer_digits + scale, 65)) + "," +
+             std::to_string(std::min<size_t>(scale, 30)) + ")";
+    default:
+      break;
+  }
+  if (temporal == SqlValue::TemporalType::kDate) return "date";
+  if (temporal == SqlValue::TemporalType::kDatetime) return "datetime(6)";
+  if (temporal == SqlValue::TemporalType::kTime) return "time(6)";
+  return "varchar(" + std::to_string(std::min<size_t>(std::max<size_t>(longest, 1), 16383)) + ")";
+}
+
 }  // namespace
 
 server::StatementResult create_temporary_table(StatementContext& context,
@@ -324,6 +440,36 @@ server::StatementResult create_temporary_table(StatementContext& context,
     } else {
       table = context.catalog.get_table(from_db, statement.like->name.name).sql;
     }
+  } else if (statement.select && statement.columns.empty()) {
+    // CREATE TEMPORARY TABLE t AS SELECT: the query's columns (no keys), then its rows.
+    const DerivedRows described = describe_derived(context, *statement.select);
+    std::vector<Row> rows = query_rows(context, *statement.select);
+    table.db = db;
+    table.name = statement.table.name.name;
+    for (size_t c = 0; c < described.names.size(); ++c) {
+      if (table.find_column(described.names[c]) >= 0) {
+        throw SqlException(1060, "42S21", "Duplicate column name '" + described.names[c] + "'");
+      }
+      catalog::SqlColumn column;
+      column.name = described.names[c];
+      column.declared_type = declared_type_of(
+          context, c < described.columns.size() ? described.columns[c] : std::nullopt, rows, c);
+      catalog::derive_storage(&column);
+      table.columns.push_back(std::move(column));
+    }
+    if (!tables.create(table, statement.if_not_exists)) {
+      context.add_warning(1050, "Table '" + table.name + "' already exists", "Note");
+      return server::OkResult{};
+    }
+    std::vector<int> columns;
+    for (size_t c = 0; c < table.columns.size(); ++c) columns.push_back(static_cast<int>(c));
+    TemporaryTable* created = tables.find(db, table.name);
+    try {
+      return add_rows(context, *created, values_of(columns, std::move(rows)), false, false);
+    } catch (...) {
+      tables.drop(db, table.name);  // MySQL: a failed CREATE ... SELECT leaves no table
+      throw;
+    }
   } else {
     table = catalog::table_from_create(statement, db);
   }
@@ -331,6 +477,26 @@ server::StatementResult create_temporary_table(StatementContext& context,
   table.name = statement.table.name.name;
   if (!tables.create(std::move(table), statement.if_not_exists)) {
     context.add_warning(1050, "Table '" + statement.table.name.name + "' already exists", "Note");
+    return server::OkResult{};
+  }
+  if (statement.select) {
+    // CREATE TEMPORARY TABLE t (defs) AS SELECT: the query's outputs fill the columns of
+    // their names (MySQL adds outputs that name no column; here they are 1054).
+    TemporaryTable* created = tables.find(db, statement.table.name.name);
+    const DerivedRows described = describe_derived(context, *statement.select);
+    std::vector<int> columns;
+    for (const std::string& name : described.names) {
+      const int at = created->sql.find_column(name);
+      if (at < 0) throw_unknown_column(name, "field list");
+      columns.push_back(at);
+    }
+    try {
+      return add_rows(context, *created, values_of(columns, query_rows(context, *statement.select)),
+                      false, false);
+    } catch (...) {
+      tables.drop(db, statement.table.name.name);
+      throw;
+    }
   }
   return server::OkResult{};
 }

@@ -1,4 +1,5 @@
-// Temporary tables (issue 17 item 3): CREATE TEMPORARY TABLE t (...) | LIKE s, with any
+// Temporary tables (issue 17 item 3): CREATE TEMPORARY TABLE t (...) | LIKE s |
+// [(...)] [AS] SELECT ..., with any
 // ENGINE clause, held in this sqld's memory for one session (`TemporaryTables`, owned by
 // the connection: gone at disconnect), invisible to other sessions and to SHOW TABLES /
 // information_schema as in MySQL. A temporary table shadows a table or view of the same
@@ -8,8 +9,7 @@
 // Keys: the PRIMARY KEY and UNIQUE indexes are enforced (1062) by looking at every row;
 // rows are kept in insertion order (a scan's order, as a heap table's).
 //
-// Not supported here (1235): INSERT ... SELECT and ON DUPLICATE KEY UPDATE into a
-// temporary table, UPDATE/DELETE ... ORDER BY of one, ALTER TABLE / indexes on one.
+// Not supported here (1235): ON DUPLICATE KEY UPDATE into a temporary table, UPDATE/DELETE ... ORDER BY of one, ALTER TABLE / indexes on one.
 //
 // Thread-safety: one session's (its connection thread).
 #pragma once

@@ -727,6 +727,9 @@ struct CreateTableStatement : Statement {
   std::vector<IndexDef> indexes;  // table constraints, in order
   TableOptions options;
   std::optional<ObjectName> like;  // CREATE TABLE t LIKE s (columns empty then)
+  // CREATE TABLE t [(defs)] [options] [AS] SELECT ...: the rows to fill it with (columns
+  // may be empty: the query's then).
+  QueryPtr select;
   // PARTITION BY KEY () [PARTITIONS n]: partitioned by the primary key (as every table
   // is), in n fragments when given (nullopt: the cluster's default count).
   bool partition_by_key = false;

@@ -990,6 +990,11 @@ void Printer::statement(const Statement& s) {
         object(*c.like);
         return;
       }
+      if (c.select && c.columns.empty() && c.indexes.empty()) {
+        out += " AS ";
+        query(*c.select);
+        return;
+      }
       out += " (";
       bool first = true;
       for (const ColumnDef& col : c.columns) {
@@ -1006,6 +1011,10 @@ void Printer::statement(const Statement& s) {
       table_options(c.options);
       if (c.partition_by_key) out += " PARTITION BY KEY ()";
       if (c.partitions) out += " PARTITIONS " + std::to_string(*c.partitions);
+      if (c.select) {
+        out += " AS ";
+        query(*c.select);
+      }
       return;
     }
     case StatementKind::kDropTable: {

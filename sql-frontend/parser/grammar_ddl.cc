@@ -72,6 +72,15 @@ StatementPtr Parser::parse_create_table(SourcePos pos, bool temporary) {
     expect(TokenKind::kRightParen);
     return stmt;
   }
+  // CREATE TABLE t [AS] SELECT ... / t (SELECT ...): the columns are the query's.
+  const auto at_query = [&] {
+    return peek().is(Keyword::kSelect) ||
+           (peek().is(TokenKind::kLeftParen) && peek(1).is(Keyword::kSelect));
+  };
+  if (accept(Keyword::kAs) || at_query()) {
+    stmt->select = parse_query_expr();
+    return stmt;
+  }
   expect(TokenKind::kLeftParen);
   do {
     const Token& t = peek();
@@ -85,6 +94,7 @@ StatementPtr Parser::parse_create_table(SourcePos pos, bool temporary) {
   expect(TokenKind::kRightParen);
   while (parse_table_option(stmt->options)) accept(TokenKind::kComma);
   if (peek().is(Keyword::kPartition)) parse_partition_by_key(*stmt);
+  if (accept(Keyword::kAs) || peek().is(Keyword::kSelect)) stmt->select = parse_query_expr();
   return stmt;
 }
 
