@@ -138,6 +138,7 @@ int SqlTable::find_column(std::string_view column) const {
 }
 
 bool SqlTable::is_key_column(uint16_t column) const {
+  if (indexes.empty()) return false;  // an in-memory table without keys (CREATE ... SELECT)
   const auto& key = primary_key().columns;
   return std::find(key.begin(), key.end(), column) != key.end();
 }

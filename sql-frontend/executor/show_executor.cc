@@ -13,6 +13,7 @@
 #include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/system_variables.h"
 #include "sql-frontend/executor/system_views.h"
+#include "sql-frontend/executor/temporary_tables.h"
 #include "sql-frontend/executor/view_executor.h"
 #include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/parser.h"
@@ -124,6 +125,15 @@ catalog::SqlTable table_of(StatementContext& context, const ShowStatement& show,
   if (!database_exists(context, db)) throw_unknown_database(db);
   if (is_system_view_database(db)) {
     return read_system_view(context, db, name.name.name)->table;
+  }
+  // The session's temporary table first, then a view, then the table.
+  if (context.temporary_tables != nullptr) {
+    if (TemporaryTable* temporary = context.temporary_tables->find(db, name.name.name)) {
+      return temporary->sql;
+    }
+  }
+  if (std::optional<catalog::SqlView> view = find_view(context, db, name.name.name)) {
+    return view_columns_table(context, *view);
   }
   return context.catalog.get_table(db, name.name.name).sql;
 }

@@ -285,6 +285,49 @@ DerivedRows read_view(StatementContext& context, const catalog::SqlView& view,
   return rows;
 }
 
+catalog::SqlTable view_columns_table(StatementContext& context, const catalog::SqlView& view) {
+  ParsedStatement parsed = parse_view_query(view.query);
+  if (!parsed.ok()) throw_invalid_view(view);
+  std::vector<server::ColumnDefinition41> columns;
+  {
+    ViewScope scope(context, view);
+    try {
+      columns = describe_select(context, parsed.statement->as<SelectStatement>());
+    } catch (const SqlException& e) {
+      if (e.code() == 1146 || e.code() == 1054) throw_invalid_view(view);
+      throw;
+    }
+  }
+  std::vector<std::string> labels;
+  for (const server::ColumnDefinition41& c : columns) labels.push_back(c.name);
+  const std::vector<std::string> names = view_column_names(view, labels);
+  catalog::SqlTable table;
+  table.db = view.db;
+  table.name = view.name;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    catalog::SqlColumn column;
+    bool found = false;
+    const server::ColumnDefinition41& meta = columns[i];
+    if (!meta.org_table.empty() && !meta.org_name.empty() && !meta.schema.empty() &&
+        context.catalog.table_exists(meta.schema, meta.org_table)) {
+      const catalog::SqlTable source = context.catalog.get_table(meta.schema, meta.org_table).sql;
+      const int at = source.find_column(meta.org_name);
+      if (at >= 0) {
+        column = source.columns[at];
+        column.auto_increment = false;
+        found = true;
+      }
+    }
+    if (!found) {
+      column.declared_type = "varchar(255)";
+      catalog::derive_storage(&column);
+    }
+    column.name = names[i];
+    table.columns.push_back(std::move(column));
+  }
+  return table;
+}
+
 bool view_is_updatable(StatementContext& context, const catalog::SqlView& view) {
   (void)context;
   ParsedStatement parsed = parse_view_query(view.query);

@@ -34,6 +34,10 @@ std::optional<catalog::SqlView> find_view(StatementContext& context, const std::
 // (which may only describe them: then no rows).
 DerivedRows read_view(StatementContext& context, const catalog::SqlView& view,
                       const RunDerived& run_derived);
+// The view's columns as a table definition (DESCRIBE, SHOW COLUMNS): a column of a
+// table keeps that column's type, NULL-ability and default; a computed one is shown as
+// varchar(255) (its type is known only from its values). No keys.
+catalog::SqlTable view_columns_table(StatementContext& context, const catalog::SqlView& view);
 // MySQL's updatable simple view: one table, no DISTINCT/GROUP BY/HAVING/aggregates/
 // UNION/LIMIT/subqueries in the outputs (its computed outputs are not updatable).
 bool view_is_updatable(StatementContext& context, const catalog::SqlView& view);
