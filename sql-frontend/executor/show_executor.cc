@@ -8,6 +8,7 @@
 
 #include "sql-frontend/catalog/auto_increment.h"
 #include "sql-frontend/catalog/sql_exception.h"
+#include "sql-frontend/catalog/table_alter.h"
 #include "sql-frontend/executor/admin_statements.h"
 #include "sql-frontend/executor/privilege_check.h"
 #include "sql-frontend/executor/session_registry.h"
@@ -481,9 +482,18 @@ server::StatementResult execute_show(StatementContext& context, const ShowStatem
       // SHOW CREATE TABLE of a view shows the view, as MySQL does.
       ObjectName name = *show.table;
       if (show.db) name.db = show.db;
-      if (find_view(context, context.database_of(name), name.name.name)) {
-        return show_create_view(context, show);
+      const std::string db = context.database_of(name);
+      if (context.temporary_tables != nullptr) {
+        if (TemporaryTable* temporary = context.temporary_tables->find(db, name.name.name)) {
+          std::string text = catalog::show_create_table_text(temporary->sql, std::nullopt);
+          if (text.starts_with("CREATE TABLE")) text.insert(7, "TEMPORARY ");
+          if (const size_t at = text.find(") ENGINE=ndbcluster"); at != std::string::npos) {
+            text.replace(at + 9, 10, temporary->engine);
+          }
+          return text_result({"Table", "Create Table"}, {{temporary->sql.name, text}});
+        }
       }
+      if (find_view(context, db, name.name.name)) return show_create_view(context, show);
       return show_create_table(context, show);  // ddl_executor.cc
     }
     case ShowKind::kCreateView:

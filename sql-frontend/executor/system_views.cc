@@ -243,7 +243,7 @@ SystemView columns(StatementContext& context) {
       .column("COLUMN_COMMENT", "text")
       .column("GENERATION_EXPRESSION", "text")
       .column("SRS_ID", "int unsigned", true);
-  for_each_table(context, [&](const std::string& db, const catalog::SqlTable& table) {
+  const auto add_columns = [&](const std::string& db, const catalog::SqlTable& table) {
     for (size_t c = 0; c < table.columns.size(); ++c) {
       const catalog::SqlColumn& column = table.columns[c];
       const std::string data_type = data_type_text(column);
@@ -275,7 +275,20 @@ SystemView columns(StatementContext& context) {
            text(""),
            SqlValue::null()});
     }
-  });
+  };
+  for_each_table(context, add_columns);
+  // Views' columns too, as MySQL lists them (a view that no longer binds has none).
+  for (const std::string& db : user_databases(context)) {
+    for (const std::string& name : context.catalog.list_views(db)) {
+      std::optional<catalog::SqlView> found = context.catalog.find_view(db, name);
+      if (!found) continue;
+      try {
+        add_columns(db, view_columns_table(context, *found));
+      } catch (const SqlException& e) {
+        if (e.code() != 1356) throw;
+      }
+    }
+  }
   return view.done();
 }
 

@@ -2,6 +2,7 @@
 #include "sql-frontend/executor/temporary_tables.h"
 
 #include <algorithm>
+#include <cctype>
 #include <tuple>
 
 #include "sql-frontend/catalog/sql_exception.h"
@@ -17,7 +18,7 @@ TemporaryTable* TemporaryTables::find(const std::string& db, const std::string& 
   return it == tables_.end() ? nullptr : &it->second;
 }
 
-bool TemporaryTables::create(catalog::SqlTable table, bool if_not_exists) {
+bool TemporaryTables::create(catalog::SqlTable table, bool if_not_exists, std::string engine) {
   const std::string k = key(table.db, table.name);
   if (tables_.count(k) != 0) {
     if (if_not_exists) return false;
@@ -25,6 +26,7 @@ bool TemporaryTables::create(catalog::SqlTable table, bool if_not_exists) {
   }
   TemporaryTable created;
   created.sql = std::move(table);
+  created.engine = std::move(engine);
   tables_.emplace(k, std::move(created));
   return true;
 }
@@ -368,6 +370,19 @@ server::StatementResult delete_rows(StatementContext& context, TemporaryTable& t
   return ok;
 }
 
+// The table column a query output is, when it is one of a cluster table.
+std::optional<catalog::SqlColumn> source_column(
+    StatementContext& context, const std::optional<server::ColumnDefinition41>& meta) {
+  if (!meta || meta->org_table.empty() || meta->org_name.empty() || meta->schema.empty() ||
+      !context.catalog.table_exists(meta->schema, meta->org_table)) {
+    return std::nullopt;
+  }
+  const catalog::SqlTable source = context.catalog.get_table(meta->schema, meta->org_table).sql;
+  const int at = source.find_column(meta->org_name);
+  if (at < 0) return std::nullopt;
+  return source.columns[at];
+}
+
 // The declared type of a CREATE ... SELECT column: the source column's when the output
 // is one, else one that holds the values the query gave (MySQL types it by the
 // expression; here by what came out).
@@ -430,6 +445,17 @@ std::string declared_type_of(StatementContext& context,
 server::StatementResult create_temporary_table(StatementContext& context,
                                                const CreateTableStatement& statement) {
   TemporaryTables& tables = session_tables(context);
+  // MySQL's spelling of the ENGINE given (the table is in sqld whatever it says).
+  std::string engine = "InnoDB";
+  if (statement.options.engine) {
+    std::string lower;
+    for (char c : *statement.options.engine) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    engine = lower == "memory" || lower == "heap" ? "MEMORY"
+             : lower == "myisam"                  ? "MyISAM"
+             : lower == "ndb" || lower == "ndbcluster" ? "ndbcluster"
+             : lower == "innodb"                  ? "InnoDB"
+                                                  : *statement.options.engine;
+  }
   const std::string db = context.database_of(statement.table);
   if (!context.catalog.database_exists(context.api_session, db)) throw_unknown_database(db);
   catalog::SqlTable table;
@@ -451,13 +477,18 @@ server::StatementResult create_temporary_table(StatementContext& context,
         throw SqlException(1060, "42S21", "Duplicate column name '" + described.names[c] + "'");
       }
       catalog::SqlColumn column;
+      if (std::optional<catalog::SqlColumn> source = source_column(
+              context, c < described.columns.size() ? described.columns[c] : std::nullopt)) {
+        column = *source;  // its type, NULL-ability and default, as MySQL copies them
+        column.auto_increment = false;
+      } else {
+        column.declared_type = declared_type_of(context, std::nullopt, rows, c);
+        catalog::derive_storage(&column);
+      }
       column.name = described.names[c];
-      column.declared_type = declared_type_of(
-          context, c < described.columns.size() ? described.columns[c] : std::nullopt, rows, c);
-      catalog::derive_storage(&column);
       table.columns.push_back(std::move(column));
     }
-    if (!tables.create(table, statement.if_not_exists)) {
+    if (!tables.create(table, statement.if_not_exists, engine)) {
       context.add_warning(1050, "Table '" + table.name + "' already exists", "Note");
       return server::OkResult{};
     }
@@ -475,7 +506,7 @@ server::StatementResult create_temporary_table(StatementContext& context,
   }
   table.db = db;
   table.name = statement.table.name.name;
-  if (!tables.create(std::move(table), statement.if_not_exists)) {
+  if (!tables.create(std::move(table), statement.if_not_exists, engine)) {
     context.add_warning(1050, "Table '" + statement.table.name.name + "' already exists", "Note");
     return server::OkResult{};
   }

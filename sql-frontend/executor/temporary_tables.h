@@ -35,13 +35,14 @@ struct TemporaryTable {
   std::vector<Row> rows;
   size_t bytes = 0;                // the values' sizes, for the session's bound
   uint64_t auto_increment = 0;     // the last AUTO_INCREMENT value given
+  std::string engine = "InnoDB";   // as SHOW CREATE TABLE names it (the ENGINE given)
 };
 
 class TemporaryTables {
  public:
   TemporaryTable* find(const std::string& db, const std::string& name);
   // 1050 when the session has one of that name (unless `if_not_exists`: then false).
-  bool create(catalog::SqlTable table, bool if_not_exists);
+  bool create(catalog::SqlTable table, bool if_not_exists, std::string engine = "InnoDB");
   bool drop(const std::string& db, const std::string& name);
   bool empty() const { return tables_.empty(); }
   // The bytes held by every table of the session.
