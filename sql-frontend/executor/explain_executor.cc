@@ -1,6 +1,7 @@
 // EXPLAIN and ANALYZE / OPTIMIZE / CHECK TABLE; see explain_executor.h.
 #include "sql-frontend/executor/explain_executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -420,13 +421,75 @@ std::string tree_plan(const std::vector<TablePlan>& plans, const std::string& to
 
 }  // namespace
 
+// A single-table UPDATE or DELETE: its one table, planned with its WHERE as the
+// executor plans it (a key lookup, else the row source's plan with the ordered indexes).
+std::vector<TablePlan> plan_single_table_write(StatementContext& context,
+                                               const ObjectName& name, const Expr* where) {
+  const std::string db = context.database_of(name);
+  BoundSelect single;
+  JoinLevel level;
+  level.bound = context.catalog.get_table(db, name.name.name);
+  level.pushed = where;
+  single.levels.push_back(std::move(level));
+  Scope scope;
+  scope.db = db;
+  scope.name = name.name.name;
+  single.scopes.push_back(std::move(scope));
+  return {plan_level(context, single, 0)};
+}
+
 server::StatementResult execute_explain(StatementContext& context,
                                         const ExplainStatement& statement) {
-  if (statement.statement->kind != StatementKind::kSelect) {
-    throw_not_supported("EXPLAIN of INSERT, REPLACE, UPDATE or DELETE");
+  const std::string format = statement.format.value_or(statement.analyze ? "TREE" : "TRADITIONAL");
+  std::string select_type = "SIMPLE";
+  std::vector<TablePlan> write_plans;
+  switch (statement.statement->kind) {
+    case StatementKind::kSelect:
+      break;
+    case StatementKind::kUpdate: {
+      const auto& update = statement.statement->as<UpdateStatement>();
+      if (update.join || update.tables.size() != 1 ||
+          update.tables.front()->kind != TableRefKind::kTable) {
+        throw_not_supported("EXPLAIN of a multi-table UPDATE");
+      }
+      select_type = "UPDATE";
+      write_plans = plan_single_table_write(context, update.tables.front()->table, update.where.get());
+      break;
+    }
+    case StatementKind::kDelete: {
+      const auto& del = statement.statement->as<DeleteStatement>();
+      if (del.join) throw_not_supported("EXPLAIN of a multi-table DELETE");
+      select_type = "DELETE";
+      write_plans = plan_single_table_write(context, del.table, del.where.get());
+      break;
+    }
+    default:
+      throw_not_supported("EXPLAIN of INSERT or REPLACE");
+  }
+  if (select_type != "SIMPLE" && (format != "TRADITIONAL" || statement.analyze)) {
+    throw_not_supported("EXPLAIN FORMAT=" + format + " of UPDATE or DELETE");
+  }
+  if (select_type != "SIMPLE") {
+    std::vector<TextRow> rows;
+    for (const TablePlan& plan : write_plans) {
+      std::string extra;
+      for (const std::string& e : plan.extra) extra += (extra.empty() ? "" : "; ") + e;
+      const auto or_null = [](const std::string& s) -> std::optional<std::string> {
+        if (s.empty()) return std::nullopt;
+        return s;
+      };
+      rows.push_back({std::string("1"), select_type, plan.table, or_null(plan.partitions),
+                      plan.type, or_null(plan.key), or_null(plan.key),
+                      plan.key.empty() ? std::nullopt
+                                       : std::optional<std::string>(std::to_string(plan.key_len)),
+                      or_null(plan.ref), std::to_string(plan.rows), std::string("100.00"),
+                      or_null(extra)});
+    }
+    return text_result({"id", "select_type", "table", "partitions", "type", "possible_keys",
+                        "key", "key_len", "ref", "rows", "filtered", "Extra"},
+                       rows);
   }
   const auto& select = statement.statement->as<SelectStatement>();
-  const std::string format = statement.format.value_or(statement.analyze ? "TREE" : "TRADITIONAL");
   if (format != "TRADITIONAL" && format != "TREE" && format != "JSON") {
     throw SqlException(1235, "42000",
                        "This version of DuoDB doesn't yet support 'EXPLAIN FORMAT=" + format + "'");

@@ -14,7 +14,8 @@
 // version) for scans, the number of keys for lookups. Only the top SELECT block is shown
 // (subqueries, UNION branches and derived tables' own plans are not). EXPLAIN ANALYZE
 // (FORMAT=TREE) runs the SELECT and shows its real row count and time on the top line
-// (per-node counts are not kept). INSERT/UPDATE/DELETE are not explained (1235).
+// (per-node counts are not kept). A single-table UPDATE/DELETE is explained in the
+// traditional format (select_type UPDATE / DELETE); INSERT and multi-table writes are 1235.
 //
 // ANALYZE TABLE counts each table's rows and each index's distinct keys (a scan) and
 // keeps them in this sqld for EXPLAIN; the planner does not use them (it chooses by the
