@@ -113,6 +113,7 @@ bool Catalog::drop_database(api::Session& session, const std::string& db, bool i
     if (if_exists) return false;
     throw SqlException(1008, "HY000", "Can't drop database '" + db + "'; database doesn't exist");
   }
+  for (const std::string& v : list_views(db)) drop_view(db, v);
   for (const std::string& t : list_tables(db, /*with_alter_copies=*/true)) {
     drop_table(session, db, t);
   }
@@ -149,6 +150,9 @@ BoundTable Catalog::get_table(const std::string& db, const std::string& table) {
   Result<api::TablePtr> def = cluster_->get_table(name);
   if (!def.ok()) {
     if (def.status().is(ErrorCode::kNoSuchTable) || def.status().is(ErrorCode::kNotFound)) {
+      if (view_object(db, table) != nullptr) {
+        throw SqlException(1347, "HY000", "'" + db + "." + table + "' is not BASE TABLE");
+      }
       throw_unknown_table(db, table);
     }
     throw_status(def.status());
@@ -171,6 +175,10 @@ BoundTable Catalog::get_table(const std::string& db, const std::string& table) {
 }
 
 bool Catalog::create_table(const SqlTable& table, bool if_not_exists) {
+  if (view_object(table.db, table.name) != nullptr) {
+    if (if_not_exists) return false;
+    throw SqlException(1050, "42S01", "Table '" + table.name + "' already exists");
+  }
   Result<api::TablePtr> created =
       cluster_->create_table(to_table_def(table), blob_parts_specs(table));
   if (created.ok()) return true;
@@ -237,6 +245,99 @@ bool Catalog::drop_table(api::Session& session, const std::string& db, const std
   if (status.is(ErrorCode::kNoSuchTable) || status.is(ErrorCode::kNotFound)) return false;
   check(status);
   drop_auto_increment(*cluster_, session, name);
+  return true;
+}
+
+// --- views
+
+bool Catalog::table_exists(const std::string& db, const std::string& name) {
+  Result<api::TablePtr> def = cluster_->get_table(cluster_table_name(db, name));
+  if (def.ok()) return true;
+  if (def.status().is(ErrorCode::kNoSuchTable) || def.status().is(ErrorCode::kNotFound)) {
+    return false;
+  }
+  throw_status(def.status());
+}
+
+api::TablePtr Catalog::view_object(const std::string& db, const std::string& name) {
+  Result<api::TablePtr> def = cluster_->get_table(cluster_view_name(db, name));
+  if (def.ok()) return *def;
+  if (def.status().is(ErrorCode::kNoSuchTable) || def.status().is(ErrorCode::kNotFound)) {
+    return nullptr;
+  }
+  throw_status(def.status());
+}
+
+std::optional<SqlView> Catalog::find_view(const std::string& db, const std::string& name) {
+  api::TablePtr def = view_object(db, name);
+  if (def == nullptr) return std::nullopt;
+  const std::string key = cluster_view_name(db, name);
+  {
+    std::lock_guard<std::mutex> lock(decoded_mutex_);
+    auto it = decoded_views_.find(key);
+    if (it != decoded_views_.end() && it->second.table_def == def) return *it->second.view;
+  }
+  Result<SqlView> view = view_from_table_def(*def);
+  if (!view.ok()) throw_status(view.status());
+  auto decoded = std::make_shared<const SqlView>(std::move(view).value());
+  {
+    std::lock_guard<std::mutex> lock(decoded_mutex_);
+    decoded_views_[key] = DecodedView{def, decoded};
+  }
+  return *decoded;
+}
+
+std::vector<std::string> Catalog::list_views(const std::string& db) {
+  std::vector<std::string> out;
+  for (const ::duo::protocol::TableListEntry& entry : check(cluster_->list_tables())) {
+    std::string entry_db, name;
+    if (split_cluster_view_name(entry.name, &entry_db, &name) && entry_db == db) {
+      out.push_back(name);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void Catalog::create_view(const SqlView& view, bool or_replace) {
+  const auto exists = [&] {
+    throw SqlException(1050, "42S01", "Table '" + view.name + "' already exists");
+  };
+  if (table_exists(view.db, view.name)) exists();
+  if (api::TablePtr current = view_object(view.db, view.name); current != nullptr) {
+    if (!or_replace) exists();
+    alter_view(view);
+    return;
+  }
+  Result<api::TablePtr> created = cluster_->create_table(to_view_table_def(view));
+  if (created.ok()) return;
+  // Another sqld created it meanwhile.
+  if (created.status().is(ErrorCode::kTableExists)) {
+    if (!or_replace) exists();
+    alter_view(view);
+    return;
+  }
+  throw_status(created.status());
+}
+
+void Catalog::alter_view(const SqlView& view) {
+  api::TablePtr current = view_object(view.db, view.name);
+  if (current == nullptr) {
+    if (table_exists(view.db, view.name)) {
+      throw SqlException(1347, "HY000", "'" + view.db + "." + view.name + "' is not VIEW");
+    }
+    throw_unknown_table(view.db, view.name);
+  }
+  ::duo::protocol::TableDef def = *current;
+  def.sql_definition = encode_view_definition(view);
+  Result<api::TablePtr> done = cluster_->alter_table(std::move(def));
+  if (!done.ok()) throw_status(done.status());
+}
+
+bool Catalog::drop_view(const std::string& db, const std::string& name) {
+  Status status = cluster_->drop_table(cluster_view_name(db, name));
+  if (status.is(ErrorCode::kNoSuchTable) || status.is(ErrorCode::kNotFound)) return false;
+  check(status);
   return true;
 }
 

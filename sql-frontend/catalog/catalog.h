@@ -17,12 +17,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ndb-kernel/api/cluster_connection.h"
 #include "sql-frontend/catalog/auto_increment.h"
 #include "sql-frontend/catalog/sql_table.h"
+#include "sql-frontend/catalog/sql_view.h"
 
 namespace duo::sql::catalog {
 
@@ -54,10 +56,26 @@ class Catalog {
 
   // Sorted table names of `db`.
   std::vector<std::string> list_tables(const std::string& db);
-  // 1146 if there is no such table.
+  // 1146 if there is no such table; 1347 "'db.v' is not BASE TABLE" for a view.
   BoundTable get_table(const std::string& db, const std::string& table);
-  // 1050 if it exists (unless if_not_exists: then false).
+  // 1050 if it exists, as a table or a view (unless if_not_exists: then false).
   bool create_table(const SqlTable& table, bool if_not_exists);
+
+  // Views (sql_view.h): dictionary objects of their own, seen by every sqld at once.
+  // The view `db`.`name`, or nullopt when there is none (a table of that name is not one).
+  std::optional<SqlView> find_view(const std::string& db, const std::string& name);
+  // Sorted view names of `db`.
+  std::vector<std::string> list_views(const std::string& db);
+  // CREATE [OR REPLACE] VIEW: 1050 when a table has the name, or a view has it and not
+  // `or_replace`.
+  void create_view(const SqlView& view, bool or_replace);
+  // ALTER VIEW: replaces the definition. 1347 "'db.v' is not VIEW" for a table, 1146 when
+  // nothing has the name.
+  void alter_view(const SqlView& view);
+  // False when there is no such view.
+  bool drop_view(const std::string& db, const std::string& name);
+  // Whether `db`.`name` is a table (not a view).
+  bool table_exists(const std::string& db, const std::string& name);
   // Drops the table and its AUTO_INCREMENT counter. False when the table does not exist.
   bool drop_table(api::Session& session, const std::string& db, const std::string& table);
 
@@ -101,6 +119,14 @@ class Catalog {
   std::mutex decoded_mutex_;
   // One entry per table name used (a dropped table's stays until the name is reused).
   std::map<std::string, Decoded, std::less<>> decoded_;  // GUARDED_BY(decoded_mutex_)
+  // Decoded view definitions, the same way (keyed by the view's cluster name).
+  struct DecodedView {
+    api::TablePtr table_def;
+    std::shared_ptr<const SqlView> view;
+  };
+  std::map<std::string, DecodedView, std::less<>> decoded_views_;  // GUARDED_BY(decoded_mutex_)
+  // The dictionary object of view `db`.`name`, or null.
+  api::TablePtr view_object(const std::string& db, const std::string& name);
   AutoIncrementFloors auto_increment_floors_;
 };
 

@@ -141,6 +141,7 @@ int SqlTable::find_column(std::string_view column) const {
 }
 
 bool SqlTable::is_key_column(uint16_t column) const {
+  if (indexes.empty()) return false;  // an in-memory table without keys (CREATE ... SELECT)
   const auto& key = primary_key().columns;
   return std::find(key.begin(), key.end(), column) != key.end();
 }
@@ -613,7 +614,6 @@ void set_default(SqlColumn* column, const Expr& value) {
 
 SqlTable table_from_create(const CreateTableStatement& statement, const std::string& db) {
   if (statement.like) throw_not_supported("CREATE TABLE ... LIKE");
-  if (statement.temporary) throw_not_supported("CREATE TEMPORARY TABLE");
   SqlTable table;
   table.db = db;
   table.name = statement.table.name.name;

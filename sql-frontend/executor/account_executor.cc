@@ -198,7 +198,8 @@ server::StatementResult grant_or_revoke(StatementContext& context, const GrantSt
                                               : PrivilegeLevel::kTable;
   const auto [privileges, grant_option] = privileges_of(grant, level);
   if (level == PrivilegeLevel::kTable && !grant.revoke) {
-    context.catalog.get_table(db, table);  // 1146 for a table that does not exist
+    // 1146 for a table that does not exist; a view takes grants as a table does.
+    if (!context.catalog.find_view(db, table)) context.catalog.get_table(db, table);
   }
   std::vector<UserRecord> changed;
   for (const UserName& given : grant.users) {

@@ -25,6 +25,7 @@
 #include "sql-frontend/executor/sql_value.h"
 #include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/executor/system_variables.h"
+#include "sql-frontend/executor/temporary_tables.h"
 
 namespace duo::sql::executor {
 
@@ -97,6 +98,10 @@ server::StatementResult execute_load_data(StatementContext& context,
   }
   // Targets: columns of the table or user variables.
   const std::string db = context.database_of(statement.table);
+  if (context.temporary_tables != nullptr &&
+      context.temporary_tables->find(db, statement.table.name.name) != nullptr) {
+    throw_not_supported("LOAD DATA into a temporary table");
+  }
   const catalog::BoundTable bound = context.catalog.get_table(db, statement.table.name.name);
   const catalog::SqlTable& table = bound.sql;
   std::vector<std::string> targets = statement.targets;

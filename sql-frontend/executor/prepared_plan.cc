@@ -8,6 +8,7 @@
 #include "sql-frontend/executor/access_plan.h"
 #include "sql-frontend/executor/expression_walk.h"
 #include "sql-frontend/executor/system_views.h"
+#include "sql-frontend/executor/temporary_tables.h"
 
 namespace duo::sql::executor {
 
@@ -18,12 +19,20 @@ const RunDerived kNoDerivedTables = [](const QueryExpr&) -> DerivedRows {
   throw std::logic_error("a planned SELECT has no derived table");
 };
 
-// Whether the tables `ref` names can be planned: cluster tables only (a derived table or
-// a system view is read while binding), and no subquery in an ON.
+// Whether the tables `ref` names can be planned: cluster tables only (a derived table,
+// a view or a system view is read while binding), and no subquery in an ON.
 bool plannable_tables(StatementContext& context, const TableRef& ref) {
   switch (ref.kind) {
-    case TableRefKind::kTable:
-      return !is_system_view_database(context.database_of(ref.table));
+    case TableRefKind::kTable: {
+      // A view is read while binding too (view_executor.h).
+      const std::string db = context.database_of(ref.table);
+      if (context.temporary_tables != nullptr &&
+          context.temporary_tables->find(db, ref.table.name.name) != nullptr) {
+        return false;  // a temporary table's rows are in the session
+      }
+      return !is_system_view_database(db) &&
+             context.catalog.table_exists(db, ref.table.name.name);
+    }
     case TableRefKind::kDerived:
       return false;
     case TableRefKind::kJoin:

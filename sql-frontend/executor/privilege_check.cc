@@ -30,6 +30,7 @@ const char* command_name(PrivilegeSet privilege) {
   if (privilege == catalog::kDropPrivilege) return "DROP";
   if (privilege == catalog::kAlterPrivilege) return "ALTER";
   if (privilege == catalog::kIndexPrivilege) return "INDEX";
+  if (privilege == catalog::privilege_bit("CREATE VIEW")) return "CREATE VIEW";
   return "SELECT";
 }
 
@@ -352,6 +353,20 @@ void check_privileges_of(StatementContext& context, const Statement& statement,
     case StatementKind::kDiskObject:
       need_global(account, catalog::privilege_bit("CREATE TABLESPACE"), "CREATE TABLESPACE");
       break;
+    case StatementKind::kView: {
+      // CREATE VIEW on the view and SELECT on what its query reads (MySQL also wants
+      // DROP for OR REPLACE and ALTER VIEW); DROP on each view dropped.
+      const auto& view = statement.as<ViewStatement>();
+      if (view.action == ViewAction::kDrop) {
+        for (const ObjectName& name : view.names) collect.table(name, catalog::kDropPrivilege);
+        break;
+      }
+      catalog::PrivilegeSet wanted = catalog::privilege_bit("CREATE VIEW");
+      if (view.or_replace || view.action == ViewAction::kAlter) wanted |= catalog::kDropPrivilege;
+      collect.table(view.names.front(), wanted);
+      collect.query(view.query.get(), catalog::kSelectPrivilege);
+      break;
+    }
     default:
       break;
   }

@@ -9,6 +9,8 @@
 #include "sql-frontend/executor/column_label.h"
 #include "sql-frontend/executor/expression_walk.h"
 #include "sql-frontend/executor/system_views.h"
+#include "sql-frontend/executor/temporary_tables.h"
+#include "sql-frontend/executor/view_executor.h"
 #include "sql-frontend/parser/ast_printer.h"
 
 namespace duo::sql::executor {
@@ -212,30 +214,36 @@ class Binder {
            scope.using_hidden.end();
   }
 
+  // The table a derived table's (or view's) rows are read as, named `name`.
+  static std::shared_ptr<catalog::SqlTable> derived_table(const std::string& name,
+                                                          const DerivedRows& derived) {
+    auto table = std::make_shared<catalog::SqlTable>();
+    table->name = name;
+    for (size_t c = 0; c < derived.names.size(); ++c) {
+      const std::string& column_name = derived.names[c];
+      if (table->find_column(column_name) >= 0) {
+        throw SqlException(1060, "42S21", "Duplicate column name '" + column_name + "'");
+      }
+      catalog::SqlColumn column;
+      column.name = column_name;
+      // Its values are BIT(M)'s numbers; the width makes the outer query send bytes.
+      if (c < derived.columns.size() && derived.columns[c] &&
+          derived.columns[c]->type == protocol::FieldType::kBit) {
+        column.bit_width = static_cast<uint8_t>(derived.columns[c]->column_length);
+        column.storage.type = storage::ColumnType::kBigInt;
+        column.storage.is_unsigned = true;
+      }
+      table->columns.push_back(std::move(column));
+    }
+    return table;
+  }
+
   void add_level(const TableRef& ref) {
     JoinLevel level;
     Scope scope;
     if (ref.kind == TableRefKind::kDerived) {
       DerivedRows derived = run_derived_(*ref.query);
-      auto table = std::make_shared<catalog::SqlTable>();
-      table->name = ref.alias->name;
-      for (size_t c = 0; c < derived.names.size(); ++c) {
-        const std::string& name = derived.names[c];
-        if (table->find_column(name) >= 0) {
-          throw SqlException(1060, "42S21", "Duplicate column name '" + name + "'");
-        }
-        catalog::SqlColumn column;
-        column.name = name;
-        // Its values are BIT(M)'s numbers; the width makes the outer query send bytes.
-        if (c < derived.columns.size() && derived.columns[c] &&
-            derived.columns[c]->type == protocol::FieldType::kBit) {
-          column.bit_width = static_cast<uint8_t>(derived.columns[c]->column_length);
-          column.storage.type = storage::ColumnType::kBigInt;
-          column.storage.is_unsigned = true;
-        }
-        table->columns.push_back(std::move(column));
-      }
-      level.memory_table = std::move(table);
+      level.memory_table = derived_table(ref.alias->name, derived);
       level.memory_rows = std::move(derived.rows);
       level.computed_columns = true;
       level.real_name = ref.alias->name;
@@ -246,11 +254,25 @@ class Binder {
       scope.db = db;
       scope.name = ref.alias ? ref.alias->name : name;
       level.real_name = name;
-      if (is_system_view_database(db)) {
+      TemporaryTable* temporary = context_.temporary_tables != nullptr
+                                      ? context_.temporary_tables->find(db, name)
+                                      : nullptr;
+      if (temporary != nullptr) {
+        // The session's temporary table: its rows as they are now.
+        level.memory_table = std::make_shared<catalog::SqlTable>(temporary->sql);
+        level.memory_table->name = scope.name;
+        level.memory_rows = temporary->rows;
+      } else if (is_system_view_database(db)) {
         std::optional<SystemView> view = read_system_view(context_, db, name);
         level.memory_table = std::make_shared<catalog::SqlTable>(std::move(view->table));
         level.memory_table->name = scope.name;
         level.memory_rows = std::move(view->rows);
+      } else if (std::optional<catalog::SqlView> view = find_view(context_, db, name)) {
+        // A view: its query's rows, as a derived table's (view_executor.h).
+        DerivedRows derived = read_view(context_, *view, run_derived_);
+        level.memory_table = derived_table(scope.name, derived);
+        level.memory_rows = std::move(derived.rows);
+        level.computed_columns = true;
       } else {
         // A table of a missing database is 1146, as in MySQL: no database lookup.
         level.bound = context_.catalog.get_table(db, name);

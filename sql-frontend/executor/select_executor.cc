@@ -603,4 +603,9 @@ server::StatementResult execute_select(StatementContext& context,
   return result_set(query.labels, query.table_columns, nullptr, query.rows);
 }
 
+DerivedRows describe_derived(StatementContext& context, const QueryExpr& query) {
+  QueryResult described = describe_query(context, query);
+  return DerivedRows{std::move(described.labels), {}, std::move(described.table_columns)};
+}
+
 }  // namespace duo::sql::executor

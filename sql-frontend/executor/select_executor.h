@@ -18,6 +18,8 @@ namespace duo::sql::executor {
 // The rows `query` produces, in its ORDER BY order, read in `context`'s transaction
 // (which it does not commit). Throws SqlException as SELECT does.
 std::vector<Row> query_rows(StatementContext& context, const QueryExpr& query);
+// A derived table's names and metadata, bound without reading its rows (EXPLAIN).
+DerivedRows describe_derived(StatementContext& context, const QueryExpr& query);
 
 // A SubqueryRunner over `context` for other statements' expressions (UPDATE/DELETE
 // WHERE ... IN (SELECT ...)): set it as EvalContext::subqueries. Uncorrelated results

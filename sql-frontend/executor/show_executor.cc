@@ -8,11 +8,14 @@
 
 #include "sql-frontend/catalog/auto_increment.h"
 #include "sql-frontend/catalog/sql_exception.h"
+#include "sql-frontend/catalog/table_alter.h"
 #include "sql-frontend/executor/admin_statements.h"
 #include "sql-frontend/executor/privilege_check.h"
 #include "sql-frontend/executor/session_registry.h"
 #include "sql-frontend/executor/system_variables.h"
 #include "sql-frontend/executor/system_views.h"
+#include "sql-frontend/executor/temporary_tables.h"
+#include "sql-frontend/executor/view_executor.h"
 #include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/parser.h"
 #include "sql-frontend/protocol/character_sets.h"
@@ -95,6 +98,17 @@ server::StatementResult show_tables(StatementContext& context, const ShowStateme
     else
       rows.push_back({t});
   }
+  if (!views) {
+    // Views are listed with the tables, in name order, as MySQL lists them.
+    for (const std::string& v : context.catalog.list_views(db)) {
+      if (show.full)
+        rows.push_back({v, std::string("VIEW")});
+      else
+        rows.push_back({v});
+    }
+    std::sort(rows.begin(), rows.end(),
+              [](const TextRow& a, const TextRow& b) { return *a[0] < *b[0]; });
+  }
   std::string name = "Tables_in_" + db;
   if (show.like) name += " (" + *show.like + ")";
   std::vector<std::string> names = {name};
@@ -112,6 +126,15 @@ catalog::SqlTable table_of(StatementContext& context, const ShowStatement& show,
   if (!database_exists(context, db)) throw_unknown_database(db);
   if (is_system_view_database(db)) {
     return read_system_view(context, db, name.name.name)->table;
+  }
+  // The session's temporary table first, then a view, then the table.
+  if (context.temporary_tables != nullptr) {
+    if (TemporaryTable* temporary = context.temporary_tables->find(db, name.name.name)) {
+      return temporary->sql;
+    }
+  }
+  if (std::optional<catalog::SqlView> view = find_view(context, db, name.name.name)) {
+    return view_columns_table(context, *view);
   }
   return context.catalog.get_table(db, name.name.name).sql;
 }
@@ -455,8 +478,26 @@ server::StatementResult execute_show(StatementContext& context, const ShowStatem
             std::string("YES"), std::string("NO"), std::string("NO")}});
     case ShowKind::kCreateDatabase:
       return show_create_database(context, show);
-    case ShowKind::kCreateTable:
+    case ShowKind::kCreateTable: {
+      // SHOW CREATE TABLE of a view shows the view, as MySQL does.
+      ObjectName name = *show.table;
+      if (show.db) name.db = show.db;
+      const std::string db = context.database_of(name);
+      if (context.temporary_tables != nullptr) {
+        if (TemporaryTable* temporary = context.temporary_tables->find(db, name.name.name)) {
+          std::string text = catalog::show_create_table_text(temporary->sql, std::nullopt);
+          if (text.starts_with("CREATE TABLE")) text.insert(7, "TEMPORARY ");
+          if (const size_t at = text.find(") ENGINE=ndbcluster"); at != std::string::npos) {
+            text.replace(at + 9, 10, temporary->engine);
+          }
+          return text_result({"Table", "Create Table"}, {{temporary->sql.name, text}});
+        }
+      }
+      if (find_view(context, db, name.name.name)) return show_create_view(context, show);
       return show_create_table(context, show);  // ddl_executor.cc
+    }
+    case ShowKind::kCreateView:
+      return show_create_view(context, show);  // view_executor.cc
     case ShowKind::kGrants:
       return show_grants(context, show);
     case ShowKind::kCollation:

@@ -9,6 +9,9 @@
 #include "sql-frontend/executor/statement_context.h"
 #include "sql-frontend/executor/statement_retry.h"
 #include "sql-frontend/executor/system_variables.h"
+#include "sql-frontend/executor/explain_executor.h"
+#include "sql-frontend/executor/view_dml.h"
+#include "sql-frontend/executor/view_executor.h"
 #include "sql-frontend/parser/ascii_case.h"
 #include "sql-frontend/parser/ast_printer.h"
 
@@ -39,7 +42,8 @@ bool is_implicit_commit(StatementKind kind) {
          kind == StatementKind::kAlterTable || kind == StatementKind::kRenameTable ||
          kind == StatementKind::kTruncateTable || kind == StatementKind::kCreateUser ||
          kind == StatementKind::kDropUser || kind == StatementKind::kAlterUser ||
-         kind == StatementKind::kGrant || kind == StatementKind::kDiskObject;
+         kind == StatementKind::kGrant || kind == StatementKind::kDiskObject ||
+         kind == StatementKind::kView;
 }
 
 // MySQL 8.0's warning 1287 for each @x := expr inside an expression, given when the
@@ -178,7 +182,12 @@ server::StatementResult SqlEngine::dispatch(
     }
     return result;
   }
-  if (is_implicit_commit(statement.kind) && session.in_transaction) {
+  // CREATE/DROP TEMPORARY TABLE commit nothing, as in MySQL.
+  const bool temporary_ddl =
+      (statement.kind == StatementKind::kCreateTable &&
+       statement.as<CreateTableStatement>().temporary) ||
+      (statement.kind == StatementKind::kDropTable && statement.as<DropTableStatement>().temporary);
+  if (is_implicit_commit(statement.kind) && !temporary_ddl && session.in_transaction) {
     end_transaction(session, c, /*commit=*/true);
   }
   StatementContext context{session, catalog_, *c.api_session, params};
@@ -186,6 +195,7 @@ server::StatementResult SqlEngine::dispatch(
   context.last_insert_id = c.last_insert_id;
   context.retry_auto_increment = &c.retry_auto_increment;
   context.user_variables = &c.user_variables;
+  context.temporary_tables = &c.temporary_tables;
   context.previous_diagnostics = &previous_diagnostics;
   context.previous_row_count = c.row_count;
   context.previous_found_rows = c.found_rows;
@@ -199,6 +209,21 @@ server::StatementResult SqlEngine::dispatch(
     context.autocommit_statement = false;
   }
   check_privileges(context, statement, prepared != nullptr ? &prepared->privileges : nullptr);
+  // A session's temporary table shadows tables and views of its name.
+  if (std::optional<server::StatementResult> written = write_temporary_table(context, statement)) {
+    auto& ok = std::get<server::OkResult>(*written);
+    c.row_count = static_cast<int64_t>(ok.affected_rows);
+    c.last_insert_id = context.last_insert_id;
+    if (!context.warnings.empty()) {
+      c.diagnostics = context.warnings;
+      ok.warnings = static_cast<uint16_t>(std::min<uint64_t>(context.warning_count, UINT16_MAX));
+    }
+    return *written;
+  }
+  // INSERT/UPDATE/DELETE through a view run as the statement on its table (view_dml.h).
+  const std::optional<ViewDml> view_dml = rewrite_view_dml(context, statement);
+  const Statement& target = view_dml ? view_dml->statement() : statement;
+  if (view_dml) context.source_text = view_dml->text();
   server::StatementResult result;
   switch (statement.kind) {
     case StatementKind::kSelect: {
@@ -212,19 +237,42 @@ server::StatementResult SqlEngine::dispatch(
       break;
     }
     case StatementKind::kInsert:
-      result = execute_insert(context, statement.as<InsertStatement>());
+      result = execute_insert(context, target.as<InsertStatement>());
       break;
     case StatementKind::kUpdate:
-      result = execute_update(context, statement.as<UpdateStatement>());
+      result = execute_update(context, target.as<UpdateStatement>());
       break;
     case StatementKind::kDelete:
-      result = execute_delete(context, statement.as<DeleteStatement>());
+      result = execute_delete(context, target.as<DeleteStatement>());
       break;
+    case StatementKind::kCreateTable:
+      if (statement.as<CreateTableStatement>().temporary) {
+        result = create_temporary_table(context, statement.as<CreateTableStatement>());
+      } else if (statement.as<CreateTableStatement>().select) {
+        throw_not_supported("CREATE TABLE ... SELECT (of a table that is not TEMPORARY)");
+      } else {
+        result = execute_admin(context, statement);
+      }
+      break;
+    case StatementKind::kDropTable: {
+      const auto& drop = statement.as<DropTableStatement>();
+      std::vector<ObjectName> left = drop_temporary_tables(context, drop);
+      if (left.size() == drop.tables.size()) {
+        result = execute_admin(context, statement);
+      } else if (left.empty()) {
+        result = server::OkResult{};
+      } else {
+        // The names that were not temporary tables go to the cluster.
+        DropTableStatement rest(drop.pos);
+        rest.if_exists = drop.if_exists;
+        rest.tables = std::move(left);
+        result = execute_admin(context, rest);
+      }
+      break;
+    }
     case StatementKind::kCreateDatabase:
     case StatementKind::kDropDatabase:
     case StatementKind::kUse:
-    case StatementKind::kCreateTable:
-    case StatementKind::kDropTable:
     case StatementKind::kShow:
     case StatementKind::kDescribe:
     case StatementKind::kCreateUser:
@@ -246,6 +294,15 @@ server::StatementResult SqlEngine::dispatch(
       break;
     case StatementKind::kLoadData:
       result = execute_load_data(context, statement.as<LoadDataStatement>());
+      break;
+    case StatementKind::kView:
+      result = execute_view(context, statement.as<ViewStatement>());
+      break;
+    case StatementKind::kExplain:
+      result = execute_explain(context, statement.as<ExplainStatement>());
+      break;
+    case StatementKind::kTableMaintenance:
+      result = execute_table_maintenance(context, statement.as<TableMaintenanceStatement>());
       break;
     default:
       throw_not_supported("this statement");

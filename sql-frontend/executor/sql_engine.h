@@ -27,6 +27,7 @@
 
 #include "ndb-kernel/api/cluster_connection.h"
 #include "sql-frontend/catalog/catalog.h"
+#include "sql-frontend/executor/temporary_tables.h"
 #include "sql-frontend/executor/prepared_plan.h"
 #include "sql-frontend/executor/privilege_check.h"
 #include "sql-frontend/executor/sql_value.h"
@@ -74,6 +75,7 @@ class SqlEngine : public server::QueryHandler {
     uint64_t next_token = 1;
     std::map<std::string, Prepared> sql_prepared;    // PREPARE name: by lower-case name
     std::map<std::string, SqlValue> user_variables;  // @name: by lower-case name
+    TemporaryTables temporary_tables;                // CREATE TEMPORARY TABLE: the session's
     uint64_t last_insert_id = 0;
     int64_t row_count = -1;   // ROW_COUNT() of the next statement
     uint64_t found_rows = 0;  // FOUND_ROWS() of the next statement

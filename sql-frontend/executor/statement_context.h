@@ -49,6 +49,8 @@
 
 namespace duo::sql::executor {
 
+class TemporaryTables;
+
 // Rows sqld holds for one statement (sorting, a DELETE's keys ...): beyond it the
 // statement fails rather than growing without bound.
 inline constexpr size_t kStatementRowsMax = 1'000'000;
@@ -72,6 +74,8 @@ struct StatementContext {
   std::unique_ptr<api::Transaction>* open_transaction = nullptr;
   // The connection's user variables (@name, by lower-case name), or null.
   std::map<std::string, SqlValue>* user_variables = nullptr;
+  // The connection's temporary tables (temporary_tables.h), or null.
+  TemporaryTables* temporary_tables = nullptr;
   bool autocommit_statement = true;  // commit when the statement ends
   // AUTO_INCREMENT values an earlier attempt of this same statement reserved and never
   // committed (statement_retry.h retries only what committed nothing): a retry takes

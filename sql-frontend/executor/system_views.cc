@@ -13,6 +13,7 @@
 #include "sql-frontend/executor/privilege_check.h"
 #include "sql-frontend/executor/server_views.h"
 #include "sql-frontend/executor/system_view_builder.h"
+#include "sql-frontend/executor/view_executor.h"
 
 namespace duo::sql::executor {
 
@@ -154,13 +155,15 @@ SystemView tables(StatementContext& context) {
       .column("CHECKSUM", "bigint", true)
       .column("CREATE_OPTIONS", "varchar(256)", true)
       .column("TABLE_COMMENT", "text", true);
-  auto add = [&](const std::string& db, const std::string& name, bool system_view) {
+  // `type`: "BASE TABLE", "SYSTEM VIEW" or "VIEW" (MySQL's TABLE_TYPE).
+  auto add = [&](const std::string& db, const std::string& name, const char* type) {
+    const bool system_view = std::string_view(type) != "BASE TABLE";
     // Statistics the cluster does not keep per table are NULL, as MySQL shows for
     // tables whose engine has none.
     view.row({text("def"),
               text(db),
               text(name),
-              text(system_view ? "SYSTEM VIEW" : "BASE TABLE"),
+              text(type),
               system_view ? SqlValue::null() : text("ndbcluster"),
               system_view ? SqlValue::null() : SqlValue::of_int(10),
               system_view ? SqlValue::null() : text("Dynamic"),
@@ -176,15 +179,42 @@ SystemView tables(StatementContext& context) {
               SqlValue::null(),
               system_view ? SqlValue::null() : text("utf8mb4_0900_ai_ci"),
               SqlValue::null(),
-              text(""),
-              text("")});
+              system_view ? SqlValue::null() : text(""),
+              text(std::string_view(type) == "VIEW" ? "VIEW" : "")});
   };
   for (const std::string& db : {std::string("information_schema"), std::string("ndbinfo"),
                                 std::string("performance_schema")}) {
-    for (const std::string& name : system_view_names(db)) add(db, name, true);
+    for (const std::string& name : system_view_names(db)) add(db, name, "SYSTEM VIEW");
   }
   for (const std::string& db : user_databases(context)) {
-    for (const std::string& name : context.catalog.list_tables(db)) add(db, name, false);
+    for (const std::string& name : context.catalog.list_tables(db)) add(db, name, "BASE TABLE");
+    for (const std::string& name : context.catalog.list_views(db)) add(db, name, "VIEW");
+  }
+  return view.done();
+}
+
+// information_schema.VIEWS: one row per view of the user databases (MySQL 8.0's columns).
+SystemView views(StatementContext& context) {
+  ViewBuilder view("information_schema", "VIEWS");
+  view.column("TABLE_CATALOG", "varchar(64)")
+      .column("TABLE_SCHEMA", "varchar(64)")
+      .column("TABLE_NAME", "varchar(64)")
+      .column("VIEW_DEFINITION", "text", true)
+      .column("CHECK_OPTION", "varchar(8)")
+      .column("IS_UPDATABLE", "varchar(3)")
+      .column("DEFINER", "varchar(288)")
+      .column("SECURITY_TYPE", "varchar(7)")
+      .column("CHARACTER_SET_CLIENT", "varchar(64)")
+      .column("COLLATION_CONNECTION", "varchar(64)");
+  for (const std::string& db : user_databases(context)) {
+    for (const std::string& name : context.catalog.list_views(db)) {
+      std::optional<catalog::SqlView> found = context.catalog.find_view(db, name);
+      if (!found) continue;  // dropped while we listed
+      view.row({text("def"), text(db), text(name), text(found->canonical),
+                text(found->check_option), text(view_is_updatable(context, *found) ? "YES" : "NO"),
+                text(found->definer_user + "@" + found->definer_host), text(found->security),
+                text(found->character_set_client), text(found->collation_connection)});
+    }
   }
   return view.done();
 }
@@ -213,7 +243,7 @@ SystemView columns(StatementContext& context) {
       .column("COLUMN_COMMENT", "text")
       .column("GENERATION_EXPRESSION", "text")
       .column("SRS_ID", "int unsigned", true);
-  for_each_table(context, [&](const std::string& db, const catalog::SqlTable& table) {
+  const auto add_columns = [&](const std::string& db, const catalog::SqlTable& table) {
     for (size_t c = 0; c < table.columns.size(); ++c) {
       const catalog::SqlColumn& column = table.columns[c];
       const std::string data_type = data_type_text(column);
@@ -245,7 +275,20 @@ SystemView columns(StatementContext& context) {
            text(""),
            SqlValue::null()});
     }
-  });
+  };
+  for_each_table(context, add_columns);
+  // Views' columns too, as MySQL lists them (a view that no longer binds has none).
+  for (const std::string& db : user_databases(context)) {
+    for (const std::string& name : context.catalog.list_views(db)) {
+      std::optional<catalog::SqlView> found = context.catalog.find_view(db, name);
+      if (!found) continue;
+      try {
+        add_columns(db, view_columns_table(context, *found));
+      } catch (const SqlException& e) {
+        if (e.code() != 1356) throw;
+      }
+    }
+  }
   return view.done();
 }
 
@@ -629,7 +672,7 @@ std::vector<std::string> system_view_names(const std::string& db) {
   std::vector<std::string> names = server_view_names(db);
   if (db == "information_schema") {
     for (const char* name : {"COLUMNS", "ENGINES", "FILES", "KEY_COLUMN_USAGE", "PROCESSLIST", "SCHEMATA",
-                             "STATISTICS", "TABLES", "USER_PRIVILEGES"}) {
+                             "STATISTICS", "TABLES", "USER_PRIVILEGES", "VIEWS"}) {
       names.emplace_back(name);
     }
   }
@@ -697,6 +740,7 @@ std::optional<SystemView> read_system_view(StatementContext& context, const std:
     if (view == "FILES") return files(context);
     if (view == "USER_PRIVILEGES") return user_privileges(context);
     if (view == "PROCESSLIST") return processlist(context);
+    if (view == "VIEWS") return views(context);
   } else {
     if (name == "nodes") return nodes();
     if (name == "memoryusage") return memoryusage();

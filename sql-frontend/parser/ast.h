@@ -559,6 +559,8 @@ enum class StatementKind : uint8_t {
   kDeallocatePrepare,  // {DEALLOCATE | DROP} PREPARE name
   kDiskObject,         // CREATE/ALTER/DROP LOGFILE GROUP and TABLESPACE (NDB disk data)
   kLoadData,           // LOAD DATA [LOCAL] INFILE
+  kView,               // CREATE [OR REPLACE] / ALTER / DROP VIEW
+  kTableMaintenance,   // ANALYZE / OPTIMIZE / CHECK TABLE
 };
 
 struct Statement {
@@ -726,6 +728,9 @@ struct CreateTableStatement : Statement {
   std::vector<IndexDef> indexes;  // table constraints, in order
   TableOptions options;
   std::optional<ObjectName> like;  // CREATE TABLE t LIKE s (columns empty then)
+  // CREATE TABLE t [(defs)] [options] [AS] SELECT ...: the rows to fill it with (columns
+  // may be empty: the query's then).
+  QueryPtr select;
   // PARTITION BY KEY () [PARTITIONS n]: partitioned by the primary key (as every table
   // is), in n fragments when given (nullopt: the cluster's default count).
   bool partition_by_key = false;
@@ -890,6 +895,40 @@ struct SetStatement : Statement {
   std::vector<SetItem> items;
 };
 
+// CREATE [OR REPLACE] [ALGORITHM = {UNDEFINED|MERGE|TEMPTABLE}] [DEFINER = user]
+// [SQL SECURITY {DEFINER|INVOKER}] VIEW v [(cols)] AS query [WITH [CASCADED|LOCAL] CHECK
+// OPTION], ALTER VIEW (the same without OR REPLACE), DROP VIEW [IF EXISTS] v [, v ...].
+enum class ViewAction : uint8_t { kCreate, kAlter, kDrop };
+
+struct ViewStatement : Statement {
+  static constexpr StatementKind kKind = StatementKind::kView;
+  explicit ViewStatement(SourcePos p) : Statement(kKind, p) {}
+  ViewAction action = ViewAction::kCreate;
+  bool or_replace = false;
+  bool if_exists = false;                 // DROP VIEW IF EXISTS
+  std::vector<ObjectName> names;          // one for CREATE/ALTER
+  std::string algorithm;                  // "UNDEFINED" (default), "MERGE", "TEMPTABLE"
+  std::optional<UserName> definer;        // DEFINER = user, as written
+  std::string security;                   // "DEFINER" (default) or "INVOKER"
+  std::vector<Identifier> columns;        // (cols), empty when not given
+  QueryPtr query;
+  // The query's text: [query_begin, query_end) in the statement's source.
+  size_t query_begin = 0;
+  size_t query_end = 0;
+  std::string check_option;  // "" (none), "CASCADED" (WITH CHECK OPTION's default), "LOCAL"
+};
+
+// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, ...], OPTIMIZE [...] TABLE t [, ...],
+// CHECK TABLE t [, ...] [FOR UPGRADE | QUICK | FAST | MEDIUM | EXTENDED | CHANGED].
+enum class TableMaintenance : uint8_t { kAnalyze, kOptimize, kCheck };
+
+struct TableMaintenanceStatement : Statement {
+  static constexpr StatementKind kKind = StatementKind::kTableMaintenance;
+  explicit TableMaintenanceStatement(SourcePos p) : Statement(kKind, p) {}
+  TableMaintenance operation = TableMaintenance::kAnalyze;
+  std::vector<ObjectName> tables;
+};
+
 enum class ShowKind : uint8_t {
   kDatabases,
   kTables,
@@ -908,6 +947,7 @@ enum class ShowKind : uint8_t {
   kGrants,
   kTableStatus,
   kEngineStatus,  // SHOW ENGINE name STATUS
+  kCreateView,    // SHOW CREATE VIEW v
 };
 
 struct ShowStatement : Statement {
@@ -938,6 +978,7 @@ struct ExplainStatement : Statement {
   explicit ExplainStatement(SourcePos p) : Statement(kKind, p) {}
   StatementPtr statement;             // SELECT / INSERT / REPLACE / UPDATE / DELETE
   std::optional<std::string> format;  // EXPLAIN FORMAT=TREE ...
+  bool analyze = false;               // EXPLAIN ANALYZE: run it, with real counts and times
 };
 
 struct KillStatement : Statement {

@@ -814,6 +814,8 @@ const char* show_what(ShowKind k) {
       return "INDEX";
     case ShowKind::kCreateTable:
       return "CREATE TABLE";
+    case ShowKind::kCreateView:
+      return "CREATE VIEW";
     case ShowKind::kCreateDatabase:
       return "CREATE DATABASE";
     case ShowKind::kVariables:
@@ -988,6 +990,11 @@ void Printer::statement(const Statement& s) {
         object(*c.like);
         return;
       }
+      if (c.select && c.columns.empty() && c.indexes.empty()) {
+        out += " AS ";
+        query(*c.select);
+        return;
+      }
       out += " (";
       bool first = true;
       for (const ColumnDef& col : c.columns) {
@@ -1004,6 +1011,10 @@ void Printer::statement(const Statement& s) {
       table_options(c.options);
       if (c.partition_by_key) out += " PARTITION BY KEY ()";
       if (c.partitions) out += " PARTITIONS " + std::to_string(*c.partitions);
+      if (c.select) {
+        out += " AS ";
+        query(*c.select);
+      }
       return;
     }
     case StatementKind::kDropTable: {
@@ -1256,7 +1267,8 @@ void Printer::statement(const Statement& s) {
         return;
       }
       if (sh.table) {
-        out += sh.what == ShowKind::kCreateTable ? " " : " FROM ";
+        out += sh.what == ShowKind::kCreateTable || sh.what == ShowKind::kCreateView ? " "
+                                                                                    : " FROM ";
         object(*sh.table);
       }
       if (sh.db) {
@@ -1291,6 +1303,7 @@ void Printer::statement(const Statement& s) {
     case StatementKind::kExplain: {
       const auto& e = s.as<ExplainStatement>();
       out += "EXPLAIN ";
+      if (e.analyze) out += "ANALYZE ";
       if (e.format) {
         out += "FORMAT = ";
         name(*e.format);
@@ -1498,6 +1511,52 @@ void Printer::statement(const Statement& s) {
         out += " SET ";
         assignments(l.set);
       }
+      return;
+    }
+    case StatementKind::kTableMaintenance: {
+      const auto& m = s.as<TableMaintenanceStatement>();
+      out += m.operation == TableMaintenance::kAnalyze    ? "ANALYZE TABLE "
+             : m.operation == TableMaintenance::kOptimize ? "OPTIMIZE TABLE "
+                                                          : "CHECK TABLE ";
+      for (size_t i = 0; i < m.tables.size(); ++i) {
+        if (i > 0) out += ", ";
+        object(m.tables[i]);
+      }
+      return;
+    }
+    case StatementKind::kView: {
+      const auto& v = s.as<ViewStatement>();
+      if (v.action == ViewAction::kDrop) {
+        out += "DROP VIEW ";
+        if (v.if_exists) out += "IF EXISTS ";
+        for (size_t i = 0; i < v.names.size(); ++i) {
+          if (i > 0) out += ", ";
+          object(v.names[i]);
+        }
+        return;
+      }
+      out += v.action == ViewAction::kAlter ? "ALTER " : "CREATE ";
+      if (v.or_replace) out += "OR REPLACE ";
+      if (!v.algorithm.empty()) out += "ALGORITHM = " + v.algorithm + " ";
+      if (v.definer) {
+        out += "DEFINER = ";
+        user(*v.definer);
+        out += " ";
+      }
+      if (!v.security.empty()) out += "SQL SECURITY " + v.security + " ";
+      out += "VIEW ";
+      object(v.names.front());
+      if (!v.columns.empty()) {
+        out += " (";
+        for (size_t i = 0; i < v.columns.size(); ++i) {
+          if (i > 0) out += ", ";
+          ident(v.columns[i]);
+        }
+        out += ")";
+      }
+      out += " AS ";
+      query(*v.query);
+      if (!v.check_option.empty()) out += " WITH " + v.check_option + " CHECK OPTION";
       return;
     }
   }

@@ -144,6 +144,12 @@ class Parser {
   bool peek_disk_object(size_t ahead = 0) const;
   StatementPtr parse_disk_object(SourcePos pos, DiskObjectVerb verb);
   StatementPtr parse_alter();
+  // Views (grammar_view.cc): after CREATE / ALTER, and DROP VIEW after DROP.
+  bool peek_view_definition(size_t ahead = 0) const;
+  StatementPtr parse_view_definition(SourcePos pos, bool alter);
+  StatementPtr parse_drop_view(SourcePos pos);
+  // ANALYZE / OPTIMIZE / CHECK TABLE (grammar_table_maintenance.cc).
+  StatementPtr parse_table_maintenance();
   StatementPtr parse_create_table(SourcePos pos, bool temporary);
   StatementPtr parse_create_index(SourcePos pos, bool unique);
   StatementPtr parse_rename();

@@ -256,6 +256,11 @@ StatementPtr Parser::parse_show() {
         stmt->table = parse_object_name();
         return stmt;
       }
+      if (accept(Keyword::kView)) {
+        stmt->what = ShowKind::kCreateView;
+        stmt->table = parse_object_name();
+        return stmt;
+      }
       if (!accept(Keyword::kDatabase)) expect(Keyword::kSchema);
       stmt->what = ShowKind::kCreateDatabase;
       if (accept(Keyword::kIf)) {
@@ -323,16 +328,19 @@ StatementPtr Parser::parse_describe_or_explain() {
   SourcePos pos = here();
   take();  // DESCRIBE / DESC / EXPLAIN: MySQL treats all three alike
   std::optional<std::string> format;
+  const bool analyze = accept(Keyword::kAnalyze);
   if (peek().is(Keyword::kFormat) && peek(1).is(TokenKind::kEq)) {
     take();
     take();
     format = to_upper(parse_name_or_string());
   }
   const Token& t = peek();
-  if (format || t.is(Keyword::kSelect) || t.is(TokenKind::kLeftParen) || t.is(Keyword::kInsert) ||
-      t.is(Keyword::kReplace) || t.is(Keyword::kUpdate) || t.is(Keyword::kDelete)) {
+  if (analyze || format || t.is(Keyword::kSelect) || t.is(TokenKind::kLeftParen) ||
+      t.is(Keyword::kInsert) || t.is(Keyword::kReplace) || t.is(Keyword::kUpdate) ||
+      t.is(Keyword::kDelete)) {
     auto stmt = std::make_unique<ExplainStatement>(pos);
     stmt->format = std::move(format);
+    stmt->analyze = analyze;
     if (t.is(Keyword::kSelect) || t.is(TokenKind::kLeftParen)) {
       stmt->statement = parse_select_statement();
     } else if (t.is(Keyword::kInsert) || t.is(Keyword::kReplace)) {

@@ -36,6 +36,7 @@ StatementPtr Parser::parse_create() {
     }
     return stmt;
   }
+  if (peek_view_definition()) return parse_view_definition(pos, /*alter=*/false);
   if (peek().is(Keyword::kTemporary) || peek().is(Keyword::kTable)) {
     bool temporary = accept(Keyword::kTemporary);
     expect(Keyword::kTable);
@@ -71,6 +72,15 @@ StatementPtr Parser::parse_create_table(SourcePos pos, bool temporary) {
     expect(TokenKind::kRightParen);
     return stmt;
   }
+  // CREATE TABLE t [AS] SELECT ... / t (SELECT ...): the columns are the query's.
+  const auto at_query = [&] {
+    return peek().is(Keyword::kSelect) ||
+           (peek().is(TokenKind::kLeftParen) && peek(1).is(Keyword::kSelect));
+  };
+  if (accept(Keyword::kAs) || at_query()) {
+    stmt->select = parse_query_expr();
+    return stmt;
+  }
   expect(TokenKind::kLeftParen);
   do {
     const Token& t = peek();
@@ -84,6 +94,7 @@ StatementPtr Parser::parse_create_table(SourcePos pos, bool temporary) {
   expect(TokenKind::kRightParen);
   while (parse_table_option(stmt->options)) accept(TokenKind::kComma);
   if (peek().is(Keyword::kPartition)) parse_partition_by_key(*stmt);
+  if (accept(Keyword::kAs) || peek().is(Keyword::kSelect)) stmt->select = parse_query_expr();
   return stmt;
 }
 
@@ -500,6 +511,7 @@ StatementPtr Parser::parse_drop() {
   SourcePos pos = here();
   expect(Keyword::kDrop);
   if (peek_word("PREPARE")) return parse_deallocate_prepare();
+  if (peek().is(Keyword::kView)) return parse_drop_view(pos);
   if (peek().is(Keyword::kDatabase) || peek().is(Keyword::kSchema)) {
     take();
     auto stmt = std::make_unique<DropDatabaseStatement>(pos);
@@ -546,6 +558,7 @@ StatementPtr Parser::parse_alter() {
   expect(Keyword::kAlter);
   if (accept(Keyword::kUser)) return parse_user_statement(StatementKind::kAlterUser, pos);
   if (peek_disk_object()) return parse_disk_object(pos, DiskObjectVerb::kAlter);
+  if (peek_view_definition()) return parse_view_definition(pos, /*alter=*/true);
   expect(Keyword::kTable);
   auto stmt = std::make_unique<AlterTableStatement>(pos);
   stmt->table = parse_object_name();

@@ -216,6 +216,10 @@ StatementPtr Parser::parse_statement() {
       case Keyword::kExplain:
         stmt = parse_describe_or_explain();
         break;
+      case Keyword::kAnalyze:
+      case Keyword::kCheck:
+        stmt = parse_table_maintenance();
+        break;
       case Keyword::kKill:
         stmt = parse_kill();
         break;
@@ -233,7 +237,9 @@ StatementPtr Parser::parse_statement() {
         break;
       default:
         // Not keywords of the lexer (MySQL does not reserve them).
-        if (peek_word("PREPARE")) {
+        if (peek_word("OPTIMIZE")) {
+          stmt = parse_table_maintenance();
+        } else if (peek_word("PREPARE")) {
           stmt = parse_prepare();
         } else if (peek_word("EXECUTE")) {
           stmt = parse_execute();
