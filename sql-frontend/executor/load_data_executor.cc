@@ -80,7 +80,7 @@ server::StatementResult execute_load_data(StatementContext& context,
                        "cannot execute this statement");
   }
   server::LocalFileSource* files = context.session.local_files;
-  if (!system_variable("local_infile", &context.session, VariableScope::kGlobal).to_int() != 0 ||
+  if (system_variable("local_infile", &context.session, VariableScope::kGlobal).to_int() == 0 ||
       files == nullptr || !files->client_can_send_files()) {
     throw SqlException(3948, "42000",
                        "Loading local data is disabled; this must be enabled on both the client "
