@@ -205,6 +205,12 @@ class Fragment {
   disk::DiskOpPages disk_pages_of(OpId op) const;
   // Space of the disk parts (extents, pages, reservations); zeros without disk parts.
   disk::DiskSpaceStats disk_stats() const;
+  // DROP TABLE: gives the fragment's extents back to the tablespace (allocatable once a
+  // checkpoint that began after it completed, Tablespace::free_extent); touches only the
+  // extent-header pages. No transaction may be active (kTransactionState);
+  // kOutOfUndoSpace when its undo records do not fit (nothing changed). The fragment is
+  // to be destroyed next: its rows' disk references name freed space.
+  Status drop_disk_parts();
   // The fragment's disk row space (null without disk parts), for consistency checks.
   const disk::DiskRowSpace* disk_space() const { return disk_.get(); }
 

@@ -104,6 +104,12 @@ disk::DiskOpPages Fragment::disk_pages_of(OpId op) const {
   return disk_->pages_for(o->disk_op);
 }
 
+Status Fragment::drop_disk_parts() {
+  if (!disk_) return Status::OK();
+  if (active_tx_count_ != 0) return Status(ErrorCode::kTransactionState, "fragment has active transactions");
+  return disk_->drop();
+}
+
 disk::DiskSpaceStats Fragment::disk_stats() const { return disk_ ? disk_->stats() : disk::DiskSpaceStats{}; }
 
 }  // namespace duo::storage

@@ -280,6 +280,28 @@ TEST_F(FragmentDiskTest, TablespaceFullIsRefusedAtPrepareAndDeleteFreesSpace) {
   EXPECT_TRUE(fragment_->disk_space()->check_consistency().ok());
 }
 
+TEST_F(FragmentDiskTest, DropGivesTheExtentsBackAfterTheNextCheckpoint) {
+  make(64);
+  for (int32_t id = 0; id < 60; ++id) {  // 240 KB: two extents of 4 pages
+    TxId tx = *fragment_->begin();
+    ASSERT_TRUE(fragment_->insert(tx, full_row(id, ModelRow{id, std::string(4000, 'd'), std::nullopt, "t"})).status.ok());
+    ASSERT_TRUE(fragment_->commit(tx).ok());
+  }
+  const size_t extents = fragment_->disk_stats().extents;
+  const size_t free_before = rig_->tablespace->free_extent_count();
+  ASSERT_GT(extents, 1u);
+  TxId open = *fragment_->begin();
+  EXPECT_TRUE(fragment_->drop_disk_parts().is(ErrorCode::kTransactionState));
+  ASSERT_TRUE(fragment_->abort(open).ok());
+  ASSERT_TRUE(fragment_->drop_disk_parts().ok());
+  fragment_.reset();
+  EXPECT_EQ(rig_->tablespace->freed_extent_count(), extents);
+  EXPECT_EQ(rig_->tablespace->free_extent_count(), free_before);
+  rig_->tablespace->begin_checkpoint();
+  rig_->tablespace->end_checkpoint();
+  EXPECT_EQ(rig_->tablespace->free_extent_count(), free_before + extents);
+}
+
 // Records what commits install, as the redo log does.
 class FullRowSink : public ChangeSink {
  public:
