@@ -123,16 +123,16 @@ void Tablespace::end_checkpoint() {
 }
 
 uint8_t Tablespace::page_class(DiskPageId page) const {
-  const DatafileLayout& l = files_.at(page.file);
-  const uint32_t e = l.extent_of(page.page);
-  return entry(l, e).page_class(page.page - l.page_of(e, 0).page);
+  const DatafileLayout& l = files_.at(page.file_no);
+  const uint32_t e = l.extent_of(page.page_no);
+  return entry(l, e).page_class(page.page_no - l.page_of(e, 0).page_no);
 }
 
 void Tablespace::set_page_class(DiskPageId page, uint8_t free_class, uint64_t lsn) {
-  const DatafileLayout& l = files_.at(page.file);
-  const uint32_t e = l.extent_of(page.page);
+  const DatafileLayout& l = files_.at(page.file_no);
+  const uint32_t e = l.extent_of(page.page_no);
   ExtentEntry x = entry(l, e);
-  const uint32_t index = page.page - l.page_of(e, 0).page;
+  const uint32_t index = page.page_no - l.page_of(e, 0).page_no;
   if (x.page_class(index) == free_class) return;
   x.set_page_class(index, free_class);
   const DiskPageId header_page = l.extent_header_page(e);

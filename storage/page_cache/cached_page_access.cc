@@ -7,7 +7,7 @@ namespace duo::storage {
 namespace {
 
 [[noreturn]] void pin_bug(const char* what, disk::DiskPageId id) {
-  std::fprintf(stderr, "CachedPageAccess: %s (page %u:%u)\n", what, id.file, id.page);
+  std::fprintf(stderr, "CachedPageAccess: %s (page %u:%u)\n", what, id.file_no, id.page_no);
   std::abort();  // disk row code touched a page no one pinned: corruption must not spread
 }
 
@@ -20,7 +20,7 @@ bool covers(PageIntent held, PageIntent wanted) {
 bool CachedPageAccess::holds(Holder holder, disk::DiskPageId id, PageIntent intent) const {
   auto it = by_holder_.find(holder);
   if (it == by_holder_.end()) return false;
-  const uint64_t key = to_page_id(id).key();
+  const uint64_t key = id.key();
   for (const HeldPin& p : it->second) {
     if (p.ref.id.key() == key && covers(p.intent, intent)) return true;
   }
@@ -34,7 +34,7 @@ Result<CachedPageAccess::PinState> CachedPageAccess::pin(Holder holder, disk::Di
     if (w.holder == holder && !w.orphan && w.id == id && covers(w.intent, intent)) return PinState::kWaiting;
   }
   const uint64_t token = next_token_++;
-  DUO_ASSIGN_OR_RETURN(PageGrant grant, cache_->request_page(to_page_id(id), intent, token));
+  DUO_ASSIGN_OR_RETURN(PageGrant grant, cache_->request_page(id, intent, token));
   if (grant.ready) {
     record(holder, grant.page, intent);
     return PinState::kReady;
@@ -94,13 +94,13 @@ std::vector<CachedPageAccess::Arrival> CachedPageAccess::take_arrivals() {
 }
 
 uint8_t* CachedPageAccess::page(disk::DiskPageId id) {
-  auto it = pinned_.find(to_page_id(id).key());
+  auto it = pinned_.find(id.key());
   if (it == pinned_.end()) pin_bug("page not pinned", id);
   return it->second.data;
 }
 
 void CachedPageAccess::mark_dirty(disk::DiskPageId id) {
-  auto it = pinned_.find(to_page_id(id).key());
+  auto it = pinned_.find(id.key());
   if (it == pinned_.end() || it->second.update_pins == 0) pin_bug("page changed without an update pin", id);
   cache_->mark_dirty(it->second.update_ref, disk::page_lsn(it->second.data));
 }

@@ -40,8 +40,6 @@ class CachedPageAccess final : public disk::DiskPageAccess {
   CachedPageAccess(const CachedPageAccess&) = delete;
   CachedPageAccess& operator=(const CachedPageAccess&) = delete;
 
-  static PageId to_page_id(disk::DiskPageId id) { return PageId{id.file, id.page}; }
-
   // Pins `id` for `holder` (kUpdate/kCreate also serve reads). kReady: pinned now (or
   // already held); kWaiting: it arrives through take_arrivals(); an error: nothing pinned.
   Result<PinState> pin(Holder holder, disk::DiskPageId id, PageIntent intent);
@@ -52,7 +50,7 @@ class CachedPageAccess final : public disk::DiskPageAccess {
   // Drains the cache's finished waits: pins them for their holders and reports them.
   std::vector<Arrival> take_arrivals();
   // Whether the cache holds the page now (allocation prefers such pages).
-  bool resident(disk::DiskPageId id) const { return cache_->is_resident(to_page_id(id)); }
+  bool resident(disk::DiskPageId id) const { return cache_->is_resident(id); }
   size_t pinned_pages() const { return pinned_.size(); }
   size_t holders() const { return by_holder_.size(); }
 
