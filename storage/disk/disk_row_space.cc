@@ -395,6 +395,13 @@ std::span<uint8_t> DiskRowSpace::part(DiskRef ref) const {
   return {layout.data(ref.slot), layout.size(ref.slot)};
 }
 
+bool DiskRowSpace::is_live(DiskRef ref) const {
+  const uint32_t index = index_of(ref.page_id());
+  if (index == kNoPage || !spaces_[index].formatted) return false;
+  uint8_t* page = pages_->page(ref.page_id());
+  return page_kind(page) == DiskPageKind::kRowPage && row_page(page).is_live(ref.slot);
+}
+
 Status DiskRowSpace::drop() {
   if (live_ops_ != 0) return Status(ErrorCode::kTransactionState, "disk row space has live operations");
   const uint64_t undo_bytes = uint64_t{tablespace_->extent_free_undo_bytes()} * extents_.size();

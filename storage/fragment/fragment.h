@@ -211,6 +211,9 @@ class Fragment {
   // kOutOfUndoSpace when its undo records do not fit (nothing changed). The fragment is
   // to be destroyed next: its rows' disk references name freed space.
   Status drop_disk_parts();
+  // Checks every committed row's disk part: a live entry, well formed, one per row, and
+  // the disk row space's accounting (every page must be accessible: tests).
+  Status check_disk_parts() const;
   // The fragment's disk row space (null without disk parts), for consistency checks.
   const disk::DiskRowSpace* disk_space() const { return disk_.get(); }
 

@@ -277,7 +277,7 @@ TEST_F(FragmentDiskTest, TablespaceFullIsRefusedAtPrepareAndDeleteFreesSpace) {
     model[id + k] = r;
   }
   EXPECT_EQ(scan_all(), model);
-  EXPECT_TRUE(fragment_->disk_space()->check_consistency().ok());
+  EXPECT_TRUE(fragment_->check_disk_parts().ok());
 }
 
 TEST_F(FragmentDiskTest, DropGivesTheExtentsBackAfterTheNextCheckpoint) {
@@ -410,7 +410,8 @@ TEST_F(FragmentDiskTest, RandomTransactionsMatchModel) {
       if (round % 50 == 49) {
         ASSERT_EQ(scan_all(), committed);
         ASSERT_TRUE(fragment_->check_consistency().ok());
-        ASSERT_TRUE(fragment_->disk_space()->check_consistency().ok());
+        const Status disk_check = fragment_->check_disk_parts();
+        ASSERT_TRUE(disk_check.ok()) << disk_check.to_string();
         ASSERT_EQ(fragment_->disk_space()->usage().entries, committed.size());
       }
     }

@@ -172,6 +172,19 @@ void RowLayout::split_disk_part(const RowImage& full, uint32_t min_part_bytes, s
   if (disk_part->size() < min_part_bytes) disk_part->resize(min_part_bytes, '\0');
 }
 
+bool RowLayout::valid_disk_part(const uint8_t* part, uint32_t size) const {
+  const uint32_t count = static_cast<uint32_t>(disk_var_indexes_.size());
+  if (size < 2u * count) return false;
+  uint32_t previous = 2u * count;
+  for (uint32_t d = 0; d < count; ++d) {
+    uint16_t end;
+    std::memcpy(&end, part + 2u * d, 2);
+    if (end < previous || end > size) return false;
+    previous = end;
+  }
+  return true;
+}
+
 void RowLayout::merge_disk_part(const uint8_t* memory_var, uint32_t memory_var_size, const uint8_t* disk_part,
                                 uint32_t disk_part_size, std::string* full_var) const {
   // The ends inside both parts are trusted (the slot is in memory; a disk page's checksum

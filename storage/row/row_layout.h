@@ -79,6 +79,8 @@ class RowLayout {
   // counted from the part's start, zero-padded to at least `min_part_bytes`.
   void split_disk_part(const RowImage& full, uint32_t min_part_bytes, std::string* memory_var,
                        std::string* disk_part) const;
+  // True when `part` is a well-formed disk part of this layout (ends ascending, inside).
+  bool valid_disk_part(const uint8_t* part, uint32_t size) const;
   // The inverse: the full var part from a committed slot's var part and its disk part.
   void merge_disk_part(const uint8_t* memory_var, uint32_t memory_var_size, const uint8_t* disk_part,
                        uint32_t disk_part_size, std::string* full_var) const;
