@@ -54,6 +54,7 @@ class DiskCacheRig {
                        {"note", ColumnType::kVarbinary, false, true, 4096}};
     schema_.columns[kNote].storage_disk = true;
     schema_.primary_key = {kId};
+    schema_.ordered_indexes = {{"k_idx", {kK}, false}};
     EXPECT_TRUE(schema_.validate().ok());
     FragmentDisk d;
     d.tablespace = tablespace_.get();
@@ -304,9 +305,13 @@ TEST(FragmentDiskCacheTest, SmallCacheParksAndResumesWithoutPinDeadlock) {
     access.take_arrivals();
     EXPECT_EQ(access.holders(), 1u);  // the tablespace's pins alone
 
-    // Every committed row by a scan that stops for each page not in the cache.
+    // Every committed row by a full scan and by an ordered-index scan, each stopping for
+    // every page not in the cache.
+    for (const int index : {-1, 0}) {
+    SCOPED_TRACE(index < 0 ? "full scan" : "ordered scan");
     CachedPageAccess::Holder scan_holder = next_holder++;
     Fragment::ScanSpec spec;
+    spec.index = index;
     spec.disk_page_ready = [&](disk::DiskPageId id) {
       auto r = access.pin(scan_holder, id, PageIntent::kRead);
       EXPECT_TRUE(r.ok()) << r.status().to_string();
@@ -316,14 +321,20 @@ TEST(FragmentDiskCacheTest, SmallCacheParksAndResumesWithoutPinDeadlock) {
     Model scanned;
     RowBatch batch;
     size_t waits = 0;
+    int64_t last_k = -1;
     while (!scan->done()) {
       batch.clear();
       ASSERT_TRUE(scan->next(4, &batch).ok());
       for (size_t i = 0; i < batch.rows(); ++i) {
         const RowBatch::Row r = batch.row(i);
         const auto id = static_cast<int32_t>(decode_int(rig.schema_.columns[kId], r.value(0)));
-        scanned[id] = {decode_int(rig.schema_.columns[kK], r.value(1)),
-                       r.is_null(2) ? std::nullopt : std::optional<std::string>(std::string(r.value(2)))};
+        const int64_t k = decode_int(rig.schema_.columns[kK], r.value(1));
+        if (index >= 0) {
+          ASSERT_LE(last_k, k) << "ordered scan out of order";
+          last_k = k;
+        }
+        ASSERT_EQ(scanned.count(id), 0u) << "row " << id << " twice";
+        scanned[id] = {k, r.is_null(2) ? std::nullopt : std::optional<std::string>(std::string(r.value(2)))};
       }
       access.release(scan_holder);  // a batch's pins end with it
       if (scan->waiting_for_page()) {
@@ -336,6 +347,7 @@ TEST(FragmentDiskCacheTest, SmallCacheParksAndResumesWithoutPinDeadlock) {
     }
     EXPECT_GT(waits, 0u);
     EXPECT_EQ(scanned, committed);
+    }
     EXPECT_TRUE(f.check_consistency().ok());
     const PageCacheStats st = rig.cache_->stats();
     EXPECT_GT(st.pages_written, 0u);  // dirty pages were evicted through the write-ahead rule
