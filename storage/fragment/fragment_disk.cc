@@ -29,8 +29,8 @@ RowImage Fragment::with_disk_part(RowRef row, const RowImage& image) const {
   if (!layout_.valid_disk_part(part.data(), static_cast<uint32_t>(part.size()))) {
     invariant_failed("disk part of a committed row is malformed");
   }
-  layout_.merge_disk_part(image.var, image.var_size, part.data(), static_cast<uint32_t>(part.size()),
-                          &scratch_merged_var_);
+  layout_.merge_disk_part(image.var, image.var_size, part.data(),
+                          static_cast<uint32_t>(part.size()), &scratch_merged_var_);
   RowImage merged = image;
   merged.var = reinterpret_cast<const uint8_t*>(scratch_merged_var_.data());
   merged.var_size = static_cast<uint32_t>(scratch_merged_var_.size());
@@ -48,7 +48,8 @@ Status Fragment::prepare_disk(Operation* op, RowRef row, const RowImage* img) {
   if (img == nullptr) {
     prepared = disk_->prepare_delete(current);
   } else {
-    layout_.split_disk_part(*img, disk::kMinDiskPartBytes, &scratch_memory_var_, &scratch_disk_part_);
+    layout_.split_disk_part(*img, disk::kMinDiskPartBytes, &scratch_memory_var_,
+                            &scratch_disk_part_);
     const auto size = static_cast<uint32_t>(scratch_disk_part_.size());
     prepared = current.valid() ? disk_->prepare_update(current, size, disk_resident_)
                                : disk_->prepare_insert(size, disk_resident_);
@@ -68,8 +69,9 @@ void Fragment::install_disk_part(RowRef row, Operation* newest, const RowImage& 
   // Split first: `full` may be the slot's own var entry, rewritten below.
   layout_.split_disk_part(full, disk::kMinDiskPartBytes, &scratch_memory_var_, &scratch_disk_part_);
   const disk::DiskRef ref = disk_->install(
-      newest->disk_op, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(scratch_disk_part_.data()),
-                                                scratch_disk_part_.size()));
+      newest->disk_op,
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(scratch_disk_part_.data()),
+                               scratch_disk_part_.size()));
   const auto size = static_cast<uint32_t>(scratch_memory_var_.size());
   uint8_t* dst = fixed_.row(row);
   VarRef v;
@@ -88,8 +90,8 @@ void Fragment::install_disk_part(RowRef row, Operation* newest, const RowImage& 
   set_slot_disk_ref(row, ref);
 }
 
-std::optional<disk::DiskPageId> Fragment::disk_page_for(OpType type, const AttrValues& key,
-                                                        const std::vector<uint16_t>& columns) const {
+std::optional<disk::DiskPageId> Fragment::disk_page_for(
+    OpType type, const AttrValues& key, const std::vector<uint16_t>& columns) const {
   if (!disk_) return std::nullopt;
   if (type == OpType::kRead && !layout_.needs_disk_part(columns)) return std::nullopt;
   Status status;
@@ -111,14 +113,16 @@ disk::DiskOpPages Fragment::disk_pages_of(OpId op) const {
 Status Fragment::check_disk_parts() const {
   if (!disk_) return Status::OK();
   size_t parts = 0;
-  for (RowRef r = fixed_.next_position(0); r != FixedRowStore::kEnd; r = fixed_.next_position(r + 1)) {
+  for (RowRef r = fixed_.next_position(0); r != FixedRowStore::kEnd;
+       r = fixed_.next_position(r + 1)) {
     const uint32_t flags = row_flags(r);
     if (!(flags & kRowAllocated) || !(flags & kRowCommitted)) continue;
     const disk::DiskRef ref = slot_disk_ref(r);
     if (!ref.valid()) continue;
     ++parts;
     if (!disk_->is_live(ref)) {
-      return Status(ErrorCode::kCorruption, "row " + std::to_string(r) + ": its disk part is not a live entry");
+      return Status(ErrorCode::kCorruption,
+                    "row " + std::to_string(r) + ": its disk part is not a live entry");
     }
     const std::span<uint8_t> part = disk_->part(ref);
     if (!layout_.valid_disk_part(part.data(), static_cast<uint32_t>(part.size()))) {
@@ -127,7 +131,8 @@ Status Fragment::check_disk_parts() const {
   }
   const disk::DiskRowSpace::Usage usage = disk_->usage();
   if (usage.entries != parts) {
-    return Status(ErrorCode::kCorruption, std::to_string(parts) + " rows name disk parts, the pages hold " +
+    return Status(ErrorCode::kCorruption, std::to_string(parts) +
+                                              " rows name disk parts, the pages hold " +
                                               std::to_string(usage.entries));
   }
   return disk_->check_consistency();
@@ -135,10 +140,13 @@ Status Fragment::check_disk_parts() const {
 
 Status Fragment::drop_disk_parts() {
   if (!disk_) return Status::OK();
-  if (active_tx_count_ != 0) return Status(ErrorCode::kTransactionState, "fragment has active transactions");
+  if (active_tx_count_ != 0)
+    return Status(ErrorCode::kTransactionState, "fragment has active transactions");
   return disk_->drop();
 }
 
-disk::DiskSpaceStats Fragment::disk_stats() const { return disk_ ? disk_->stats() : disk::DiskSpaceStats{}; }
+disk::DiskSpaceStats Fragment::disk_stats() const {
+  return disk_ ? disk_->stats() : disk::DiskSpaceStats{};
+}
 
 }  // namespace duo::storage

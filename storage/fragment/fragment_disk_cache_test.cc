@@ -131,7 +131,8 @@ struct Client {
 };
 
 TEST(FragmentDiskCacheTest, SmallCacheParksAndResumesWithoutPinDeadlock) {
-  const int seeds = std::getenv("DUO_DISK_CACHE_SEEDS") ? std::atoi(std::getenv("DUO_DISK_CACHE_SEEDS")) : 3;
+  const int seeds =
+      std::getenv("DUO_DISK_CACHE_SEEDS") ? std::atoi(std::getenv("DUO_DISK_CACHE_SEEDS")) : 3;
   for (int seed = 1; seed <= seeds; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     DiskCacheRig rig(static_cast<uint64_t>(seed));
@@ -211,7 +212,8 @@ TEST(FragmentDiskCacheTest, SmallCacheParksAndResumesWithoutPinDeadlock) {
                             : s.kind == Client::Kind::kDelete ? OpType::kDelete
                                                               : OpType::kWrite;
         if (auto page = f.disk_page_for(type, rig.key(s.id), {})) {
-          if (!pin(c, slot, *page, type == OpType::kRead ? PageIntent::kRead : PageIntent::kUpdate)) return;
+          if (!pin(c, slot, *page, type == OpType::kRead ? PageIntent::kRead : PageIntent::kUpdate))
+            return;
         }
         OpResult res;
         AttrValues row = rig.key(s.id);
@@ -225,18 +227,23 @@ TEST(FragmentDiskCacheTest, SmallCacheParksAndResumesWithoutPinDeadlock) {
             ASSERT_TRUE(res.status.ok()) << res.status.to_string();
             ASSERT_EQ(decode_int(rig.schema_.columns[kK], out.value(1)), c.view[s.id].first);
             const std::optional<std::string> note =
-                out.entry(2).is_null ? std::nullopt : std::optional<std::string>(std::string(out.value(2)));
+                out.entry(2).is_null ? std::nullopt
+                                     : std::optional<std::string>(std::string(out.value(2)));
             ASSERT_EQ(note, c.view[s.id].second) << "row " << s.id;
           }
         } else if (s.kind == Client::Kind::kDelete) {
           res = f.remove(c.tx, rig.key(s.id));
-          if (!exists) ASSERT_TRUE(res.status.is(ErrorCode::kNotFound));
-          else ASSERT_TRUE(res.status.ok()) << res.status.to_string();
+          if (!exists)
+            ASSERT_TRUE(res.status.is(ErrorCode::kNotFound));
+          else
+            ASSERT_TRUE(res.status.ok()) << res.status.to_string();
           c.view.erase(s.id);
         } else {
           row.add(kK, encode_int(rig.schema_.columns[kK], s.k));
-          if (s.note) row.add(kNote, *s.note);
-          else row.add_null(kNote);
+          if (s.note)
+            row.add(kNote, *s.note);
+          else
+            row.add_null(kNote);
           res = f.write(c.tx, row);
           if (res.status.is(ErrorCode::kTablespaceFull)) {
             ADD_FAILURE() << "tablespace full: the test's file is too small";
@@ -308,52 +315,54 @@ TEST(FragmentDiskCacheTest, SmallCacheParksAndResumesWithoutPinDeadlock) {
     // Every committed row by a full scan and by an ordered-index scan, each stopping for
     // every page not in the cache.
     for (const int index : {-1, 0}) {
-    SCOPED_TRACE(index < 0 ? "full scan" : "ordered scan");
-    CachedPageAccess::Holder scan_holder = next_holder++;
-    Fragment::ScanSpec spec;
-    spec.index = index;
-    spec.disk_page_ready = [&](disk::DiskPageId id) {
-      auto r = access.pin(scan_holder, id, PageIntent::kRead);
-      EXPECT_TRUE(r.ok()) << r.status().to_string();
-      return r.ok() && *r == CachedPageAccess::PinState::kReady;
-    };
-    auto scan = std::move(f.open_scan(spec)).value();
-    Model scanned;
-    RowBatch batch;
-    size_t waits = 0;
-    int64_t last_k = -1;
-    while (!scan->done()) {
-      batch.clear();
-      ASSERT_TRUE(scan->next(4, &batch).ok());
-      for (size_t i = 0; i < batch.rows(); ++i) {
-        const RowBatch::Row r = batch.row(i);
-        const auto id = static_cast<int32_t>(decode_int(rig.schema_.columns[kId], r.value(0)));
-        const int64_t k = decode_int(rig.schema_.columns[kK], r.value(1));
-        if (index >= 0) {
-          ASSERT_LE(last_k, k) << "ordered scan out of order";
-          last_k = k;
+      SCOPED_TRACE(index < 0 ? "full scan" : "ordered scan");
+      CachedPageAccess::Holder scan_holder = next_holder++;
+      Fragment::ScanSpec spec;
+      spec.index = index;
+      spec.disk_page_ready = [&](disk::DiskPageId id) {
+        auto r = access.pin(scan_holder, id, PageIntent::kRead);
+        EXPECT_TRUE(r.ok()) << r.status().to_string();
+        return r.ok() && *r == CachedPageAccess::PinState::kReady;
+      };
+      auto scan = std::move(f.open_scan(spec)).value();
+      Model scanned;
+      RowBatch batch;
+      size_t waits = 0;
+      int64_t last_k = -1;
+      while (!scan->done()) {
+        batch.clear();
+        ASSERT_TRUE(scan->next(4, &batch).ok());
+        for (size_t i = 0; i < batch.rows(); ++i) {
+          const RowBatch::Row r = batch.row(i);
+          const auto id = static_cast<int32_t>(decode_int(rig.schema_.columns[kId], r.value(0)));
+          const int64_t k = decode_int(rig.schema_.columns[kK], r.value(1));
+          if (index >= 0) {
+            ASSERT_LE(last_k, k) << "ordered scan out of order";
+            last_k = k;
+          }
+          ASSERT_EQ(scanned.count(id), 0u) << "row " << id << " twice";
+          scanned[id] = {
+              k, r.is_null(2) ? std::nullopt : std::optional<std::string>(std::string(r.value(2)))};
         }
-        ASSERT_EQ(scanned.count(id), 0u) << "row " << id << " twice";
-        scanned[id] = {k, r.is_null(2) ? std::nullopt : std::optional<std::string>(std::string(r.value(2)))};
-      }
-      access.release(scan_holder);  // a batch's pins end with it
-      if (scan->waiting_for_page()) {
-        ++waits;
-        while (rig.pump_io()) {
+        access.release(scan_holder);  // a batch's pins end with it
+        if (scan->waiting_for_page()) {
+          ++waits;
+          while (rig.pump_io()) {
+          }
+          access.take_arrivals();
+          access.release(scan_holder);
         }
-        access.take_arrivals();
-        access.release(scan_holder);
       }
-    }
-    EXPECT_GT(waits, 0u);
-    EXPECT_EQ(scanned, committed);
+      EXPECT_GT(waits, 0u);
+      EXPECT_EQ(scanned, committed);
     }
     EXPECT_TRUE(f.check_consistency().ok());
     const PageCacheStats st = rig.cache_->stats();
     EXPECT_GT(st.pages_written, 0u);  // dirty pages were evicted through the write-ahead rule
     EXPECT_GT(st.page_requests_wait_io, 0u);
-    std::printf("seed %d: %zu commits, %zu refusals, %zu parks, %lu reads, %lu writes\n", seed, commits, refusals,
-                parks, static_cast<unsigned long>(st.pages_read), static_cast<unsigned long>(st.pages_written));
+    std::printf("seed %d: %zu commits, %zu refusals, %zu parks, %lu reads, %lu writes\n", seed,
+                commits, refusals, parks, static_cast<unsigned long>(st.pages_read),
+                static_cast<unsigned long>(st.pages_written));
   }
 }
 

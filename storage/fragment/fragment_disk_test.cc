@@ -84,10 +84,14 @@ class FragmentDiskTest : public ::testing::Test {
     AttrValues a;
     a.add(kId, i32(id));
     a.add(kK, encode_int(schema_.columns[kK], r.k));
-    if (r.note) a.add(kNote, *r.note);
-    else a.add_null(kNote);
-    if (r.small) a.add(kSmall, *r.small);
-    else a.add_null(kSmall);
+    if (r.note)
+      a.add(kNote, *r.note);
+    else
+      a.add_null(kNote);
+    if (r.small)
+      a.add(kSmall, *r.small);
+    else
+      a.add_null(kSmall);
     a.add(kTag, r.tag);
     return a;
   }
@@ -109,7 +113,8 @@ class FragmentDiskTest : public ::testing::Test {
     EXPECT_TRUE(r.status.ok()) << r.status.to_string();
     return decode(out);
   }
-  std::map<int32_t, ModelRow> scan_all(const FilterProgram* filter = nullptr, std::vector<uint16_t> cols = {}) {
+  std::map<int32_t, ModelRow> scan_all(const FilterProgram* filter = nullptr,
+                                       std::vector<uint16_t> cols = {}) {
     Fragment::ScanSpec spec;
     spec.filter = filter;
     spec.columns = std::move(cols);
@@ -125,9 +130,12 @@ class FragmentDiskTest : public ::testing::Test {
         const RowBatch::Row row = batch.row(i);
         int32_t id = -1;
         for (size_t c = 0; c < row.size(); ++c) {
-          if (row.is_null(c)) v.add_null(row.column(c));
-          else v.add(row.column(c), row.value(c));
-          if (row.column(c) == kId) id = static_cast<int32_t>(decode_int(schema_.columns[kId], row.value(c)));
+          if (row.is_null(c))
+            v.add_null(row.column(c));
+          else
+            v.add(row.column(c), row.value(c));
+          if (row.column(c) == kId)
+            id = static_cast<int32_t>(decode_int(schema_.columns[kId], row.value(c)));
         }
         out[id] = decode(v);
       }
@@ -143,7 +151,8 @@ class FragmentDiskTest : public ::testing::Test {
     ModelRow r;
     r.k = static_cast<int64_t>(rng() % 1000);
     const uint32_t pick = static_cast<uint32_t>(rng() % 10);
-    if (pick != 0) r.note = bytes(rng, pick < 5 ? rng() % 64 : pick < 9 ? rng() % 1500 : 3000 + rng() % 1097);
+    if (pick != 0)
+      r.note = bytes(rng, pick < 5 ? rng() % 64 : pick < 9 ? rng() % 1500 : 3000 + rng() % 1097);
     if (rng() % 3 != 0) r.small = bytes(rng, rng() % 101);
     r.tag = bytes(rng, rng() % 21);
     return r;
@@ -184,7 +193,8 @@ TEST_F(FragmentDiskTest, HeadReadsAndScansTouchNoDiskPage) {
   for (int32_t id = 0; id < 40; ++id) {
     EXPECT_FALSE(fragment_->disk_page_for(OpType::kRead, key(id), {kId, kK, kTag}).has_value());
     AttrValues out;
-    ASSERT_TRUE(fragment_->read(kNullId, key(id), LockMode::kCommittedRead, {kK, kTag}, &out).status.ok());
+    ASSERT_TRUE(
+        fragment_->read(kNullId, key(id), LockMode::kCommittedRead, {kK, kTag}, &out).status.ok());
     TxId tx = *fragment_->begin();
     out.clear();
     ASSERT_TRUE(fragment_->read(tx, key(id), LockMode::kShared, {kK}, &out).status.ok());
@@ -193,7 +203,8 @@ TEST_F(FragmentDiskTest, HeadReadsAndScansTouchNoDiskPage) {
   // A scan projecting memory columns, filtered on a memory column and on a disk
   // column's NULL bit.
   FilterBuilder b;
-  auto f = b.and_({b.cmp(kK, CmpOp::kGe, encode_int(schema_.columns[kK], 100)), b.is_not_null(kNote)});
+  auto f =
+      b.and_({b.cmp(kK, CmpOp::kGe, encode_int(schema_.columns[kK], 100)), b.is_not_null(kNote)});
   FilterProgram program = std::move(b.build(f)).value();
   ASSERT_TRUE(program.bind(schema_).ok());
   const auto rows = scan_all(&program, {kId, kK, kTag});
@@ -202,7 +213,8 @@ TEST_F(FragmentDiskTest, HeadReadsAndScansTouchNoDiskPage) {
   // Asking for a disk column does touch pages.
   EXPECT_TRUE(fragment_->disk_page_for(OpType::kRead, key(1), {kNote}).has_value());
   AttrValues out;
-  ASSERT_TRUE(fragment_->read(kNullId, key(1), LockMode::kCommittedRead, {kNote}, &out).status.ok());
+  ASSERT_TRUE(
+      fragment_->read(kNullId, key(1), LockMode::kCommittedRead, {kNote}, &out).status.ok());
   EXPECT_GT(counting_->accesses, before);
 }
 
@@ -217,7 +229,9 @@ TEST_F(FragmentDiskTest, GrowingRowMovesAndSpaceIsHeldUntilTransactionEnd) {
     ASSERT_TRUE(fragment_->commit(tx).ok());
     model[id] = r;
   }
-  const auto page_of = [&](int32_t id) { return fragment_->disk_page_for(OpType::kUpdate, key(id), {}); };
+  const auto page_of = [&](int32_t id) {
+    return fragment_->disk_page_for(OpType::kUpdate, key(id), {});
+  };
   const auto first_page = page_of(0);
   ASSERT_TRUE(first_page.has_value());
   EXPECT_EQ(page_of(3), first_page);
@@ -284,7 +298,9 @@ TEST_F(FragmentDiskTest, DropGivesTheExtentsBackAfterTheNextCheckpoint) {
   make(64);
   for (int32_t id = 0; id < 60; ++id) {  // 240 KB: two extents of 4 pages
     TxId tx = *fragment_->begin();
-    ASSERT_TRUE(fragment_->insert(tx, full_row(id, ModelRow{id, std::string(4000, 'd'), std::nullopt, "t"})).status.ok());
+    ASSERT_TRUE(
+        fragment_->insert(tx, full_row(id, ModelRow{id, std::string(4000, 'd'), std::nullopt, "t"}))
+            .status.ok());
     ASSERT_TRUE(fragment_->commit(tx).ok());
   }
   const size_t extents = fragment_->disk_stats().extents;
@@ -338,7 +354,9 @@ TEST_F(FragmentDiskTest, RedoSinkSeesTheDiskColumns) {
 // after each transaction, space accounting checked, and everything deleted at the end
 // leaves no disk entry and no reservation.
 TEST_F(FragmentDiskTest, RandomTransactionsMatchModel) {
-  const int seeds = std::getenv("DUO_FRAGMENT_DISK_SEEDS") ? std::atoi(std::getenv("DUO_FRAGMENT_DISK_SEEDS")) : 3;
+  const int seeds = std::getenv("DUO_FRAGMENT_DISK_SEEDS")
+                        ? std::atoi(std::getenv("DUO_FRAGMENT_DISK_SEEDS"))
+                        : 3;
   for (int seed = 1; seed <= seeds; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     make(256);
@@ -357,9 +375,12 @@ TEST_F(FragmentDiskTest, RandomTransactionsMatchModel) {
         const uint32_t kind = static_cast<uint32_t>(rng() % 5);
         if (!exists || kind == 0) {
           ModelRow r = random_row(rng);
-          res = kind == 0 ? fragment_->write(tx, full_row(id, r)) : fragment_->insert(tx, full_row(id, r));
-          if (res.status.ok()) view[id] = r;
-          else ASSERT_TRUE(res.status.is(ErrorCode::kDuplicateKey)) << res.status.to_string();
+          res = kind == 0 ? fragment_->write(tx, full_row(id, r))
+                          : fragment_->insert(tx, full_row(id, r));
+          if (res.status.ok())
+            view[id] = r;
+          else
+            ASSERT_TRUE(res.status.is(ErrorCode::kDuplicateKey)) << res.status.to_string();
         } else if (kind == 1) {
           res = fragment_->remove(tx, key(id));
           ASSERT_TRUE(res.status.ok()) << res.status.to_string();
@@ -381,8 +402,10 @@ TEST_F(FragmentDiskTest, RandomTransactionsMatchModel) {
             m.note = r.note;
           }
           if (rng() % 2) {
-            if (r.small) change.add(kSmall, *r.small);
-            else change.add_null(kSmall);
+            if (r.small)
+              change.add(kSmall, *r.small);
+            else
+              change.add_null(kSmall);
             m.small = r.small;
           }
           change.add(kTag, r.tag);
@@ -417,7 +440,8 @@ TEST_F(FragmentDiskTest, RandomTransactionsMatchModel) {
     }
     for (const auto& [id, r] : committed) ASSERT_EQ(read_row(id), r) << id;
     TxId tx = *fragment_->begin();
-    for (const auto& entry : committed) ASSERT_TRUE(fragment_->remove(tx, key(entry.first)).status.ok());
+    for (const auto& entry : committed)
+      ASSERT_TRUE(fragment_->remove(tx, key(entry.first)).status.ok());
     ASSERT_TRUE(fragment_->commit(tx).ok());
     EXPECT_EQ(fragment_->disk_space()->usage().entries, 0u);
     EXPECT_EQ(fragment_->disk_space()->usage().bytes, 0u);

@@ -27,11 +27,13 @@ bool CachedPageAccess::holds(Holder holder, disk::DiskPageId id, PageIntent inte
   return false;
 }
 
-Result<CachedPageAccess::PinState> CachedPageAccess::pin(Holder holder, disk::DiskPageId id, PageIntent intent) {
+Result<CachedPageAccess::PinState> CachedPageAccess::pin(Holder holder, disk::DiskPageId id,
+                                                         PageIntent intent) {
   if (holds(holder, id, intent)) return PinState::kReady;
   for (const auto& [token, w] : waiting_) {
     (void)token;
-    if (w.holder == holder && !w.orphan && w.id == id && covers(w.intent, intent)) return PinState::kWaiting;
+    if (w.holder == holder && !w.orphan && w.id == id && covers(w.intent, intent))
+      return PinState::kWaiting;
   }
   const uint64_t token = next_token_++;
   DUO_ASSIGN_OR_RETURN(PageGrant grant, cache_->request_page(id, intent, token));
@@ -56,7 +58,8 @@ void CachedPageAccess::record(Holder holder, const PageRef& ref, PageIntent inte
 
 void CachedPageAccess::unpin(const HeldPin& pin) {
   auto it = pinned_.find(pin.ref.id.key());
-  if (it == pinned_.end()) pin_bug("unpin of a page not pinned", {pin.ref.id.file_no, pin.ref.id.page_no});
+  if (it == pinned_.end())
+    pin_bug("unpin of a page not pinned", {pin.ref.id.file_no, pin.ref.id.page_no});
   Pinned& p = it->second;
   --p.pins;
   if (pin.intent != PageIntent::kRead) --p.update_pins;
@@ -101,7 +104,8 @@ uint8_t* CachedPageAccess::page(disk::DiskPageId id) {
 
 void CachedPageAccess::mark_dirty(disk::DiskPageId id) {
   auto it = pinned_.find(id.key());
-  if (it == pinned_.end() || it->second.update_pins == 0) pin_bug("page changed without an update pin", id);
+  if (it == pinned_.end() || it->second.update_pins == 0)
+    pin_bug("page changed without an update pin", id);
   cache_->mark_dirty(it->second.update_ref, disk::page_lsn(it->second.data));
 }
 

@@ -80,9 +80,9 @@ class CachedPageAccess final : public disk::DiskPageAccess {
 
   PageCache* const cache_;
   uint64_t next_token_ = 1;
-  std::unordered_map<uint64_t, Waiting> waiting_;                    // cache token -> wait
+  std::unordered_map<uint64_t, Waiting> waiting_;  // cache token -> wait
   std::unordered_map<Holder, std::vector<HeldPin>> by_holder_;
-  std::unordered_map<uint64_t, Pinned> pinned_;                      // PageId::key() -> pins
+  std::unordered_map<uint64_t, Pinned> pinned_;  // PageId::key() -> pins
 };
 
 }  // namespace duo::storage

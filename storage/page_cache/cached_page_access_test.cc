@@ -26,7 +26,9 @@ class CachedPageAccessTest : public ::testing::Test {
       io_.disk[PageId{1, p}.key()] = std::move(page);
     }
   }
-  void check() { EXPECT_TRUE(cache_->check_invariants().ok()) << cache_->check_invariants().to_string(); }
+  void check() {
+    EXPECT_TRUE(cache_->check_invariants().ok()) << cache_->check_invariants().to_string();
+  }
 
   static constexpr uint32_t kFrames = 3;
   std::unique_ptr<GlobalMemory> memory_;
