@@ -2,8 +2,8 @@
 // reads and writes it. The header is owned by the page cache (storage/page_cache), which
 // computes and checks the checksum; this file only names the fields disk row code
 // touches — the page LSN above all, which makes undo idempotent — with the offsets of
-// storage/page_cache/page_header.h (docs/formats/disk-page.md). DiskPageId names the
-// same page as the cache's PageId (file_no, page_no).
+// storage/page_cache/page_header.h (docs/formats/disk-page.md). DiskPageId is the cache's
+// PageId (file_no, page_no).
 //
 //   bytes 0..3   u32 crc32c of bytes 4..end (the cache's)
 //   bytes 4..7   u32 page kind / flags
@@ -27,13 +27,8 @@ namespace duo::storage::disk {
 inline constexpr uint32_t kDiskPageHeaderBytes = kPageHeaderBytes;
 
 // A page of a tablespace or logfile group: file number (within its filegroup) and page
-// number within the file.
-struct DiskPageId {
-  uint32_t file = 0;
-  uint32_t page = 0;
-  friend bool operator==(const DiskPageId&, const DiskPageId&) = default;
-  friend auto operator<=>(const DiskPageId&, const DiskPageId&) = default;
-};
+// number within the file — the page cache's PageId, one struct for both.
+using DiskPageId = storage::PageId;
 
 // Values of the page kind field for the pages disk row storage writes.
 enum class DiskPageKind : uint32_t {
@@ -68,8 +63,8 @@ inline DiskPageKind page_kind(const uint8_t* page) {
 inline void set_page_identity(uint8_t* page, DiskPageKind kind, DiskPageId id) {
   const uint32_t k = static_cast<uint32_t>(kind);
   std::memcpy(page + page_header_offset::kKind, &k, 4);
-  std::memcpy(page + page_header_offset::kFile, &id.file, 4);
-  std::memcpy(page + page_header_offset::kPage, &id.page, 4);
+  std::memcpy(page + page_header_offset::kFile, &id.file_no, 4);
+  std::memcpy(page + page_header_offset::kPage, &id.page_no, 4);
 }
 
 }  // namespace duo::storage::disk

@@ -63,12 +63,12 @@ void DiskRowSpace::rebucket(uint32_t index) {
 
 uint32_t DiskRowSpace::index_of(DiskPageId id) const {
   // Pages are found through their extent: one map entry per extent, not per page.
-  const DatafileLayout* layout = tablespace_->layout_of(id.file);
-  if (layout == nullptr || !layout->is_extent_page(id.page)) return kNoPage;
-  const uint32_t extent = layout->extent_of(id.page);
-  auto it = position_by_extent_.find(uint64_t{id.file} << 32 | extent);
+  const DatafileLayout* layout = tablespace_->layout_of(id.file_no);
+  if (layout == nullptr || !layout->is_extent_page(id.page_no)) return kNoPage;
+  const uint32_t extent = layout->extent_of(id.page_no);
+  auto it = position_by_extent_.find(uint64_t{id.file_no} << 32 | extent);
   if (it == position_by_extent_.end()) return kNoPage;
-  return it->second * tablespace_->extent_pages() + (id.page - layout->page_of(extent, 0).page);
+  return it->second * tablespace_->extent_pages() + (id.page_no - layout->page_of(extent, 0).page_no);
 }
 
 void DiskRowSpace::add_extent_pages(ExtentId extent, bool from_headers) {
@@ -319,7 +319,7 @@ DiskRef DiskRowSpace::place(Op* op, uint32_t index, std::span<const uint8_t> byt
   pages_->mark_dirty(p.id);
   op->target_held += settle(index, op->target_reserved, free_before, lsn);
   op->target_reserved = 0;
-  return DiskRef{static_cast<uint16_t>(p.id.file), static_cast<uint16_t>(slot), p.id.page};
+  return DiskRef{static_cast<uint16_t>(p.id.file_no), static_cast<uint16_t>(slot), p.id.page_no};
 }
 
 DiskRef DiskRowSpace::install(DiskOpId id, std::span<const uint8_t> bytes) {
@@ -395,6 +395,13 @@ std::span<uint8_t> DiskRowSpace::part(DiskRef ref) const {
   return {layout.data(ref.slot), layout.size(ref.slot)};
 }
 
+bool DiskRowSpace::is_live(DiskRef ref) const {
+  const uint32_t index = index_of(ref.page_id());
+  if (index == kNoPage || !spaces_[index].formatted) return false;
+  uint8_t* page = pages_->page(ref.page_id());
+  return page_kind(page) == DiskPageKind::kRowPage && row_page(page).is_live(ref.slot);
+}
+
 Status DiskRowSpace::drop() {
   if (live_ops_ != 0) return Status(ErrorCode::kTransactionState, "disk row space has live operations");
   const uint64_t undo_bytes = uint64_t{tablespace_->extent_free_undo_bytes()} * extents_.size();
@@ -435,7 +442,7 @@ DiskRowSpace::Usage DiskRowSpace::usage() const {
 
 Status DiskRowSpace::check_consistency() const {
   for (const PageSpace& p : spaces_) {
-    const std::string where = "page " + std::to_string(p.id.file) + ":" + std::to_string(p.id.page) + ": ";
+    const std::string where = "page " + std::to_string(p.id.file_no) + ":" + std::to_string(p.id.page_no) + ": ";
     uint8_t* page = pages_->page(p.id);
     const uint8_t cls = p.formatted ? page_free_class(page) : kEmptyPageClass;
     if (tablespace_->page_class(p.id) != cls) {

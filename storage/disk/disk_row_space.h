@@ -108,6 +108,8 @@ class DiskRowSpace {
 
   // The bytes of a committed part (its page pinned).
   std::span<uint8_t> part(DiskRef ref) const;
+  // True when `ref` names a live entry of a row page of this fragment (its page pinned).
+  bool is_live(DiskRef ref) const;
 
   // Gives every extent back to the tablespace (DROP TABLE). No operation may be live;
   // kOutOfUndoSpace (nothing changed) when the undo records do not fit.

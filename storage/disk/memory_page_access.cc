@@ -9,9 +9,9 @@ namespace duo::storage::disk {
 void MemoryPageAccess::add_file(uint32_t file, uint32_t pages) { file_pages_[file] = pages; }
 
 uint8_t* MemoryPageAccess::page(DiskPageId id) {
-  auto f = file_pages_.find(id.file);
-  if (f == file_pages_.end() || id.page >= f->second) {
-    std::fprintf(stderr, "MemoryPageAccess: no page %u of file %u\n", id.page, id.file);
+  auto f = file_pages_.find(id.file_no);
+  if (f == file_pages_.end() || id.page_no >= f->second) {
+    std::fprintf(stderr, "MemoryPageAccess: no page %u of file %u\n", id.page_no, id.file_no);
     std::abort();  // a caller named a page outside every file: a bug
   }
   std::unique_ptr<PageBytes>& slot = pages_[id];

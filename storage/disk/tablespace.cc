@@ -55,6 +55,29 @@ void Tablespace::scan_extent_headers() {
   }
 }
 
+void Tablespace::add_free_extents_of(uint32_t file_no) {
+  const DatafileLayout& l = files_.at(file_no);
+  // free_ is a stack handed out from the back: the new file's extents go to the front,
+  // highest first, so the files already in use fill up first.
+  std::vector<ExtentId> added;
+  for (uint32_t e = l.extent_count; e-- > 0;) {
+    if (!entry(l, e).allocated()) added.push_back({file_no, e});
+  }
+  free_.insert(free_.begin(), added.begin(), added.end());
+}
+
+size_t Tablespace::free_extent_count(uint32_t file_no) const {
+  size_t n = 0;
+  for (const ExtentId& e : free_) n += e.file == file_no ? 1 : 0;
+  return n;
+}
+
+std::vector<uint32_t> Tablespace::file_numbers() const {
+  std::vector<uint32_t> out;
+  for (const auto& [file_no, l] : files_) out.push_back(file_no);
+  return out;
+}
+
 std::vector<ExtentId> Tablespace::extents_owned_by(FragmentOwner owner) const {
   std::vector<ExtentId> out;
   for (const auto& [file_no, l] : files_) {
@@ -123,16 +146,16 @@ void Tablespace::end_checkpoint() {
 }
 
 uint8_t Tablespace::page_class(DiskPageId page) const {
-  const DatafileLayout& l = files_.at(page.file);
-  const uint32_t e = l.extent_of(page.page);
-  return entry(l, e).page_class(page.page - l.page_of(e, 0).page);
+  const DatafileLayout& l = files_.at(page.file_no);
+  const uint32_t e = l.extent_of(page.page_no);
+  return entry(l, e).page_class(page.page_no - l.page_of(e, 0).page_no);
 }
 
 void Tablespace::set_page_class(DiskPageId page, uint8_t free_class, uint64_t lsn) {
-  const DatafileLayout& l = files_.at(page.file);
-  const uint32_t e = l.extent_of(page.page);
+  const DatafileLayout& l = files_.at(page.file_no);
+  const uint32_t e = l.extent_of(page.page_no);
   ExtentEntry x = entry(l, e);
-  const uint32_t index = page.page - l.page_of(e, 0).page;
+  const uint32_t index = page.page_no - l.page_of(e, 0).page_no;
   if (x.page_class(index) == free_class) return;
   x.set_page_class(index, free_class);
   const DiskPageId header_page = l.extent_header_page(e);

@@ -58,6 +58,10 @@ class Tablespace {
   Status open_datafile(uint32_t file_no, uint32_t file_pages);
   // Reads every extent-header page (pinned): builds the free-extent list.
   void scan_extent_headers();
+  // A datafile opened while the tablespace is in use (ALTER TABLESPACE ADD DATAFILE):
+  // its free extents join the free list, after the others; extents freed but waiting
+  // for a checkpoint stay waiting (scan_extent_headers() would free them at once).
+  void add_free_extents_of(uint32_t file_no);
   // Extents `owner` holds according to the extent headers (restart).
   std::vector<ExtentId> extents_owned_by(FragmentOwner owner) const;
 
@@ -89,6 +93,8 @@ class Tablespace {
   uint32_t extent_pages() const { return extent_pages_; }
   size_t extent_count() const;
   size_t free_extent_count() const { return free_.size(); }
+  size_t free_extent_count(uint32_t file_no) const;  // of one datafile
+  std::vector<uint32_t> file_numbers() const;        // ascending
   size_t freed_extent_count() const { return freed_.size(); }  // waiting for a checkpoint
 
  private:

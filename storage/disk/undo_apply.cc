@@ -11,7 +11,7 @@ namespace {
 
 Status corrupt(const UndoRecord& r, const char* what) {
   return Status(ErrorCode::kCorruption, std::string("undo record at LSN ") + std::to_string(r.lsn) + " (file " +
-                                            std::to_string(r.page.file) + " page " + std::to_string(r.page.page) +
+                                            std::to_string(r.page.file_no) + " page " + std::to_string(r.page.page_no) +
                                             " slot " + std::to_string(r.slot) + "): " + what);
 }
 
@@ -73,7 +73,7 @@ Result<UndoApplyStats> apply_undo_backwards(std::span<const uint8_t> log, uint64
     Tablespace* ts = nullptr;
     const DatafileLayout* layout = nullptr;
     for (Tablespace* t : tablespaces) {
-      if ((layout = t->layout_of(r.page.file)) != nullptr) {
+      if ((layout = t->layout_of(r.page.file_no)) != nullptr) {
         ts = t;
         break;
       }
@@ -87,7 +87,7 @@ Result<UndoApplyStats> apply_undo_backwards(std::span<const uint8_t> log, uint64
     if (extent_record && (r.slot >= layout->extent_count || layout->extent_header_page(r.slot) != r.page)) {
       return corrupt(r, "no such extent");
     }
-    if (!extent_record && !layout->is_extent_page(r.page.page)) return corrupt(r, "page is not in an extent");
+    if (!extent_record && !layout->is_extent_page(r.page.page_no)) return corrupt(r, "page is not in an extent");
     uint8_t* page = pages->page(r.page);
     const bool on_page = page_lsn(page) >= r.lsn;
     if (extent_record) {
@@ -117,11 +117,11 @@ Result<UndoApplyStats> apply_undo_backwards(std::span<const uint8_t> log, uint64
       ++stats.not_on_page;
     }
     // The extent header's class follows the page, whether or not this change was on it.
-    const uint32_t e = layout->extent_of(r.page.page);
+    const uint32_t e = layout->extent_of(r.page.page_no);
     const DiskPageId header_page = layout->extent_header_page(e);
     uint8_t* header = pages->page(header_page);
     ExtentEntry entry(header + layout->entry_offset(e), layout->extent_pages);
-    const uint32_t index = r.page.page - layout->page_of(e, 0).page;
+    const uint32_t index = r.page.page_no - layout->page_of(e, 0).page_no;
     const uint8_t cls = page_free_class(page);
     if (entry.page_class(index) != cls) {
       entry.set_page_class(index, cls);

@@ -29,8 +29,8 @@ void encode_undo_record(const UndoRecord& r, std::vector<uint8_t>* out) {
   put32(out, static_cast<uint32_t>(r.type));
   put32(out, static_cast<uint32_t>(r.lsn));
   put32(out, static_cast<uint32_t>(r.lsn >> 32));
-  put32(out, r.page.file);
-  put32(out, r.page.page);
+  put32(out, r.page.file_no);
+  put32(out, r.page.page_no);
   put32(out, r.slot);
   put32(out, r.table);
   put32(out, r.fragment);

@@ -26,13 +26,21 @@ Fragment::Fragment(const TableSchema* schema, GlobalMemory* memory)
       txs_(memory, MemoryArea::kTransactionMemory),
       images_(memory, MemoryArea::kTransactionMemory) {}
 
-Result<std::unique_ptr<Fragment>> Fragment::create(const TableSchema* schema, GlobalMemory* memory) {
+Result<std::unique_ptr<Fragment>> Fragment::create(const TableSchema* schema, GlobalMemory* memory,
+                                                   const FragmentDisk* disk) {
   DUO_RETURN_IF_ERROR(schema->validate());
   if (schema->ordered_indexes.size() > 64) {
     return Status(ErrorCode::kInvalidArgument, "Too many keys specified; max 64 keys allowed");
   }
   std::unique_ptr<Fragment> f(new Fragment(schema, memory));
   DUO_RETURN_IF_ERROR(f->init_indexes());
+  if (disk != nullptr && f->layout_.has_disk_part()) {
+    if (disk->tablespace == nullptr || disk->undo == nullptr || disk->pages == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "disk parts need a tablespace, an undo log and pages");
+    }
+    f->disk_ = std::make_unique<disk::DiskRowSpace>(disk->owner, disk->tablespace, disk->undo, disk->pages);
+    f->disk_resident_ = disk->resident;
+  }
   return f;
 }
 
@@ -397,9 +405,13 @@ OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
   // Committed read: no operation record, no lock.
   if (type == OpType::kRead && !locking) {
     if (row == kNoRef) return fail(Status(ErrorCode::kNotFound, "Can't find record"));
-    const View v = view_of(tx, row);
+    View v = view_of(tx, row);
     if (!v.exists) return fail(Status(ErrorCode::kNotFound, "Can't find record"));
-    if (out) layout_.project(v.image, columns ? *columns : kAllColumns, out);
+    if (out) {
+      const std::vector<uint16_t>& cols = columns ? *columns : kAllColumns;
+      if (v.op == nullptr && disk_ && layout_.needs_disk_part(cols)) v.image = with_disk_part(row, v.image);
+      layout_.project(v.image, cols, out);
+    }
     return result;
   }
 
@@ -433,6 +445,10 @@ OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
       // Another transaction's uncommitted version holds the key: wait for its outcome.
       return park(op_id, row_lock_id(wait_row), tx, type, key_or_row, values, program, mode, columns);
     }
+    if (disk_) {
+      s = prepare_disk(op, kNoRef, &img);
+      if (!s.ok()) return fail(std::move(s));
+    }
     auto slot = fixed_.allocate();
     if (!slot.ok()) return fail(slot.take_status());
     const RowRef r = *slot;
@@ -452,6 +468,7 @@ OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
     std::memcpy(dst + kRowFlagsOffset, &flags, 4);
     std::memset(dst + kRowLockOffset, 0, 8);
     if (layout_.has_var()) std::memcpy(dst + layout_.var_ref_offset(), &v, 4);
+    if (disk_) set_slot_disk_ref(r, disk::kNoDiskRef);
     Status hs = hash_.insert(hash, r);
     if (!hs.ok()) {
       if (v != kNoVar) var_.free(v);
@@ -492,13 +509,19 @@ OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
     return park(op_id, lock_id, tx, type, key_or_row, values, program, mode, columns);
   }
   op = ops_.get(op_id);
-  const View cur = view_of(tx, row);
+  View cur = view_of(tx, row);
 
   if (type == OpType::kRead) {
     if (!cur.exists) return fail(Status(ErrorCode::kNotFound, "Can't find record"));
-    if (out) layout_.project(cur.image, columns ? *columns : kAllColumns, out);
+    if (out) {
+      const std::vector<uint16_t>& cols = columns ? *columns : kAllColumns;
+      if (cur.op == nullptr && disk_ && layout_.needs_disk_part(cols)) cur.image = with_disk_part(row, cur.image);
+      layout_.project(cur.image, cols, out);
+    }
     return result;
   }
+  // A write builds its version from every value of the current one.
+  if (cur.exists && cur.op == nullptr && disk_) cur.image = with_disk_part(row, cur.image);
   OpType effective = type;
   if (type == OpType::kWrite) effective = cur.exists ? OpType::kUpdate : OpType::kInsert;
   if (effective == OpType::kInsert && cur.exists) {
@@ -518,6 +541,10 @@ OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
 
   Status s;
   if (effective == OpType::kDelete) {
+    if (disk_) {
+      s = prepare_disk(op, row, nullptr);
+      if (!s.ok()) return fail(std::move(s));
+    }
     op->writes = true;
     op->is_delete = true;
   } else {
@@ -565,7 +592,12 @@ OpResult Fragment::execute(TxId tx, OpType type, const AttrValues& key_or_row,
       // Park on the conflicting row without taking it; our own row lock stays held.
       return park(op_id, row_lock_id(wait_row), tx, type, key_or_row, values, program, mode, columns);
     }
-    // Reserve everything commit needs: the image, and var space if the row will grow.
+    // Reserve everything commit needs: the disk part, the image, and var space if the
+    // row will grow.
+    if (disk_) {
+      s = prepare_disk(op, row, &img);
+      if (!s.ok()) return fail(std::move(s));
+    }
     auto block = images_.allocate(layout_.fixed_size() + img.var_size);
     if (!block.ok()) return fail(block.take_status());
     op = ops_.get(op_id);
@@ -621,6 +653,7 @@ void Fragment::install(RowRef row) {
     // Op-image entries name images that retire now; the slot's entries are right for
     // a fresh insert and go for a delete.
     for (OpId id = lock->write_head; id != kNullId; id = ops_.get(id)->prev_write) remove_op_entries(id);
+    if (disk_) install_disk_part(row, newest, slot_image(row));
     if (newest->is_delete) {
       if (was_committed) log_delete(row);
       remove_slot_entries(row);
@@ -669,7 +702,10 @@ void Fragment::install(RowRef row) {
     std::memcpy(header, dst, keep);
     std::memcpy(dst + keep, next.fixed + keep, layout_.fixed_size() - keep);
     std::memcpy(dst, header, keep);
-    if (layout_.has_var()) {
+    if (disk_) {
+      // The disk part goes to its page; the slot keeps the var part without it.
+      install_disk_part(row, newest, next);
+    } else if (layout_.has_var()) {
       VarRef v;
       std::memcpy(&v, dst + layout_.var_ref_offset(), 4);
       if (var_.size(v) >= next.var_size) {
@@ -702,7 +738,8 @@ void Fragment::install(RowRef row) {
 void Fragment::report_change(RowRef row, bool deleted) {
   // A deleted row's slot still holds its bytes until the transaction ends.
   scratch_change_.clear();
-  const RowImage image = slot_image(row);
+  RowImage image = slot_image(row);
+  if (!deleted && disk_) image = with_disk_part(row, image);
   if (deleted) {
     layout_.project(image, schema_->primary_key, &scratch_change_);
     change_sink_->row_deleted(scratch_change_);
@@ -736,6 +773,7 @@ Status Fragment::abort_operation(OpId op_id) {
   }
   if (op->state == OpState::kAborted) return Status::OK();
   op->state = OpState::kAborted;
+  if (op->disk_op != disk::kNoDiskOp) disk_->abort(op->disk_op);  // released at the end
   if (op->writes) {
     // The op's index entries stay until the transaction ends: later versions of the
     // row may rely on them for their key (one entry per row and key), and removing
@@ -809,6 +847,8 @@ Status Fragment::end(TxId tx) {
     const OpId next = op->next_in_tx;
     if (op->image) images_.free(op->image);
     if (op->reserved_var != kNoVar) var_.free(op->reserved_var);
+    // Disk space: nothing reserved or freed is available before the transaction ends.
+    if (op->disk_op != disk::kNoDiskOp) disk_->release(op->disk_op);
     ops_.destroy(id);
     id = next;
   }

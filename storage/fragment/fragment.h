@@ -27,6 +27,17 @@
 // top bit set); an entry is visible to a reader when the image it names is the one that
 // holds the reader's version's key (see entry_visible()).
 //
+// Disk parts. A fragment created with a FragmentDisk keeps the values of its var-sized
+// STORAGE DISK columns of committed rows in a disk part (storage/disk DiskRowSpace),
+// named by the row's disk reference (row_layout.h); without one they stay in memory.
+// Uncommitted versions hold every value in memory. Space for a write's disk part is
+// reserved when the write is prepared (kTablespaceFull, NDB 1601, or kOutOfUndoSpace,
+// NDB 1501, then and only then) and written when it is installed. The fragment never
+// waits for a page: the owner pins, before each call, the pages it names
+// (disk_page_for before a key request, disk_pages_of after a write until its
+// transaction ends, ScanSpec::disk_page_ready during scans); a request whose columns
+// and filter are all in memory touches no disk page at all (a "HEAD" read).
+//
 // Thread-compatible: one owner thread per fragment (the LDM thread), as in NDB.
 #pragma once
 
@@ -34,10 +45,12 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ndb-kernel/common/status.h"
+#include "storage/disk/disk_row_space.h"
 #include "storage/hash_index/hash_index.h"
 #include "storage/memory/block_allocator.h"
 #include "storage/memory/global_memory.h"
@@ -94,10 +107,21 @@ struct FragmentStats {
   size_t image_bytes = 0;           // uncommitted row images alone
 };
 
+// Where a fragment keeps the disk parts of its rows (every pointer outlives the fragment).
+struct FragmentDisk {
+  disk::Tablespace* tablespace = nullptr;
+  disk::UndoLog* undo = nullptr;
+  disk::DiskPageAccess* pages = nullptr;  // pages the owner pinned (see the file comment)
+  disk::FragmentOwner owner;              // the extents' owner id (table, fragment)
+  disk::PageResidency resident;           // allocation prefers resident pages; may be empty
+};
+
 class Fragment {
  public:
   // Builds a fragment for a validated schema (the schema must outlive the fragment).
-  static Result<std::unique_ptr<Fragment>> create(const TableSchema* schema, GlobalMemory* memory);
+  // With `disk` (and a schema with var-sized STORAGE DISK columns) rows keep disk parts.
+  static Result<std::unique_ptr<Fragment>> create(const TableSchema* schema, GlobalMemory* memory,
+                                                  const FragmentDisk* disk = nullptr);
   ~Fragment();
   Fragment(const Fragment&) = delete;
   Fragment& operator=(const Fragment&) = delete;
@@ -156,12 +180,42 @@ class Fragment {
     uint32_t min_gci = 0;
     uint32_t parts = 0;  // 0: no part passes regardless of its GCI
     uint32_t always_part = 0;
+    // Disk parts (only called when the projection or filter reads a disk-part column):
+    // before the scan reads a committed row's disk part on page `id`, true when the
+    // owner has it pinned (until next() returns); false when it is not resident yet (the
+    // owner starts its read): next() returns with the rows so far, done() false, and
+    // the next call starts at that row. Empty: every page is accessible.
+    std::function<bool(disk::DiskPageId)> disk_page_ready;
   };
   // The part of `parts` a row ref belongs to (ScanSpec::parts): refs dealt round-robin,
   // so even a fragment of a few rows spreads over every part.
   static uint32_t scan_part_of(RowRef row, uint32_t parts) { return parts == 0 ? 0 : row % parts; }
   class Scan;
   Result<std::unique_ptr<Scan>> open_scan(ScanSpec spec);
+
+  // ---- disk parts (see the file comment) ----
+  bool keeps_disk_parts() const { return disk_ != nullptr; }
+  // The page of the committed disk part that a request of `type` on `key` reads (a read
+  // only when `columns`, all when empty, include a disk-part column); none when it
+  // needs none. The owner pins it before the request (and before its resume()).
+  std::optional<disk::DiskPageId> disk_page_for(OpType type, const AttrValues& key,
+                                                const std::vector<uint16_t>& columns) const;
+  // The pages the commit of prepared write operation `op` writes (pin them before its
+  // commit; the target of an insert or move is `target_fresh` when it needs no read).
+  disk::DiskOpPages disk_pages_of(OpId op) const;
+  // Space of the disk parts (extents, pages, reservations); zeros without disk parts.
+  disk::DiskSpaceStats disk_stats() const;
+  // DROP TABLE: gives the fragment's extents back to the tablespace (allocatable once a
+  // checkpoint that began after it completed, Tablespace::free_extent); touches only the
+  // extent-header pages. No transaction may be active (kTransactionState);
+  // kOutOfUndoSpace when its undo records do not fit (nothing changed). The fragment is
+  // to be destroyed next: its rows' disk references name freed space.
+  Status drop_disk_parts();
+  // Checks every committed row's disk part: a live entry, well formed, one per row, and
+  // the disk row space's accounting (every page must be accessible: tests).
+  Status check_disk_parts() const;
+  // The fragment's disk row space (null without disk parts), for consistency checks.
+  const disk::DiskRowSpace* disk_space() const { return disk_.get(); }
 
   // ---- misc ----
   const TableSchema& schema() const { return *schema_; }
@@ -272,6 +326,19 @@ class Fragment {
 
   Fragment(const TableSchema* schema, GlobalMemory* memory);
   Status init_indexes();
+
+  // Disk parts.
+  disk::DiskRef slot_disk_ref(RowRef row) const;
+  void set_slot_disk_ref(RowRef row, disk::DiskRef ref);
+  // The committed disk part the row's writes start from (none if not committed).
+  disk::DiskRef committed_disk_ref(RowRef row) const;
+  // `image` of committed `row` with its disk part merged in (valid until the next call).
+  RowImage with_disk_part(RowRef row, const RowImage& image) const;
+  // Reserves the disk part of write `op` (new full image `img`, or a delete).
+  Status prepare_disk(Operation* op, RowRef row, const RowImage* img);
+  // Writes the committed image's disk part for `newest` and sets the slot's reference;
+  // rewrites the slot's var entry `v` with the memory var part. Returns the var bytes.
+  void install_disk_part(RowRef row, Operation* newest, const RowImage& full);
   bool is_active(TxId tx) const { return tx < tx_active_.size() && tx_active_[tx]; }
 
   // Request execution (first attempt and resume).
@@ -367,6 +434,11 @@ class Fragment {
   size_t delete_log_max_bytes_ = kDeleteLogDefaultBytes;
   // Scratch buffers reused across operations (no allocation on the hot path).
   std::string scratch_fixed_, scratch_var_;
+  // Disk parts (null without): the space, and scratch for splitting and merging images.
+  std::unique_ptr<disk::DiskRowSpace> disk_;
+  disk::PageResidency disk_resident_;
+  std::string scratch_memory_var_, scratch_disk_part_;
+  mutable std::string scratch_merged_var_;
 };
 
 // A resumable scan over one fragment: full scan in row order, or an ordered-index range
@@ -379,9 +451,13 @@ class Fragment::Scan {
   // The row ref of the last row returned (for a following locking read by key).
   RowRef last_row() const { return last_row_; }
   bool done() const { return done_; }
+  // The last next() stopped because a disk page was not ready (ScanSpec::disk_page_ready).
+  bool waiting_for_page() const { return waiting_for_page_; }
 
  private:
   friend class Fragment;
+  // True when the row's disk part is needed and its page is not ready (stop here).
+  bool page_missing(const View& view, RowRef row);
   Scan(Fragment* fragment, ScanSpec spec);
   bool emit(const View& view, RowBatch* out);
 
@@ -389,8 +465,11 @@ class Fragment::Scan {
   ScanSpec spec_;
   bool done_ = false;
   bool started_ = false;
+  bool needs_disk_ = false;  // projection or filter reads a disk-part column
+  bool waiting_for_page_ = false;
   RowRef position_ = 0;  // full scan: next slot position
   RowRef last_row_ = kNoRef;
+  RowRef last_candidate_ = kNoRef;  // the row emit() is looking at
   // Ordered scan: where to resume.
   uint32_t last_entry_ = kNoRef;
   uint32_t last_tie_ = kNoRef;  // row of the last entry: where to seek again

@@ -63,6 +63,7 @@ struct Fragment::Operation {
   uint32_t image_var_size = 0;
   uint64_t entry_bits = 0;     // ordered index i has an entry for this op's image
   VarRef reserved_var = kNoVar;
+  disk::DiskOpId disk_op = disk::kNoDiskOp;  // disk part reservation (writes, with disk parts)
   std::unique_ptr<PendingRequest> pending;
 };
 

@@ -24,19 +24,57 @@ Result<std::unique_ptr<Fragment::Scan>> Fragment::open_scan(ScanSpec spec) {
   return std::unique_ptr<Scan>(new Scan(this, std::move(spec)));
 }
 
-Fragment::Scan::Scan(Fragment* fragment, ScanSpec spec) : fragment_(fragment), spec_(std::move(spec)) {}
+namespace {
+
+// True when `filter` reads the value (not just the NULL bit) of a disk-part column.
+bool filter_reads_disk_part(const FilterProgram& filter, const RowLayout& layout) {
+  for (const FilterInstruction& ins : filter.instructions()) {
+    switch (ins.opcode) {
+      case FilterOpcode::kCmpColumn:
+        if (layout.in_disk_part(ins.column2)) return true;
+        [[fallthrough]];
+      case FilterOpcode::kCmpConst:
+      case FilterOpcode::kLike:
+      case FilterOpcode::kBytesDiffer:
+        if (layout.in_disk_part(ins.column)) return true;
+        break;
+      default:
+        break;  // IS [NOT] NULL reads the null bit, which is in memory
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Fragment::Scan::Scan(Fragment* fragment, ScanSpec spec) : fragment_(fragment), spec_(std::move(spec)) {
+  needs_disk_ = fragment_->disk_ != nullptr &&
+                (fragment_->layout_.needs_disk_part(spec_.columns) ||
+                 (spec_.filter != nullptr && filter_reads_disk_part(*spec_.filter, fragment_->layout_)));
+}
+
+bool Fragment::Scan::page_missing(const View& view, RowRef row) {
+  if (!needs_disk_ || view.op != nullptr || !spec_.disk_page_ready) return false;
+  const disk::DiskRef ref = fragment_->slot_disk_ref(row);
+  if (!ref.valid() || spec_.disk_page_ready(ref.page_id())) return false;
+  waiting_for_page_ = true;
+  return true;
+}
 
 bool Fragment::Scan::emit(const View& view, RowBatch* out) {
+  RowImage image = view.image;
+  if (needs_disk_ && view.op == nullptr) image = fragment_->with_disk_part(last_candidate_, image);
   if (spec_.filter) {
-    ImageAccessor acc(fragment_->layout_, view.image);
+    ImageAccessor acc(fragment_->layout_, image);
     if (!spec_.filter->evaluate(acc)) return false;
   }
-  fragment_->layout_.project(view.image, spec_.columns, &out->begin_row());
+  fragment_->layout_.project(image, spec_.columns, &out->begin_row());
   return true;
 }
 
 Result<size_t> Fragment::Scan::next(size_t max_rows, RowBatch* out) {
   size_t produced = 0;
+  waiting_for_page_ = false;
   if (done_) return produced;
   Fragment& f = *fragment_;
   if (spec_.index < 0) {
@@ -56,6 +94,11 @@ Result<size_t> Fragment::Scan::next(size_t max_rows, RowBatch* out) {
       }
       const View v = f.view_of(spec_.tx, r);
       if (!v.exists) continue;
+      if (page_missing(v, r)) {
+        position_ = r;  // this row again once its page is in
+        return produced;
+      }
+      last_candidate_ = r;
       if (emit(v, out)) {
         last_row_ = r;
         ++produced;
@@ -102,6 +145,14 @@ Result<size_t> Fragment::Scan::next(size_t max_rows, RowBatch* out) {
     }
     View v;
     const bool visible = f.entry_visible(spec_.index, e, spec_.tx, &v);
+    if (visible && page_missing(v, f.entry_row(e))) {
+      // The cursor stays on this entry; a changed tree re-seeks past the last one
+      // (or from the range's start when none was passed yet).
+      seen_modifications_ = tree.modification_count();
+      if (last_tie_ == kNoRef) started_ = false;
+      return produced;
+    }
+    last_candidate_ = f.entry_row(e);
     // Remember where we are before moving on (a copy: the image may retire later).
     last_entry_ = e;
     last_tie_ = f.entry_row(e);

@@ -93,6 +93,11 @@ void PageCache::deliver(uint64_t token, PageId id, PageRef page, Status status) 
 
 // ---- Requests ----
 
+bool PageCache::is_resident(PageId id) const {
+  auto it = page_table_.find(id.key());
+  return it != page_table_.end() && frames_[it->second].state == FrameState::kResident;
+}
+
 Result<PageGrant> PageCache::request_page(PageId id, PageIntent intent, uint64_t token) {
   ++stats_.page_requests;
   auto it = page_table_.find(id.key());

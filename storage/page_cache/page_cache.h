@@ -181,6 +181,8 @@ class PageCache {
   bool has_ready() const { return !ready_.empty() || !flushed_.empty(); }
 
   PageCacheStats stats() const;
+  // The page is in a frame with its bytes (not being read): a request would be a hit.
+  bool is_resident(PageId id) const;
   uint32_t frame_count() const { return static_cast<uint32_t>(frames_.size()); }
   // Checks the bookkeeping (maps, pins, dirty counts); kInternal naming what is wrong.
   Status check_invariants() const;

@@ -18,6 +18,7 @@
 // Thread-safety: pure functions over caller-owned memory.
 #pragma once
 
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -38,7 +39,8 @@ inline constexpr size_t kPageHeaderReservedOffset = 24;
 inline constexpr size_t kPageChecksumFrom = 4;
 
 // The name of a disk page: (file number, page number within the file). File numbers are
-// given by the owner of the files (the tablespace's data file ids).
+// given by the owner of the files (the tablespace's data file ids). The one page name of
+// the page cache and of disk row storage (storage/disk calls it DiskPageId).
 struct PageId {
   uint32_t file_no = 0;
   uint32_t page_no = 0;
@@ -49,7 +51,8 @@ struct PageId {
   }
   // Byte offset of the page in its file.
   uint64_t file_offset() const { return uint64_t{page_no} * kPageSize; }
-  bool operator==(const PageId&) const = default;
+  friend bool operator==(const PageId&, const PageId&) = default;
+  friend auto operator<=>(const PageId&, const PageId&) = default;
 };
 
 // Header accessors on a page of kPageSize bytes.

@@ -14,6 +14,10 @@ RowLayout::RowLayout(const TableSchema& schema) : schema_(&schema) {
       places_[i].is_var = true;
       places_[i].var_index = var_count_++;
       var_columns_.push_back(static_cast<uint16_t>(i));
+      if (c.storage_disk) {
+        places_[i].in_disk_part = true;
+        disk_var_indexes_.push_back(places_[i].var_index);
+      }
     }
   }
   uint32_t offset = kRowHeaderBytes;
@@ -21,7 +25,10 @@ RowLayout::RowLayout(const TableSchema& schema) : schema_(&schema) {
     var_ref_offset_ = offset;
     offset += 4;
   }
-  if (has_disk_) offset += 8;  // disk part reference (page + slot), filled by disk data
+  if (has_disk_) {
+    disk_ref_offset_ = offset;  // disk part reference (file, page, slot), storage/disk DiskRef
+    offset += 8;
+  }
   null_offset_ = offset;
   null_bytes_ = (nullable + 7) / 8;
   offset += null_bytes_;
@@ -130,6 +137,85 @@ Status RowLayout::build_image(const RowImage* base, const AttrValues& values,
                                              std::to_string(kMaxRowSizeBytes));
   }
   return Status::OK();
+}
+
+bool RowLayout::needs_disk_part(const std::vector<uint16_t>& columns) const {
+  if (disk_var_indexes_.empty()) return false;
+  if (columns.empty()) return true;
+  for (uint16_t c : columns) {
+    if (c < places_.size() && places_[c].in_disk_part) return true;
+  }
+  return false;
+}
+
+void RowLayout::split_disk_part(const RowImage& full, uint32_t min_part_bytes, std::string* memory_var,
+                                std::string* disk_part) const {
+  const uint32_t disk_count = static_cast<uint32_t>(disk_var_indexes_.size());
+  memory_var->assign(2u * var_count_, '\0');
+  disk_part->assign(2u * disk_count, '\0');
+  uint32_t d = 0;
+  for (uint16_t v = 0; v < var_count_; ++v) {
+    const uint32_t start = v == 0 ? 2u * var_count_ : var_end(full, v - 1);
+    const uint32_t end = var_end(full, v);
+    const std::string_view bytes(reinterpret_cast<const char*>(full.var) + start, end - start);
+    if (d < disk_count && disk_var_indexes_[d] == v) {
+      disk_part->append(bytes);
+      const auto part_end = static_cast<uint16_t>(disk_part->size());
+      std::memcpy(disk_part->data() + 2u * d, &part_end, 2);
+      ++d;
+    } else {
+      memory_var->append(bytes);
+    }
+    const auto mem_end = static_cast<uint16_t>(memory_var->size());
+    std::memcpy(memory_var->data() + 2u * v, &mem_end, 2);
+  }
+  if (disk_part->size() < min_part_bytes) disk_part->resize(min_part_bytes, '\0');
+}
+
+bool RowLayout::valid_disk_part(const uint8_t* part, uint32_t size) const {
+  const uint32_t count = static_cast<uint32_t>(disk_var_indexes_.size());
+  if (size < 2u * count) return false;
+  uint32_t previous = 2u * count;
+  for (uint32_t d = 0; d < count; ++d) {
+    uint16_t end;
+    std::memcpy(&end, part + 2u * d, 2);
+    if (end < previous || end > size) return false;
+    previous = end;
+  }
+  return true;
+}
+
+void RowLayout::merge_disk_part(const uint8_t* memory_var, uint32_t memory_var_size, const uint8_t* disk_part,
+                                uint32_t disk_part_size, std::string* full_var) const {
+  // The ends inside both parts are trusted (the slot is in memory; a disk page's checksum
+  // was verified when it was read); the sizes are for callers' symmetry.
+  (void)memory_var_size;
+  (void)disk_part_size;
+  const uint32_t disk_count = static_cast<uint32_t>(disk_var_indexes_.size());
+  full_var->assign(2u * var_count_, '\0');
+  uint32_t d = 0;
+  auto end_at = [](const uint8_t* part, uint32_t i) {
+    uint16_t e;
+    std::memcpy(&e, part + 2u * i, 2);
+    return uint32_t{e};
+  };
+  for (uint16_t v = 0; v < var_count_; ++v) {
+    const uint8_t* src;
+    uint32_t start, end;
+    if (d < disk_count && disk_var_indexes_[d] == v) {
+      src = disk_part;
+      start = d == 0 ? 2u * disk_count : end_at(disk_part, d - 1);
+      end = end_at(disk_part, d);
+      ++d;
+    } else {
+      src = memory_var;
+      start = v == 0 ? 2u * var_count_ : end_at(memory_var, v - 1);
+      end = end_at(memory_var, v);
+    }
+    full_var->append(reinterpret_cast<const char*>(src) + start, end - start);
+    const auto full_end = static_cast<uint16_t>(full_var->size());
+    std::memcpy(full_var->data() + 2u * v, &full_end, 2);
+  }
 }
 
 void RowLayout::project(const RowImage& image, const std::vector<uint16_t>& columns,

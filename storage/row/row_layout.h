@@ -8,7 +8,11 @@
 //   var part:   [end offset u16 per var column][column bytes, concatenated]
 //
 // var_ref exists only when the table has var-sized columns; disk_ref only when it has
-// STORAGE DISK columns (the disk-data issue fills it). A "row image" is the same two
+// STORAGE DISK columns. When the fragment keeps a disk part (storage/disk), the values
+// of the var-sized STORAGE DISK columns of a committed row live there, in the var-part
+// encoding restricted to those columns (the "disk part", see split_disk_part), and the
+// slot's var part holds them empty; uncommitted images always hold every value.
+// Fixed-size STORAGE DISK columns stay in the fixed part (in memory). A "row image" is the same two
 // parts held anywhere (a slot + var entry for a stored row, or one contiguous block in
 // TransactionMemory for an uncommitted version). See docs/formats/row-format.md.
 //
@@ -43,6 +47,7 @@ struct ColumnPlace {
   uint16_t var_index = 0;  // var columns: position among var columns
   int32_t null_bit = -1;   // -1 when NOT NULL
   uint32_t max_size = 0;   // fixed size, or maximum encoded size for var columns
+  bool in_disk_part = false;  // var-sized STORAGE DISK column
 };
 
 // One version of a row: fixed part bytes and var part bytes (var may be empty).
@@ -60,6 +65,25 @@ class RowLayout {
   uint32_t fixed_size() const { return fixed_size_; }  // slot size, multiple of 4
   bool has_var() const { return var_count_ > 0; }
   bool has_disk() const { return has_disk_; }
+  // Byte offset of the u64 disk reference in the fixed part (has_disk() only).
+  uint32_t disk_ref_offset() const { return disk_ref_offset_; }
+  // True when some var-sized column is STORAGE DISK: committed rows can keep a disk part.
+  bool has_disk_part() const { return !disk_var_indexes_.empty(); }
+  // The column's value is in the disk part of a committed row.
+  bool in_disk_part(uint16_t column) const { return places_[column].in_disk_part; }
+  // True when reading `columns` (all when empty) of a committed row needs its disk part.
+  bool needs_disk_part(const std::vector<uint16_t>& columns) const;
+
+  // Splits a full image's var part: *memory_var gets the var part with every disk-part
+  // column empty, *disk_part the disk part: [u16 end per disk-part column][bytes], ends
+  // counted from the part's start, zero-padded to at least `min_part_bytes`.
+  void split_disk_part(const RowImage& full, uint32_t min_part_bytes, std::string* memory_var,
+                       std::string* disk_part) const;
+  // True when `part` is a well-formed disk part of this layout (ends ascending, inside).
+  bool valid_disk_part(const uint8_t* part, uint32_t size) const;
+  // The inverse: the full var part from a committed slot's var part and its disk part.
+  void merge_disk_part(const uint8_t* memory_var, uint32_t memory_var_size, const uint8_t* disk_part,
+                       uint32_t disk_part_size, std::string* full_var) const;
   uint16_t var_count() const { return var_count_; }
   uint32_t var_ref_offset() const { return var_ref_offset_; }
   const ColumnPlace& place(uint16_t column) const { return places_[column]; }
@@ -106,6 +130,8 @@ class RowLayout {
   const TableSchema* schema_;
   std::vector<ColumnPlace> places_;
   std::vector<uint16_t> var_columns_;  // column id per var index
+  std::vector<uint16_t> disk_var_indexes_;  // var indexes of the disk-part columns, ascending
+  uint32_t disk_ref_offset_ = 0;
   uint32_t fixed_size_ = 0;
   uint32_t null_offset_ = 0;
   uint32_t null_bytes_ = 0;

@@ -115,6 +115,65 @@ TEST(VarRowStore, RandomAllocGrowShrinkFreeAgainstModel) {
   EXPECT_EQ(store.pages(), 0u);
 }
 
+TEST(RowLayout, DiskPartSplitsOffTheDiskColumnsAndMergesBack) {
+  TableSchema t;
+  t.name = "t";
+  t.columns = {{"id", ColumnType::kInt, false, false},
+               {"a", ColumnType::kVarchar, false, true, 20},
+               {"d1", ColumnType::kVarbinary, false, true, 4096},
+               {"b", ColumnType::kVarchar, false, true, 20},
+               {"d2", ColumnType::kVarchar, false, true, 100},
+               {"f", ColumnType::kInt, false, true}};
+  t.columns[2].storage_disk = true;
+  t.columns[4].storage_disk = true;
+  t.columns[5].storage_disk = true;  // fixed-size: stays in the fixed part
+  t.primary_key = {0};
+  ASSERT_TRUE(t.validate().ok());
+  RowLayout layout(t);
+  EXPECT_TRUE(layout.has_disk());
+  EXPECT_TRUE(layout.has_disk_part());
+  EXPECT_TRUE(layout.in_disk_part(2));
+  EXPECT_TRUE(layout.in_disk_part(4));
+  EXPECT_FALSE(layout.in_disk_part(5));
+  EXPECT_FALSE(layout.needs_disk_part({0, 1, 3, 5}));
+  EXPECT_TRUE(layout.needs_disk_part({1, 4}));
+  EXPECT_TRUE(layout.needs_disk_part({}));
+  AttrValues v;
+  v.add(0, encode_int(t.columns[0], 1));
+  v.add(1, "aa");
+  v.add(2, std::string(3000, 'x'));
+  v.add(3, "bbb");
+  v.add(4, "dd");
+  std::string fixed, var;
+  ASSERT_TRUE(layout.build_image(nullptr, v, true, &fixed, &var).ok());
+  RowImage full{reinterpret_cast<uint8_t*>(fixed.data()), reinterpret_cast<const uint8_t*>(var.data()),
+                static_cast<uint32_t>(var.size())};
+  std::string memory_var, disk_part, merged;
+  layout.split_disk_part(full, 8, &memory_var, &disk_part);
+  EXPECT_EQ(disk_part.size(), 2u * 2 + 3000 + 2);  // two ends, then the bytes
+  EXPECT_EQ(memory_var.size(), 2u * 4 + 2 + 3);
+  RowImage slot{full.fixed, reinterpret_cast<const uint8_t*>(memory_var.data()),
+                static_cast<uint32_t>(memory_var.size())};
+  EXPECT_EQ(layout.get(slot, 1).data, "aa");
+  EXPECT_EQ(layout.get(slot, 3).data, "bbb");
+  EXPECT_EQ(layout.get(slot, 2).data.size(), 0u);  // not in memory
+  layout.merge_disk_part(slot.var, slot.var_size, reinterpret_cast<const uint8_t*>(disk_part.data()),
+                         static_cast<uint32_t>(disk_part.size()), &merged);
+  EXPECT_EQ(merged, var);
+  // Empty disk columns: the part is padded to the minimum and still merges back.
+  AttrValues small;
+  small.add(0, encode_int(t.columns[0], 2));
+  ASSERT_TRUE(layout.build_image(nullptr, small, true, &fixed, &var).ok());
+  full = RowImage{reinterpret_cast<uint8_t*>(fixed.data()), reinterpret_cast<const uint8_t*>(var.data()),
+                  static_cast<uint32_t>(var.size())};
+  layout.split_disk_part(full, 8, &memory_var, &disk_part);
+  EXPECT_EQ(disk_part.size(), 8u);
+  layout.merge_disk_part(reinterpret_cast<const uint8_t*>(memory_var.data()), static_cast<uint32_t>(memory_var.size()),
+                         reinterpret_cast<const uint8_t*>(disk_part.data()), static_cast<uint32_t>(disk_part.size()),
+                         &merged);
+  EXPECT_EQ(merged, var);
+}
+
 TEST(RowLayout, BuildImageAndReadBack) {
   TableSchema t;
   t.name = "t";
