@@ -1,5 +1,6 @@
 // A view's dictionary object and its definition text; see sql_view.h.
 #include "sql-frontend/catalog/sql_view.h"
+#include "sql-frontend/catalog/definition_escape.h"
 
 #include <string_view>
 
@@ -9,46 +10,6 @@ namespace {
 
 constexpr const char* kMagic = "duo-sql-view 1";
 constexpr std::string_view kViewInfix = "/view/";
-
-std::string escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    if (c == '%') {
-      out += "%25";
-    } else if (c == '\t') {
-      out += "%09";
-    } else if (c == '\n') {
-      out += "%0A";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-bool unescape(std::string_view s, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      *out += s[i];
-      continue;
-    }
-    if (i + 3 > s.size()) return false;
-    const std::string_view hex = s.substr(i + 1, 2);
-    if (hex == "25") {
-      *out += '%';
-    } else if (hex == "09") {
-      *out += '\t';
-    } else if (hex == "0A") {
-      *out += '\n';
-    } else {
-      return false;
-    }
-    i += 2;
-  }
-  return true;
-}
 
 Status corrupt(const std::string& db, const std::string& name, const std::string& why) {
   return Status(ErrorCode::kCorruption, "view definition of " + db + "." + name + ": " + why);

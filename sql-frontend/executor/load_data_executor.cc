@@ -111,13 +111,14 @@ server::StatementResult execute_load_data(StatementContext& context,
   // The INSERT's columns: those fields go to, then those only SET gives; a SET of a
   // column a field also names replaces the field's value (MySQL evaluates SET last).
   std::vector<Identifier> insert_columns;
+  std::vector<int> slot_column;                        // insert column -> table column
   std::vector<int> field_slot(targets.size(), -1);     // target -> insert column
   std::vector<int> field_column(targets.size(), -1);   // target -> table column
   auto slot_of = [&](int column) {
-    for (size_t k = 0; k < insert_columns.size(); ++k) {
-      if (table.find_column(insert_columns[k].name) == column) return static_cast<int>(k);
-    }
+    const auto at = std::find(slot_column.begin(), slot_column.end(), column);
+    if (at != slot_column.end()) return static_cast<int>(at - slot_column.begin());
     insert_columns.push_back(Identifier{table.columns[column].name, false, {}});
+    slot_column.push_back(column);
     return static_cast<int>(insert_columns.size() - 1);
   };
   for (size_t i = 0; i < targets.size(); ++i) {
@@ -138,12 +139,15 @@ server::StatementResult execute_load_data(StatementContext& context,
   std::vector<int> unloaded_slot;
   for (size_t c = 0; c < table.columns.size(); ++c) {
     const catalog::SqlColumn& def = table.columns[c];
-    bool loaded = false;
-    for (const Identifier& id : insert_columns) loaded |= table.find_column(id.name) == static_cast<int>(c);
+    const bool loaded =
+        std::find(slot_column.begin(), slot_column.end(), static_cast<int>(c)) != slot_column.end();
     if (!loaded && !def.has_default && !def.nullable && !def.auto_increment) {
       unloaded_slot.push_back(slot_of(static_cast<int>(c)));
     }
   }
+  // Insert columns SET gives a value (a field's value for them is not used).
+  std::vector<bool> set_by_set(insert_columns.size(), false);
+  for (int slot : set_slot) set_by_set[slot] = true;
 
   // Asked for only now: every refusal above happens before the client sends anything.
   files->request(statement.file);
@@ -231,23 +235,23 @@ server::StatementResult execute_load_data(StatementContext& context,
     }
     ++records;
     std::vector<ExprPtr> row(insert_columns.size());
-    std::vector<SqlValue> row_values(table.columns.size());  // what SET expressions read
+    std::vector<SqlValue> row_values(statement.set.empty() ? 0 : table.columns.size());
     size_t bytes = 0;
     for (size_t i = 0; i < targets.size(); ++i) {
       const std::optional<std::string>* field = i < record.size() ? &record[i] : nullptr;
       if (field != nullptr && *field) bytes += (*field)->size();
-      const SqlValue value =
-          field != nullptr && *field ? SqlValue::of_string(**field) : SqlValue::null();
-      if (targets[i].starts_with("@")) {
+      auto value = [&] {
+        return field != nullptr && *field ? SqlValue::of_string(**field) : SqlValue::null();
+      };
+      if (field_column[i] < 0) {  // @var
         if (context.user_variables != nullptr) {
-          (*context.user_variables)[lower(targets[i].substr(1))] = value;
+          (*context.user_variables)[lower(targets[i].substr(1))] = value();
         }
         continue;
       }
-      row_values[field_column[i]] = typed(field_column[i], value);
-      if (std::find(set_slot.begin(), set_slot.end(), field_slot[i]) != set_slot.end()) {
-        continue;  // SET gives this column its value
-      }
+      // Converted only for SET to read: a plain load converts once, in the INSERT.
+      if (!statement.set.empty()) row_values[field_column[i]] = typed(field_column[i], value());
+      if (set_by_set[field_slot[i]]) continue;  // SET gives this column its value
       row[field_slot[i]] = field == nullptr ? missing_value(field_column[i])
                                             : value_for(field_column[i], *field);
     }
@@ -265,11 +269,11 @@ server::StatementResult execute_load_data(StatementContext& context,
     for (size_t k = 0; k < statement.set.size(); ++k) {
       const SqlValue value = evaluate(*statement.set[k].value, row_eval);
       row[set_slot[k]] =
-          value_for(table.find_column(insert_columns[set_slot[k]].name),
+          value_for(slot_column[set_slot[k]],
                     value.is_null() ? std::nullopt : std::optional<std::string>(value.to_text()));
     }
     for (int slot : unloaded_slot) {
-      const catalog::SqlColumn& def = table.columns[table.find_column(insert_columns[slot].name)];
+      const catalog::SqlColumn& def = table.columns[slot_column[slot]];
       context.add_warning(1364, "Field '" + def.name + "' doesn't have a default value");
       row[slot] = literal(implicit_default(def).to_text());
     }
